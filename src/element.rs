@@ -1,0 +1,296 @@
+//! Element types a tensor can hold, and the capability traits that decide which ops they get.
+//!
+//! The hierarchy is sealed: only the types listed here are elements, because every element
+//! needs a matching CUDA C type and kernel arithmetic in `kernels/`.
+//!
+//! - [`Element`]: every storable type (`f32`, `f64`, `f16`, `bf16`, `i32`, `i64`, `u8`, `bool`).
+//! - [`Numeric`]: arithmetic (`+ - * /`, max, min) with defined results on every input:
+//!   integers wrap, integer division by zero gives 0 (CUDA has no trap to mirror Rust's panic).
+//! - [`Signed`]: negation, `abs`, `sign`.
+//! - [`FloatElement`]: transcendental functions, computed in `f32` for the half types (as
+//!   PyTorch and CUDA do) and rounded once on store.
+//!
+//! Mixing element types in one op is a compile error: every op is generic over one `T`;
+//! conversions go through an explicit `cast::<U>()`.
+
+use std::fmt::Debug;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Run-time tag of an element type, for error messages, kernel cache keys and erased blobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+    /// `half::f16`
+    F16,
+    /// `half::bf16`
+    BF16,
+    /// `i32`
+    I32,
+    /// `i64`
+    I64,
+    /// `u8`
+    U8,
+    /// `bool` (comparison masks)
+    Bool,
+}
+
+impl DType {
+    /// Size of one element in bytes.
+    pub const fn size_in_bytes(self) -> usize {
+        match self {
+            DType::F64 | DType::I64 => 8,
+            DType::F32 | DType::I32 => 4,
+            DType::F16 | DType::BF16 => 2,
+            DType::U8 | DType::Bool => 1,
+        }
+    }
+
+    /// The Rust name of the type (`"f32"`, `"bf16"`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::U8 => "u8",
+            DType::Bool => "bool",
+        }
+    }
+}
+
+impl std::fmt::Display for DType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A type a tensor can hold.
+///
+/// # Safety
+///
+/// Implementors are plain old data: every bit pattern of `size_of::<Self>()` zero bytes is a
+/// valid value equal to [`Element::ZERO`] (so zero-filled device or host memory is a valid
+/// tensor), the type has no padding, and it can be copied byte for byte between host and
+/// device. The trait is sealed; this crate implements it for exactly the types in [`DType`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tensor element type",
+    note = "elements are f32, f64, half::f16, half::bf16, i32, i64, u8 and bool"
+)]
+pub unsafe trait Element:
+    sealed::Sealed + Copy + Default + Debug + PartialEq + PartialOrd + Send + Sync + 'static
+{
+    /// The run-time tag of this type.
+    const DTYPE: DType;
+    /// The Rust name, e.g. `"f32"`.
+    const NAME: &'static str;
+    /// The type's name in the CUDA C of `kernels/` (our own half types, not `cuda_fp16.h`'s).
+    const CUDA_TYPE: &'static str;
+    /// The CUDA C type arithmetic is done in (`float` for the half types).
+    const CUDA_COMPUTE_TYPE: &'static str;
+    /// Zero (also the all-zero-bits value).
+    const ZERO: Self;
+    /// One (`true` for bool).
+    const ONE: Self;
+
+    /// Converts to `f64` (exact for every type but `i64` beyond 2^53).
+    fn to_f64(self) -> f64;
+    /// Converts from `f64` the way a CUDA C cast does: round to nearest for floats, truncation
+    /// toward zero saturating at the bounds for integers (NaN gives 0), `!= 0` for bool.
+    fn from_f64(v: f64) -> Self;
+}
+
+/// Element types with arithmetic. Every method is total: no panics, no undefined results.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no arithmetic",
+    note = "arithmetic ops take f32, f64, f16, bf16, i32, i64 or u8; bool masks only select and compare"
+)]
+pub trait Numeric: Element {
+    /// `self + rhs`, wrapping for integers.
+    fn add(self, rhs: Self) -> Self;
+    /// `self - rhs`, wrapping for integers.
+    fn sub(self, rhs: Self) -> Self;
+    /// `self * rhs`, wrapping for integers.
+    fn mul(self, rhs: Self) -> Self;
+    /// `self / rhs`; for integers truncating, wrapping on `MIN / -1`, and 0 when `rhs == 0`.
+    fn div(self, rhs: Self) -> Self;
+    /// The larger value; NaN if either is NaN (PyTorch's `maximum`).
+    fn max_of(self, rhs: Self) -> Self;
+    /// The smaller value; NaN if either is NaN (PyTorch's `minimum`).
+    fn min_of(self, rhs: Self) -> Self;
+    /// `|self|` (identity for unsigned, wrapping for `MIN`).
+    fn abs_of(self) -> Self;
+    /// `-1`, `0` or `1` by sign; floats return `±0` and NaN unchanged.
+    fn sign_of(self) -> Self;
+}
+
+/// Signed element types.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not signed",
+    note = "negation takes f32, f64, f16, bf16, i32 or i64"
+)]
+pub trait Signed: Numeric {
+    /// `-self`, wrapping for integers.
+    fn neg(self) -> Self;
+}
+
+/// Floating-point element types: transcendental and rounding functions.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a floating-point element type",
+    note = "this op takes f32, f64, f16 or bf16: call `.cast::<f32>()` first"
+)]
+pub trait FloatElement: Signed + num_traits::Float {}
+
+macro_rules! impl_element {
+    ($t:ty, $dtype:ident, $cuda:literal, $compute:literal, $zero:expr, $one:expr,
+     to_f64: |$s:ident| $to:expr, from_f64: |$v:ident| $from:expr) => {
+        impl sealed::Sealed for $t {}
+        // SAFETY: `$t` is a primitive (or a `#[repr(transparent)]` u16 wrapper in `half`)
+        // with no padding, and all-zero bytes encode zero.
+        unsafe impl Element for $t {
+            const DTYPE: DType = DType::$dtype;
+            const NAME: &'static str = DType::$dtype.name();
+            const CUDA_TYPE: &'static str = $cuda;
+            const CUDA_COMPUTE_TYPE: &'static str = $compute;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            #[inline]
+            fn to_f64($s) -> f64 {
+                $to
+            }
+            #[inline]
+            fn from_f64($v: f64) -> Self {
+                $from
+            }
+        }
+    };
+}
+
+impl_element!(f32, F32, "float", "float", 0.0, 1.0,
+    to_f64: |self| self as f64, from_f64: |v| v as f32);
+impl_element!(f64, F64, "double", "double", 0.0, 1.0,
+    to_f64: |self| self, from_f64: |v| v);
+impl_element!(half::f16, F16, "ts_f16", "float", half::f16::ZERO, half::f16::ONE,
+    to_f64: |self| self.to_f64(), from_f64: |v| half::f16::from_f64(v));
+impl_element!(half::bf16, BF16, "ts_bf16", "float", half::bf16::ZERO, half::bf16::ONE,
+    to_f64: |self| self.to_f64(), from_f64: |v| half::bf16::from_f64(v));
+impl_element!(i32, I32, "int", "int", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as i32);
+impl_element!(i64, I64, "long long", "long long", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as i64);
+impl_element!(u8, U8, "unsigned char", "unsigned int", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as u8);
+impl_element!(bool, Bool, "bool", "bool", false, true,
+    to_f64: |self| if self { 1.0 } else { 0.0 }, from_f64: |v| v != 0.0);
+
+macro_rules! impl_numeric_float {
+    ($($t:ty),*) => {$(
+        impl Numeric for $t {
+            #[inline] fn add(self, rhs: Self) -> Self { self + rhs }
+            #[inline] fn sub(self, rhs: Self) -> Self { self - rhs }
+            #[inline] fn mul(self, rhs: Self) -> Self { self * rhs }
+            #[inline] fn div(self, rhs: Self) -> Self { self / rhs }
+            #[inline]
+            fn max_of(self, rhs: Self) -> Self {
+                if self.is_nan() || rhs.is_nan() { <$t as num_traits::Float>::nan() }
+                else if self > rhs { self } else { rhs }
+            }
+            #[inline]
+            fn min_of(self, rhs: Self) -> Self {
+                if self.is_nan() || rhs.is_nan() { <$t as num_traits::Float>::nan() }
+                else if self < rhs { self } else { rhs }
+            }
+            #[inline] fn abs_of(self) -> Self { <$t as num_traits::Float>::abs(self) }
+            #[inline]
+            fn sign_of(self) -> Self {
+                let zero = <$t as Element>::ZERO;
+                if self > zero { <$t as Element>::ONE }
+                else if self < zero { -<$t as Element>::ONE }
+                else { self } // keeps 0, -0 and NaN
+            }
+        }
+        impl Signed for $t {
+            #[inline] fn neg(self) -> Self { -self }
+        }
+        impl FloatElement for $t {}
+    )*};
+}
+impl_numeric_float!(f32, f64, half::f16, half::bf16);
+
+macro_rules! impl_numeric_int {
+    ($($t:ty),*) => {$(
+        impl Numeric for $t {
+            #[inline] fn add(self, rhs: Self) -> Self { self.wrapping_add(rhs) }
+            #[inline] fn sub(self, rhs: Self) -> Self { self.wrapping_sub(rhs) }
+            #[inline] fn mul(self, rhs: Self) -> Self { self.wrapping_mul(rhs) }
+            #[inline]
+            fn div(self, rhs: Self) -> Self {
+                if rhs == 0 { 0 } else { self.wrapping_div(rhs) }
+            }
+            #[inline] fn max_of(self, rhs: Self) -> Self { Ord::max(self, rhs) }
+            #[inline] fn min_of(self, rhs: Self) -> Self { Ord::min(self, rhs) }
+            #[inline]
+            #[allow(unused_comparisons)]
+            fn abs_of(self) -> Self { if self < 0 { (0 as $t).wrapping_sub(self) } else { self } }
+            #[inline]
+            #[allow(unused_comparisons)]
+            fn sign_of(self) -> Self { if self > 0 { 1 } else if self < 0 { (0 as $t).wrapping_sub(1) } else { 0 } }
+        }
+    )*};
+}
+impl_numeric_int!(i32, i64, u8);
+
+impl Signed for i32 {
+    #[inline]
+    fn neg(self) -> Self {
+        self.wrapping_neg()
+    }
+}
+impl Signed for i64 {
+    #[inline]
+    fn neg(self) -> Self {
+        self.wrapping_neg()
+    }
+}
+
+static_assertions::assert_eq_size!(half::f16, u16);
+static_assertions::assert_eq_size!(half::bf16, u16);
+static_assertions::assert_eq_size!(bool, u8);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_arithmetic_is_total() {
+        assert_eq!(7i32.div(0), 0);
+        assert_eq!(i32::MIN.div(-1), i32::MIN);
+        assert_eq!(250u8.add(10), 4);
+        assert_eq!(i64::MIN.abs_of(), i64::MIN);
+        assert_eq!((-5i32).sign_of(), -1);
+        assert_eq!(0u8.sign_of(), 0);
+    }
+
+    #[test]
+    fn float_max_min_propagate_nan() {
+        assert!(1.0f32.max_of(f32::NAN).is_nan());
+        assert!(f64::NAN.min_of(2.0).is_nan());
+        assert_eq!(half::f16::from_f32(2.0).max_of(half::f16::from_f32(-3.0)).to_f32(), 2.0);
+    }
+
+    #[test]
+    fn from_f64_matches_c_casts() {
+        assert_eq!(i32::from_f64(-2.9), -2);
+        assert_eq!(u8::from_f64(300.0), 255);
+        assert_eq!(u8::from_f64(f64::NAN), 0);
+        assert!(bool::from_f64(0.5));
+        assert_eq!(half::bf16::from_f64(1.0), half::bf16::ONE);
+    }
+}

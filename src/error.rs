@@ -1,0 +1,301 @@
+//! The crate's one error type.
+//!
+//! [`Error`] is `#[non_exhaustive]` and grouped by concern: each concern has its own enum
+//! ([`LayoutError`], [`AllocError`], [`GpuError`], [`StateError`]) so a caller can match a
+//! whole family at once, and every variant carries what is needed to fix the call: the op,
+//! the shapes, the dims, the sizes.
+
+use crate::element::DType;
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every error this crate returns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A shape, stride, view or broadcast was invalid.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// An allocator could not satisfy a request.
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    /// The GPU, its driver or NVRTC failed.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// A run-time checked state conversion (erased blobs) did not match.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Two operands have different element types where one was required (run-time paths only;
+    /// typed paths make this a compile error).
+    #[error("{op}: element type mismatch, expected {expected}, got {got}")]
+    DTypeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The type the operation needed.
+        expected: DType,
+        /// The type it got.
+        got: DType,
+    },
+}
+
+/// Errors in shapes, strides, views and broadcasting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// Two shapes cannot be broadcast together.
+    #[error("{op}: shapes {lhs:?} and {rhs:?} cannot be broadcast together")]
+    BroadcastMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Left shape.
+        lhs: Vec<usize>,
+        /// Right shape.
+        rhs: Vec<usize>,
+    },
+    /// An operand's shape differs from the one required.
+    #[error("{op}: expected shape {expected:?}, got {got:?}")]
+    ShapeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Required shape.
+        expected: Vec<usize>,
+        /// Given shape.
+        got: Vec<usize>,
+    },
+    /// A dimension index is out of range for the tensor's rank.
+    #[error("{op}: dim {dim} is out of range for rank {rank}")]
+    DimOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The dim asked for (negative counts from the end).
+        dim: isize,
+        /// The tensor's rank.
+        rank: usize,
+    },
+    /// A permutation is not a permutation of `0..rank`.
+    #[error("{op}: {perm:?} is not a permutation of 0..{rank}")]
+    InvalidPermutation {
+        /// The operation.
+        op: &'static str,
+        /// The given order.
+        perm: Vec<usize>,
+        /// The tensor's rank.
+        rank: usize,
+    },
+    /// A range along a dim falls outside it, or a step is zero.
+    #[error("{op}: range {start}..{end} step {step} is invalid for dim {dim} of size {size}")]
+    RangeOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// The dim.
+        dim: usize,
+        /// Start of the range.
+        start: usize,
+        /// End of the range (exclusive).
+        end: usize,
+        /// Step (must be non-zero).
+        step: isize,
+        /// The dim's size.
+        size: usize,
+    },
+    /// A reshape changes the element count.
+    #[error("{op}: cannot reshape {from:?} ({from_numel} elements) into {to:?} ({to_numel} elements)")]
+    ReshapeNumel {
+        /// The operation.
+        op: &'static str,
+        /// Current shape.
+        from: Vec<usize>,
+        /// Elements in the current shape.
+        from_numel: usize,
+        /// Requested shape.
+        to: Vec<usize>,
+        /// Elements in the requested shape.
+        to_numel: usize,
+    },
+    /// A reshape needs a copy because the strides do not allow a view.
+    #[error("{op}: shape {from:?} with strides {strides:?} cannot be viewed as {to:?} without a copy; call `reshape_copy` (or `contiguous()` first)")]
+    ReshapeNeedsCopy {
+        /// The operation.
+        op: &'static str,
+        /// Current shape.
+        from: Vec<usize>,
+        /// Current strides.
+        strides: Vec<isize>,
+        /// Requested shape.
+        to: Vec<usize>,
+    },
+    /// A size, a byte count or an offset overflows.
+    #[error("{op}: size overflow for shape {shape:?} ({what})")]
+    SizeOverflow {
+        /// The operation.
+        op: &'static str,
+        /// The shape involved.
+        shape: Vec<usize>,
+        /// What overflowed (element count, bytes, offset).
+        what: &'static str,
+    },
+    /// A layout reaches outside the storage it views.
+    #[error("{op}: layout (shape {shape:?}, strides {strides:?}, offset {offset}) reaches outside storage of {storage_len} elements")]
+    OutOfStorage {
+        /// The operation.
+        op: &'static str,
+        /// Shape.
+        shape: Vec<usize>,
+        /// Strides.
+        strides: Vec<isize>,
+        /// Offset.
+        offset: usize,
+        /// Elements in the storage.
+        storage_len: usize,
+    },
+    /// An output view has elements that alias each other (e.g. a stride-0 broadcast).
+    #[error("{op}: output view (shape {shape:?}, strides {strides:?}) has overlapping elements; write into a contiguous tensor instead")]
+    OverlappingOutput {
+        /// The operation.
+        op: &'static str,
+        /// Shape.
+        shape: Vec<usize>,
+        /// Strides.
+        strides: Vec<isize>,
+    },
+    /// `squeeze` of a dim whose size is not 1, or a `broadcast_to` of a non-1 dim.
+    #[error("{op}: dim {dim} has size {size}, expected {expected}")]
+    DimSize {
+        /// The operation.
+        op: &'static str,
+        /// The dim.
+        dim: usize,
+        /// Its size.
+        size: usize,
+        /// The size required.
+        expected: usize,
+    },
+    /// Too many dims.
+    #[error("{op}: rank {rank} exceeds the maximum of {max}")]
+    RankTooLarge {
+        /// The operation.
+        op: &'static str,
+        /// The rank asked for.
+        rank: usize,
+        /// The maximum supported.
+        max: usize,
+    },
+}
+
+/// Errors from allocators and memory sources.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AllocError {
+    /// The request could not be met even after freeing cached memory and retrying.
+    #[error("out of memory on {device}: tried to allocate {requested} bytes; {free} bytes free of {total}, {allocated} bytes allocated, {reserved} bytes reserved (cached {cached})")]
+    OutOfMemory {
+        /// Which device or source.
+        device: String,
+        /// Bytes asked for.
+        requested: usize,
+        /// Bytes free on the device, as the driver reports (0 when unknown).
+        free: usize,
+        /// Total device bytes (0 when unknown).
+        total: usize,
+        /// Bytes handed out to users by this allocator.
+        allocated: usize,
+        /// Bytes this allocator holds from the driver.
+        reserved: usize,
+        /// Reserved but not allocated bytes.
+        cached: usize,
+    },
+    /// The requested size overflows when rounded up.
+    #[error("allocation of {requested} bytes overflows when rounded")]
+    SizeOverflow {
+        /// Bytes asked for.
+        requested: usize,
+    },
+    /// A configuration string could not be parsed.
+    #[error("invalid allocator configuration {input:?}: {reason}")]
+    InvalidConfig {
+        /// The text given.
+        input: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A block was returned that this allocator does not own (a double free or foreign block).
+    #[error("block at {addr:#x} is not owned by this allocator")]
+    UnknownBlock {
+        /// The block's address.
+        addr: u64,
+    },
+    /// The memory source (driver) failed for a reason other than out-of-memory.
+    #[error("memory source failed: {0}")]
+    Source(String),
+}
+
+/// Errors from the CUDA driver, NVRTC, or a missing GPU.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum GpuError {
+    /// No CUDA driver library (libcuda) could be loaded on this machine.
+    #[error("no CUDA driver found (libcuda could not be loaded): this machine has no usable NVIDIA GPU")]
+    NoDriver,
+    /// NVRTC (libnvrtc) could not be loaded.
+    #[error("NVRTC (libnvrtc) could not be loaded: install the CUDA toolkit's runtime compiler")]
+    NoNvrtc,
+    /// The device ordinal does not exist.
+    #[error("GPU {ordinal} does not exist ({count} device(s) present)")]
+    NoSuchDevice {
+        /// Ordinal asked for.
+        ordinal: usize,
+        /// Devices present.
+        count: usize,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA driver call {call} failed: {message}")]
+    Driver {
+        /// The driver call.
+        call: &'static str,
+        /// The driver's error name and string.
+        message: String,
+    },
+    /// NVRTC failed to compile a kernel.
+    #[error("NVRTC failed to compile kernel {kernel} (options {options:?}):\n{log}")]
+    Compile {
+        /// The kernel's name.
+        kernel: String,
+        /// Options passed to NVRTC.
+        options: Vec<String>,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// Two tensors in one op live on different GPUs.
+    #[error("{op}: operands live on GPU {lhs} and GPU {rhs}")]
+    DeviceMismatch {
+        /// The operation.
+        op: &'static str,
+        /// One ordinal.
+        lhs: usize,
+        /// The other.
+        rhs: usize,
+    },
+}
+
+/// Errors of run-time checked state conversions (the erased end of the type-state ladder).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// An erased value was asked to become a state it is not in.
+    #[error("expected state {expected}, but the value is in state {actual}")]
+    WrongState {
+        /// The state asked for.
+        expected: &'static str,
+        /// The state it is in.
+        actual: &'static str,
+    },
+    /// An erased blob holds another element type than the one asked for.
+    #[error("expected element type {expected}, but the value holds {actual}")]
+    WrongDType {
+        /// Asked for.
+        expected: DType,
+        /// Held.
+        actual: DType,
+    },
+}

@@ -1,0 +1,4 @@
+//! (being written)
+/// placeholder
+#[derive(Clone, Debug)]
+pub struct Layout;
