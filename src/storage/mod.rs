@@ -1,2 +1,3 @@
 //! (being written)
 pub mod source;
+pub mod allocator;
