@@ -1,1 +1,2 @@
+//! CPU pointwise benchmarks (being written).
 fn main() {}

@@ -1,0 +1,46 @@
+//! Whether a layout may be written: no two indices may reach the same storage element.
+
+use super::Layout;
+use crate::error::LayoutError;
+
+impl Layout {
+    /// Whether no two elements share a storage index.
+    ///
+    /// Conservative: dims of size > 1 are ordered by `|stride|` and each stride must step past
+    /// everything the inner dims reach. This accepts every layout made from a contiguous one by
+    /// views (permute, slice, step, flip, narrow, squeeze) and rejects every broadcast
+    /// (stride 0); it may reject exotic interleaved `Layout::new` layouts that happen not to
+    /// overlap, which can still be written through a contiguous temporary.
+    pub fn is_non_overlapping(&self) -> bool {
+        let mut dims: Vec<(usize, usize)> = self
+            .shape()
+            .iter()
+            .zip(self.strides())
+            .filter(|(&n, _)| n > 1)
+            .map(|(&n, &s)| (s.unsigned_abs(), n))
+            .collect();
+        dims.sort_unstable();
+        let mut reach = 0usize; // largest offset the inner dims reach from their base
+        for (stride, n) in dims {
+            if stride <= reach {
+                return false;
+            }
+            // Bounded by invariant 3 of `Layout`.
+            reach += stride * (n - 1);
+        }
+        true
+    }
+
+    /// `Ok` if the layout may be the output of `op`, else [`LayoutError::OverlappingOutput`].
+    pub fn check_writable(&self, op: &'static str) -> Result<(), LayoutError> {
+        if self.is_non_overlapping() {
+            Ok(())
+        } else {
+            Err(LayoutError::OverlappingOutput {
+                op,
+                shape: self.shape().to_vec(),
+                strides: self.strides().to_vec(),
+            })
+        }
+    }
+}
