@@ -10,7 +10,7 @@ dest="$root/.nvrtc"
 lib="$dest/nvidia/cu13/lib"
 if [ ! -e "$lib/libnvrtc.so.13" ]; then
   tmp=$(mktemp -d)
-  if python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 \
+  if python3 -m pip download -q --no-deps --only-binary=:all:\
       -d "$tmp" 'nvidia-cuda-nvrtc==13.0.*' >&2; then
     mkdir -p "$dest"
     python3 -m zipfile -e "$tmp"/nvidia_cuda_nvrtc-*.whl "$dest" >&2
