@@ -1,3 +1,3 @@
 //! (being written)
-pub mod source;
 pub mod allocator;
+pub mod source;
