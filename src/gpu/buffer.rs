@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::device::Gpu;
 use super::driver;
@@ -14,6 +14,7 @@ use super::stream::Stream;
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError, LayoutError};
 use crate::storage::allocator::Block;
+use crate::storage::source::StreamId;
 
 /// Bytes for `len` elements of `T`, or an error naming the overflow.
 pub(crate) fn byte_len<T: Element>(op: &'static str, len: usize) -> Result<usize, LayoutError> {
@@ -45,10 +46,17 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 ///   exactly once, in `Drop` (errors there are recorded, see [`Gpu::check_err`]).
 /// - Every element is initialised, in stream order: zero-filled or copied at creation (or
 ///   promised by the caller of [`GpuStorage::uninit`]). So reading it back gives valid `T`s.
-/// - `stream` (the stream it was allocated on, `block.stream`) is kept alive. Every other
-///   stream that work on this memory was queued on has been passed to the allocator's
-///   `record_stream`, so the allocator reuses the memory only after that work is done.
-///   (The copies here do it themselves; kernels call [`GpuStorage::record_stream`].)
+/// - `stream` (the home stream, the one it was allocated and initialised on, `block.stream`)
+///   is kept alive.
+/// - Every other stream work on this memory was queued on is in `other_streams`, and when it
+///   was added it was made to wait (on the GPU) for the home stream's work so far, which
+///   includes the initialisation; and it was passed to the allocator's `record_stream`, so
+///   the memory is reused only after the work queued on it before the free is done. (The
+///   copies here do this through `use_on`; kernels must call it too.)
+///
+///   Ids, not streams, are kept: if a stream in the list dies and a new one gets its id,
+///   the dead one was synchronised first (so the initialisation had finished, as it waited
+///   for it), and the allocator's record by id covers the new stream's work as well.
 ///
 /// Copies come in two forms. The plain ones (`copy_from_host`, ...) queue the copy on the
 /// given stream and wait for that stream before returning. The `_async` ones return once the
@@ -56,13 +64,16 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 /// the host memory borrowed and waits when dropped. Only [`PinnedBuffer`] memory is copied
 /// truly asynchronously; see [`GpuStorage::copy_from_host_async`] for pageable slices.
 ///
-/// Work on different streams is not ordered for you: order it with events
+/// The first use on a stream other than the home stream waits (on the GPU) for the home
+/// stream's work queued so far, so nothing can read the memory before it is initialised.
+/// Beyond that, work on different streams is not ordered for you: order it with events
 /// ([`Stream::wait_event`], [`Stream::wait_stream`]).
 pub struct GpuStorage<T: Element> {
     block: Block,
     len: usize,
     gpu: Gpu,
     stream: Stream,
+    other_streams: Mutex<Vec<StreamId>>,
     _element: PhantomData<T>,
 }
 
@@ -77,6 +88,7 @@ impl<T: Element> GpuStorage<T> {
             len,
             gpu: gpu.clone(),
             stream: stream.clone(),
+            other_streams: Mutex::new(Vec::new()),
             _element: PhantomData,
         };
         if storage.block.size < bytes || (bytes > 0 && storage.block.addr == 0) {
@@ -163,16 +175,26 @@ impl<T: Element> GpuStorage<T> {
         self.block.addr
     }
 
-    /// Tells the allocator the memory is used on `stream` too, so that after this value is
-    /// dropped the memory is reused only once the work queued on `stream` so far is done
-    /// (PyTorch's `record_stream`). The copies here call it themselves; call it before
-    /// launching a kernel that uses this memory on a stream other than [`Self::stream`].
-    pub fn record_stream(&self, stream: &Stream) -> Result<(), Error> {
-        self.gpu.check_stream("GpuStorage::record_stream", stream)?;
-        if stream.id() != self.block.stream {
-            self.gpu
-                .allocator()
-                .record_stream(&self.block, stream.id())?;
+    /// Prepares this memory for work queued on `stream` (see the invariants): the first time
+    /// a stream other than the home stream is used, it waits for the home stream's work so
+    /// far, and the allocator is told to keep the memory until that stream's work is done
+    /// (PyTorch's `record_stream`). Call it before launching a kernel that touches the
+    /// memory on `stream`.
+    pub(crate) fn use_on(&self, op: &'static str, stream: &Stream) -> Result<(), Error> {
+        self.gpu.check_stream(op, stream)?;
+        let id = stream.id();
+        if id == self.block.stream {
+            return Ok(());
+        }
+        // Nothing panics while holding the lock; the list is valid at every step.
+        let mut others = self
+            .other_streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !others.contains(&id) {
+            stream.wait_stream(&self.stream)?;
+            self.gpu.allocator().record_stream(&self.block, id)?;
+            others.push(id);
         }
         Ok(())
     }
@@ -180,7 +202,7 @@ impl<T: Element> GpuStorage<T> {
     /// Copies `src` into this memory on `stream` and waits for the copy.
     pub fn copy_from_host(&mut self, src: &[T], stream: &Stream) -> Result<(), Error> {
         check_len("GpuStorage::copy_from_host", self.len, src.len())?;
-        self.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_from_host", stream)?;
         if self.len == 0 {
             return Ok(());
         }
@@ -202,7 +224,7 @@ impl<T: Element> GpuStorage<T> {
     /// Copies this memory into `dst` on `stream` and waits for the copy.
     pub fn copy_to_host(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
         check_len("GpuStorage::copy_to_host", self.len, dst.len())?;
-        self.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_to_host", stream)?;
         if self.len == 0 {
             return Ok(());
         }
@@ -252,8 +274,8 @@ impl<T: Element> GpuStorage<T> {
             }
             .into());
         }
-        self.record_stream(stream)?;
-        src.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_from_device_async", stream)?;
+        src.use_on("GpuStorage::copy_from_device_async", stream)?;
         if self.len == 0 {
             return Ok(());
         }
@@ -288,7 +310,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_from_host_async", self.len, src.len())?;
-        self.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_from_host_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
@@ -314,7 +336,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_to_host_async", self.len, dst.len())?;
-        self.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_to_host_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
@@ -342,7 +364,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_from_pinned_async", self.len, src.len())?;
-        self.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_from_pinned_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
@@ -375,7 +397,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_to_pinned_async", self.len, dst.len())?;
-        self.record_stream(stream)?;
+        self.use_on("GpuStorage::copy_to_pinned_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }

@@ -371,7 +371,8 @@ pub(crate) unsafe fn memcpy_dtod_async(
 
 /// A device's default memory pool (`cuDeviceGetDefaultMemPool`). Only [`default_mem_pool`]
 /// makes one, so the handle is always valid: the default pool lives as long as the device's
-/// context, which the holder keeps retained.
+/// context, which the holder keeps retained. Pool calls take that context and bind it, like
+/// every other call here.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MemPool(sys::CUmemoryPool);
 
@@ -422,7 +423,12 @@ impl PoolAttribute {
 }
 
 /// `cuMemPoolGetAttribute` for a 64-bit attribute.
-pub(crate) fn pool_get(pool: MemPool, attribute: PoolAttribute) -> Result<u64, GpuError> {
+pub(crate) fn pool_get(
+    ctx: &CudaContext,
+    pool: MemPool,
+    attribute: PoolAttribute,
+) -> Result<u64, GpuError> {
+    bind(ctx)?;
     let mut value: u64 = 0;
     // SAFETY: `pool` is a valid pool (see `MemPool`), and every `PoolAttribute` is a
     // `cuuint64_t` attribute, so the driver writes exactly one `u64` through `value`.
@@ -440,10 +446,12 @@ pub(crate) fn pool_get(pool: MemPool, attribute: PoolAttribute) -> Result<u64, G
 /// `cuMemPoolSetAttribute` for a 64-bit attribute. The driver allows setting the release
 /// threshold to any value and the two high-water marks to 0 only (a reset).
 pub(crate) fn pool_set(
+    ctx: &CudaContext,
     pool: MemPool,
     attribute: PoolAttribute,
     value: u64,
 ) -> Result<(), GpuError> {
+    bind(ctx)?;
     let mut value = value;
     // SAFETY: `pool` is valid, and every `PoolAttribute` is a `cuuint64_t` attribute, so the
     // driver reads exactly one `u64` through the pointer.
@@ -459,7 +467,8 @@ pub(crate) fn pool_set(
 
 /// `cuMemPoolTrimTo`: returns unused pool memory to the driver, keeping at least `keep`
 /// bytes reserved. Memory still allocated, or freed by work that has not completed, stays.
-pub(crate) fn pool_trim_to(pool: MemPool, keep: usize) -> Result<(), GpuError> {
+pub(crate) fn pool_trim_to(ctx: &CudaContext, pool: MemPool, keep: usize) -> Result<(), GpuError> {
+    bind(ctx)?;
     // SAFETY: `pool` is a valid pool (see `MemPool`).
     unsafe { result::mem_pool::trim_to(pool.0, keep) }.call("cuMemPoolTrimTo")
 }

@@ -116,6 +116,7 @@ impl DriverPoolAllocator {
         }
         let pool = driver::default_mem_pool(&ctx)?;
         driver::pool_set(
+            &ctx,
             pool,
             PoolAttribute::ReleaseThreshold,
             options.release_threshold,
@@ -136,7 +137,7 @@ impl DriverPoolAllocator {
     /// The pool's release threshold as the driver reports it now (another user of the
     /// default pool may have changed it).
     pub fn release_threshold(&self) -> Result<u64, GpuError> {
-        driver::pool_get(self.pool, PoolAttribute::ReleaseThreshold)
+        driver::pool_get(&self.ctx, self.pool, PoolAttribute::ReleaseThreshold)
     }
 
     fn state(&self) -> MutexGuard<'_, PoolState> {
@@ -311,15 +312,15 @@ impl DeviceAllocator for DriverPoolAllocator {
         let source = |e: GpuError| AllocError::Source(e.to_string());
         // Frees still queued keep their memory in use until they run: wait for them first.
         driver::context_synchronize(&self.ctx).map_err(source)?;
-        driver::pool_trim_to(self.pool, 0).map_err(source)
+        driver::pool_trim_to(&self.ctx, self.pool, 0).map_err(source)
     }
 
     fn stats(&self) -> AllocatorStats {
         let mut stats = self.state().stats.clone();
         // The pool's figures, when the driver answers; otherwise what we handed out is the
         // best lower bound for what is reserved.
-        let reserved = driver::pool_get(self.pool, PoolAttribute::ReservedCurrent);
-        let reserved_high = driver::pool_get(self.pool, PoolAttribute::ReservedHigh);
+        let reserved = driver::pool_get(&self.ctx, self.pool, PoolAttribute::ReservedCurrent);
+        let reserved_high = driver::pool_get(&self.ctx, self.pool, PoolAttribute::ReservedHigh);
         stats.reserved_bytes = match (reserved, reserved_high) {
             (Ok(current), Ok(high)) => Stat {
                 current: usize::try_from(current).unwrap_or(usize::MAX),
@@ -346,8 +347,8 @@ impl DeviceAllocator for DriverPoolAllocator {
         }
         // Setting a high-water mark to 0 resets it to the current value. This method cannot
         // report errors; a failed reset only leaves the pool's peak higher than asked.
-        let _ = driver::pool_set(self.pool, PoolAttribute::ReservedHigh, 0);
-        let _ = driver::pool_set(self.pool, PoolAttribute::UsedHigh, 0);
+        let _ = driver::pool_set(&self.ctx, self.pool, PoolAttribute::ReservedHigh, 0);
+        let _ = driver::pool_set(&self.ctx, self.pool, PoolAttribute::UsedHigh, 0);
     }
 }
 
