@@ -437,7 +437,7 @@ fn device_source_allocates_aligned_memory_and_maps_oom() -> TestResult {
     let source = gpu.device_memory_source();
     assert_eq!(source.name(), "cuda:0");
     let (free, total) = source.mem_info().expect("the device reports its memory");
-    assert!(free <= total && total == gpu.total_memory());
+    assert!(free > 0 && free <= total);
 
     let addr = source.allocate(1 << 20).expect("1 MiB");
     assert_ne!(addr, 0);
