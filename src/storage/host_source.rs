@@ -132,6 +132,22 @@ impl HostMemorySource {
             .map_or(0, |c| c.recorded - c.completed)
     }
 
+    /// Events recorded on `stream` so far (the sequence number of the last one).
+    pub fn recorded_events(&self, stream: StreamId) -> u64 {
+        lock(&self.state)
+            .streams
+            .get(&stream)
+            .map_or(0, |c| c.recorded)
+    }
+
+    /// Events on `stream` that have completed (those with sequence numbers up to this).
+    pub fn completed_events(&self, stream: StreamId) -> u64 {
+        lock(&self.state)
+            .streams
+            .get(&stream)
+            .map_or(0, |c| c.completed)
+    }
+
     /// Calls to [`allocate`](MemorySource::allocate), failed ones included.
     pub fn allocate_calls(&self) -> u64 {
         lock(&self.state).allocate_calls

@@ -113,17 +113,17 @@ impl CachingConfig {
                         ))
                     }
                 },
-                "backend" => {
-                    match expect_word(input, &key, &value)? {
-                        "native" => {}
-                        other => return Err(invalid(
+                "backend" => match expect_word(input, &key, &value)? {
+                    "native" => {}
+                    other => {
+                        return Err(invalid(
                             input,
                             format!(
                                 "backend {other:?} is not this allocator; only native is accepted"
                             ),
-                        )),
+                        ))
                     }
-                }
+                },
                 _ => return Err(invalid(input, format!("unknown key {key:?}"))),
             }
         }

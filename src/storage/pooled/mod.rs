@@ -141,6 +141,12 @@ impl<S: MemorySource> PooledAllocator<S> {
         segments
     }
 
+    /// Returns regions whose stream events have completed to their buckets now, rather
+    /// than at the next allocation.
+    pub fn process_events(&self) -> Result<(), AllocError> {
+        lock(&self.state).process_events(&self.source)
+    }
+
     /// Whether a new region of `size` bytes leaves the reserve untouched.
     fn fits_above_reserve(&self, size: usize) -> bool {
         let percent = self.config.reserve_percent();
