@@ -81,6 +81,7 @@ pub(crate) struct Arena {
 
 impl Arena {
     /// Stores `meta`, returning its id.
+    #[inline]
     pub(crate) fn insert(&mut self, meta: BlockMeta) -> BlockId {
         if let Some(id) = self.vacant.pop() {
             self.slots[id] = Some(meta);
@@ -92,6 +93,7 @@ impl Arena {
     }
 
     /// Removes block `id`, returning its metadata.
+    #[inline]
     pub(crate) fn remove(&mut self, id: BlockId) -> BlockMeta {
         let meta = self.slots[id].take().expect(DANGLING);
         self.vacant.push(id);
@@ -99,11 +101,13 @@ impl Arena {
     }
 
     /// Block `id`.
+    #[inline]
     pub(crate) fn get(&self, id: BlockId) -> &BlockMeta {
         self.slots[id].as_ref().expect(DANGLING)
     }
 
     /// Block `id`, mutably.
+    #[inline]
     pub(crate) fn get_mut(&mut self, id: BlockId) -> &mut BlockMeta {
         self.slots[id].as_mut().expect(DANGLING)
     }

@@ -28,28 +28,33 @@ fn key(meta: &BlockMeta) -> FreeKey {
 
 impl FreePool {
     /// Adds free block `id`, stamping its garbage-collection age base.
+    #[inline]
     pub(crate) fn insert(&mut self, meta: &mut BlockMeta, id: BlockId) {
         meta.gc_base = self.get_free_calls;
         self.blocks.insert(key(meta), id);
     }
 
     /// Removes `meta`'s entry; whether it was there.
+    #[inline]
     pub(crate) fn remove(&mut self, meta: &BlockMeta) -> bool {
         self.blocks.remove(&key(meta)).is_some()
     }
 
     /// Removes the entry under `key`.
+    #[inline]
     pub(crate) fn remove_key(&mut self, key: &FreeKey) {
         self.blocks.remove(key);
     }
 
     /// The block under exactly `key`, if any.
+    #[inline]
     pub(crate) fn get(&self, key: &FreeKey) -> Option<BlockId> {
         self.blocks.get(key).copied()
     }
 
     /// The first block at or after `(stream, size)`: on `stream`, the smallest of at least
     /// `size` bytes, if the returned key has that stream.
+    #[inline]
     pub(crate) fn lower_bound(&self, stream: StreamId, size: usize) -> Option<(FreeKey, BlockId)> {
         self.blocks
             .range((stream, size, 0)..)

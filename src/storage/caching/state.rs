@@ -249,8 +249,16 @@ impl<E> State<E> {
         source: &S,
         block: &Block,
     ) -> Result<BlockId, AllocError> {
-        let id = self.lookup(block)?;
-        self.allocated.remove(&block.addr);
+        // One hash operation on the hot path: remove first, put back if it is not ours.
+        let id = self
+            .allocated
+            .remove(&block.addr)
+            .ok_or(AllocError::UnknownBlock { addr: block.addr })?;
+        let meta = self.blocks.get(id);
+        if meta.size != block.size || meta.stream != block.stream {
+            self.allocated.insert(block.addr, id);
+            return Err(AllocError::UnknownBlock { addr: block.addr });
+        }
         let meta = self.blocks.get_mut(id);
         meta.state = Use::AwaitingEvents;
         let size = meta.size;
