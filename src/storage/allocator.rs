@@ -114,7 +114,8 @@ impl AllocatorStats {
 /// A device memory allocator: MXNet's `Alloc` / `Free` / `DirectFree` / `ReleaseAll`, plus
 /// PyTorch's `recordStream`, statistics and peak resets. Shared across threads.
 pub trait DeviceAllocator: Send + Sync {
-    /// Short name of the strategy (`"naive"`, `"pooled"`, `"caching"`, `"driver-pool"`).
+    /// Short name of the strategy (`"naive"`, `"pooled"`, `"caching"`, `"caching-host"`,
+    /// `"driver-pool"`).
     fn name(&self) -> &'static str;
 
     /// Allocates at least `bytes` bytes usable on `stream`.

@@ -43,8 +43,28 @@
 //! [`AllocatorStats`] follows PyTorch's `memory_stats`: allocated, reserved, active and
 //! requested bytes, segments and allocations (current and peak), and counters of
 //! allocations, retries after freeing the cache, out-of-memory failures and segment frees.
-//! The caching, pooled and host allocators also give a [`snapshot`](snapshot) of every
-//! segment and block.
+//! The caching, pooled and host allocators also give a [`snapshot`] of every segment and
+//! block.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use typestate_tensor::storage::{
+//!     Allocation, CachingAllocator, DeviceAllocator, HostMemorySource, StreamId,
+//! };
+//!
+//! let source = HostMemorySource::new(64 << 20);
+//! let allocator: Arc<dyn DeviceAllocator> = Arc::new(CachingAllocator::new(source));
+//! let a = Allocation::new(&allocator, 1000, StreamId(0))?;
+//! assert_eq!(a.size(), 1024); // rounded up to a multiple of 512 bytes
+//! let first = a.addr();
+//! drop(a); // back to the cache, not to the source
+//! let b = Allocation::new(&allocator, 1000, StreamId(0))?;
+//! assert_eq!(b.addr(), first);
+//! assert_eq!(allocator.stats().segments.current, 1); // one 2 MiB segment served both
+//! # Ok::<(), typestate_tensor::error::AllocError>(())
+//! ```
 
 pub mod allocation;
 pub mod allocator;
@@ -71,6 +91,12 @@ pub use naive::NaiveAllocator;
 pub use pooled::{PoolRounding, PooledAllocator, PooledConfig};
 pub use snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
 pub use source::{MemorySource, SourceError, StreamId};
+
+static_assertions::assert_impl_all!(CachingAllocator<HostMemorySource>: Send, Sync);
+static_assertions::assert_impl_all!(PooledAllocator<HostMemorySource>: Send, Sync);
+static_assertions::assert_impl_all!(CachingHostAllocator<HostMemorySource>: Send, Sync);
+static_assertions::assert_impl_all!(NaiveAllocator<HostMemorySource>: Send, Sync);
+static_assertions::assert_impl_all!(Allocation: Send, Sync);
 
 // Addresses are u64 and sizes usize: converting a size to an address offset must be
 // lossless.

@@ -35,7 +35,8 @@ pub struct BlockSnapshot {
     pub size: usize,
     /// Bytes the user asked for; 0 unless the block is allocated or awaiting events.
     pub requested: usize,
-    /// The stream it belongs to (allocated on, or cached for).
+    /// The stream it belongs to (allocated on, or cached for). Free blocks of the host
+    /// allocator serve every stream and report stream 0.
     pub stream: StreamId,
     /// Allocated, waiting for events, or free.
     pub state: BlockState,

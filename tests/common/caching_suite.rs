@@ -433,9 +433,14 @@ pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, config: CachingCon
     );
 }
 
-/// `#[test]`s for every function above, on sources from `$make` (a closure).
+/// `#[test]`s for every function above, on sources from `$make` (a closure). With
+/// `skip_unless: $available`, each test first calls `$available()` and returns early, with
+/// a printed line, when it is false (a GPU source on a machine without a GPU).
 macro_rules! caching_suite_tests {
     ($make:expr) => {
+        crate::common::caching_suite::caching_suite_tests!($make, skip_unless: || true);
+    };
+    ($make:expr, skip_unless: $available:expr) => {
         mod caching_suite {
             use super::*;
             use crate::common::caching_suite as suite;
@@ -443,66 +448,130 @@ macro_rules! caching_suite_tests {
 
             #[test]
             fn requests_round_up_to_512_bytes() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::requests_round_up_to_512_bytes(($make)());
             }
             #[test]
             fn small_requests_share_a_2mib_segment() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::small_requests_share_a_2mib_segment(($make)());
             }
             #[test]
             fn requests_up_to_10mib_share_20mib_segments() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::requests_up_to_10mib_share_20mib_segments(($make)());
             }
             #[test]
             fn large_requests_get_their_own_segment() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::large_requests_get_their_own_segment(($make)());
             }
             #[test]
             fn small_pool_splits_remainders_of_512_bytes() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::small_pool_splits_remainders_of_512_bytes(($make)());
             }
             #[test]
             fn large_pool_splits_only_remainders_over_1mib() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::large_pool_splits_only_remainders_over_1mib(($make)());
             }
             #[test]
             fn freeing_merges_neighbours_back_into_the_segment() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::freeing_merges_neighbours_back_into_the_segment(($make)());
             }
             #[test]
             fn best_fit_takes_the_smallest_block_that_fits() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::best_fit_takes_the_smallest_block_that_fits(($make)());
             }
             #[test]
             fn streams_never_share_cached_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::streams_never_share_cached_blocks(($make)());
             }
             #[test]
             fn record_stream_holds_the_block_until_events_complete() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::record_stream_holds_the_block_until_events_complete(($make)());
             }
             #[test]
             fn empty_cache_returns_every_segment() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::empty_cache_returns_every_segment(($make)());
             }
             #[test]
             fn statistics_track_current_peak_and_counters() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::statistics_track_current_peak_and_counters(($make)());
             }
             #[test]
             fn free_direct_returns_whole_segments() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::free_direct_returns_whole_segments(($make)());
             }
             #[test]
             fn zero_and_unknown_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::zero_and_unknown_blocks(($make)());
             }
             #[test]
             fn random_sequences_default_config() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::random_sequences($make, CachingConfig::default(), 48);
             }
             #[test]
             fn random_sequences_max_split_and_divisions() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 let config = CachingConfig::default()
                     .with_max_split_size_mb(24)
                     .and_then(|c| c.with_roundup_power2_divisions(4))

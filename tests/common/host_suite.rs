@@ -112,31 +112,56 @@ pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, cases: u32) {
     super::random_sequences(|| CachingHostAllocator::new(make()), &|_| {}, cases, 48);
 }
 
-/// `#[test]`s for every function above, on sources from `$make` (a closure).
+/// `#[test]`s for every function above, on sources from `$make` (a closure). With
+/// `skip_unless: $available`, each test first calls `$available()` and returns early, with
+/// a printed line, when it is false (a GPU source on a machine without a GPU).
 macro_rules! host_suite_tests {
     ($make:expr) => {
+        crate::common::host_suite::host_suite_tests!($make, skip_unless: || true);
+    };
+    ($make:expr, skip_unless: $available:expr) => {
         mod host_suite {
             use super::*;
             use crate::common::host_suite as suite;
 
             #[test]
             fn sizes_round_up_to_powers_of_two() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::sizes_round_up_to_powers_of_two(($make)());
             }
             #[test]
             fn a_freed_block_waits_for_its_streams_then_serves_its_class() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::a_freed_block_waits_for_its_streams_then_serves_its_class(($make)());
             }
             #[test]
             fn empty_cache_and_free_direct_return_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::empty_cache_and_free_direct_return_blocks(($make)());
             }
             #[test]
             fn zero_and_unknown_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::zero_and_unknown_blocks(($make)());
             }
             #[test]
             fn random_sequences() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::random_sequences($make, 32);
             }
         }

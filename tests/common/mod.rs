@@ -2,7 +2,11 @@
 //! recount of statistics from snapshots, and layout checks.
 //!
 //! The suites are generic over the memory source (`SuiteSource`), so the same checks run
-//! against `HostMemorySource` here and against device memory on the GPU machine.
+//! against `HostMemorySource` here and against device memory on the GPU machine. For a
+//! device source, a test file declares `mod common;`, implements `SuiteSource` for the
+//! source (copies for `suite_write` / `suite_read`, a synchronize for `suite_complete`,
+//! `None` from `suite_live` and `suite_clock` if it cannot count), and invokes e.g.
+//! `common::caching_suite::caching_suite_tests!(|| make_source(), skip_unless: gpu_available);`.
 
 #![allow(dead_code, unused_macros, unused_imports)]
 

@@ -155,39 +155,72 @@ pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, cases: u32) {
     }
 }
 
-/// `#[test]`s for every function above, on sources from `$make` (a closure).
+/// `#[test]`s for every function above, on sources from `$make` (a closure). With
+/// `skip_unless: $available`, each test first calls `$available()` and returns early, with
+/// a printed line, when it is false (a GPU source on a machine without a GPU).
 macro_rules! pooled_suite_tests {
     ($make:expr) => {
+        crate::common::pooled_suite::pooled_suite_tests!($make, skip_unless: || true);
+    };
+    ($make:expr, skip_unless: $available:expr) => {
         mod pooled_suite {
             use super::*;
             use crate::common::pooled_suite as suite;
 
             #[test]
             fn only_requests_of_the_same_bucket_reuse_a_region() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::only_requests_of_the_same_bucket_reuse_a_region(($make)());
             }
             #[test]
             fn power2_buckets_reuse_across_their_range() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::power2_buckets_reuse_across_their_range(($make)());
             }
             #[test]
             fn streams_have_separate_buckets() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::streams_have_separate_buckets(($make)());
             }
             #[test]
             fn record_stream_holds_the_region_until_events_complete() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::record_stream_holds_the_region_until_events_complete(($make)());
             }
             #[test]
             fn empty_cache_and_free_direct_return_regions() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::empty_cache_and_free_direct_return_regions(($make)());
             }
             #[test]
             fn zero_and_unknown_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::zero_and_unknown_blocks(($make)());
             }
             #[test]
             fn random_sequences() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
                 suite::random_sequences($make, 32);
             }
         }
