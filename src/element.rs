@@ -282,12 +282,7 @@ mod tests {
     fn float_max_min_propagate_nan() {
         assert!(1.0f32.max_of(f32::NAN).is_nan());
         assert!(f64::NAN.min_of(2.0).is_nan());
-        assert_eq!(
-            half::f16::from_f32(2.0)
-                .max_of(half::f16::from_f32(-3.0))
-                .to_f32(),
-            2.0
-        );
+        assert_eq!(half::f16::from_f32(2.0).max_of(half::f16::from_f32(-3.0)).to_f32(), 2.0);
     }
 
     #[test]

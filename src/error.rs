@@ -100,9 +100,7 @@ pub enum LayoutError {
         size: usize,
     },
     /// A reshape changes the element count.
-    #[error(
-        "{op}: cannot reshape {from:?} ({from_numel} elements) into {to:?} ({to_numel} elements)"
-    )]
+    #[error("{op}: cannot reshape {from:?} ({from_numel} elements) into {to:?} ({to_numel} elements)")]
     ReshapeNumel {
         /// The operation.
         op: &'static str,
@@ -237,9 +235,7 @@ pub enum AllocError {
 #[non_exhaustive]
 pub enum GpuError {
     /// No CUDA driver library (libcuda) could be loaded on this machine.
-    #[error(
-        "no CUDA driver found (libcuda could not be loaded): this machine has no usable NVIDIA GPU"
-    )]
+    #[error("no CUDA driver found (libcuda could not be loaded): this machine has no usable NVIDIA GPU")]
     NoDriver,
     /// NVRTC (libnvrtc) could not be loaded.
     #[error("NVRTC (libnvrtc) could not be loaded: install the CUDA toolkit's runtime compiler")]
