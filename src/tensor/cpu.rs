@@ -172,8 +172,12 @@ impl<T: Element> TensorViewMut<'_, T, Cpu> {
     }
 }
 
-/// The storage range of a row-major contiguous layout.
+/// The storage range of a row-major contiguous layout (empty for an empty layout, whose
+/// offset need not lie within the storage).
 fn contiguous_range(layout: &Layout) -> Option<std::ops::Range<usize>> {
+    if layout.numel() == 0 {
+        return Some(0..0);
+    }
     layout
         .is_contiguous()
         .then(|| layout.offset()..layout.offset() + layout.numel())
