@@ -1,0 +1,113 @@
+//! Pointwise kernels by [`KernelSpec`]: a small front over the crate's
+//! [`KernelCache`](crate::gpu::compile::KernelCache).
+//!
+//! The front exists for the launch path's host time: a [`KernelSpec`] is `Copy` and hashes a
+//! few words, where a [`KernelKey`] owns strings and a vector and includes a hash of the whole
+//! source. A hit costs one uncontended lock and one small hash. A miss builds the key and the
+//! source and asks the compile layer, which compiles and loads each kernel once per process
+//! even when threads race; two threads missing the same spec at once both ask it, get the same
+//! function, and insert equal entries, so the front needs no once-per-key machinery of its own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{CudaContext, CudaFunction};
+
+use crate::error::GpuError;
+use crate::gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
+
+use super::plan::{Form, IndexWidth, BLOCK};
+use super::source::KernelSpec;
+
+/// NVRTC options of every pointwise kernel. `--fmad=false`: the CPU engine rounds every
+/// multiply and every add, and a contracted `x * y + z` would differ in the last bit (ops
+/// that want a fused multiply-add call `fma` explicitly).
+pub const OPTIONS: NvrtcOptions = NvrtcOptions {
+    fast_math: false,
+    extra: &["--fmad=false"],
+};
+
+/// A loaded pointwise kernel and what its launches need to know about it.
+#[derive(Debug)]
+pub struct LoadedKernel {
+    /// The entry point.
+    pub function: Arc<CudaFunction>,
+    /// Blocks of [`BLOCK`] threads resident on the whole device at once (occupancy per
+    /// multiprocessor times multiprocessors): the grid cap of the grid-stride loops.
+    pub max_blocks: u32,
+}
+
+type Front = Mutex<HashMap<(usize, KernelSpec), Arc<LoadedKernel>>>;
+
+fn front() -> &'static Front {
+    static FRONT: OnceLock<Front> = OnceLock::new();
+    FRONT.get_or_init(Default::default)
+}
+
+/// The kernel of `spec` loaded in `ctx`, compiled on first use.
+///
+/// # Errors
+/// The compile layer's errors ([`GpuError::NoNvrtc`], [`GpuError::Compile`] with the log,
+/// [`GpuError::Driver`]); a failure is not cached.
+pub fn kernel(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<Arc<LoadedKernel>, GpuError> {
+    let slot = (ctx.ordinal(), *spec);
+    // The map holds only complete entries, so a panic elsewhere cannot leave it inconsistent.
+    if let Some(hit) = front()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&slot)
+    {
+        return Ok(hit.clone());
+    }
+    let loaded = Arc::new(load(ctx, spec)?);
+    let mut map = front().lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(map.entry(slot).or_insert(loaded).clone())
+}
+
+fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuError> {
+    let source = spec.source();
+    let key = kernel_key(spec, device_arch(ctx)?, &source);
+    let function = KernelCache::global().function(ctx, &key, || source)?;
+    let driver = |call, e: cudarc::driver::DriverError| GpuError::Driver {
+        call,
+        message: e.to_string(),
+    };
+    let per_sm = function
+        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+        .map_err(|e| driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+    let sms = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(|e| driver("cuDeviceGetAttribute", e))?;
+    Ok(LoadedKernel {
+        function,
+        max_blocks: per_sm
+            .max(1)
+            .saturating_mul(u32::try_from(sms).unwrap_or(1).max(1)),
+    })
+}
+
+/// The compile layer's key for `spec` on a device of `arch`, whose source is `source`.
+pub fn kernel_key(spec: &KernelSpec, arch: crate::gpu::compile::Arch, source: &str) -> KernelKey {
+    let (rank, vector_width) = match spec.form {
+        Form::Contiguous { vec } => (1, u32::from(vec)),
+        Form::Strided { rank } => (usize::from(rank), 1),
+    };
+    KernelKey {
+        op: spec.op.into(),
+        entry: spec.entry_name().into(),
+        dtypes: std::iter::once(spec.out.dtype)
+            .chain(spec.used_inputs().iter().map(|o| o.dtype))
+            .collect(),
+        rank,
+        index_bits: match spec.index {
+            IndexWidth::Bits32 => 32,
+            IndexWidth::Bits64 => 64,
+        },
+        vector_width,
+        arch,
+        options: OPTIONS,
+        // The whole source: it includes the op's expression, which no other field names.
+        source_hash: KernelKey::hash_source(source),
+    }
+}

@@ -1,0 +1,24 @@
+//! Pointwise ops on the GPU: PyTorch THC's strided Apply kernels, compiled at run time.
+//!
+//! A launch goes: validate the layouts, [`collapse`](crate::layout::collapse) them (drop
+//! size-1 dims, merge dims contiguous in every operand), [`plan`](plan::plan) the kernel form,
+//! index width and vector width, look up (or compile once) the kernel of that
+//! [`KernelSpec`](source::KernelSpec), pack the arguments and launch. The kernels' CUDA C is
+//! in `kernels/` (`half.cuh`, `ops.cuh`, `apply.cuh`, with `int_divider.cuh` and
+//! `offset_calculator.cuh`); [`source`] appends the op's functor and an entry point.
+//!
+//! - [`source`]: kernel source assembly and the cache key.
+//! - [`plan`]: form, index width, vector width, grid (pure host logic).
+//! - [`launch`]: argument packing and the raw launch API (the module's `unsafe`).
+//! - [`kernel_cache`]: compiled kernels, once per device and spec.
+
+pub mod kernel_cache;
+pub mod launch;
+pub mod plan;
+pub mod source;
+
+pub use launch::{
+    launch_binary, launch_fill, launch_ternary, launch_unary, KernelArgs, RawOperand, ScalarBytes,
+};
+pub use plan::{Form, IndexWidth, Plan};
+pub use source::{KernelSpec, Operand};
