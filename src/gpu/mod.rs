@@ -1,2 +1,3 @@
 //! (being written)
 pub mod compile;
+pub mod pointwise;
