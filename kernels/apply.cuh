@@ -9,6 +9,8 @@
 //                            widest operand); the last n % VEC elements run one per thread.
 // - ts_apply_strided:        any strides; an OffsetCalculator compiled for the launch's rank
 //                            turns the linear index into one offset per operand.
+// - ts_apply_strided_vec:    strided, but VEC elements at a time along an innermost dim that
+//                            every operand reads contiguously or broadcasts (a row broadcast).
 // - ts_apply_tiled_2d:       rank 2 where some input walks the output's rows in its memory
 //                            order (a transposed input): each block stages a tile of every such
 //                            input in shared memory, read along the input's own rows.
@@ -46,6 +48,8 @@ struct ts_inputs<W> {
   __device__ __forceinline__ void load_at(int, const offset_t*) {}
   template <int VEC, typename index_t>
   __device__ __forceinline__ void load_vec(int, index_t) {}
+  template <int VEC, unsigned BCAST, typename offset_t>
+  __device__ __forceinline__ void load_vec_at(int, const offset_t*) {}
   // Calls the op on the values gathered so far (all inputs' value j).
   template <typename Op, typename... C>
   __device__ __forceinline__ auto call(const Op& op, int, C... c) const {
@@ -83,6 +87,26 @@ struct ts_inputs<W, H, T...> {
       v[j * VEC + e] = ts_conv<compute_t>::from(x.v[e]);
     }
     rest.template load_vec<VEC>(j, i);
+  }
+  // Values j*VEC .. j*VEC + VEC - 1 of one vector of the innermost dim starting at element
+  // offset off[0]: one aligned vector load, or, when bit 0 of BCAST is set (this input is
+  // broadcast along the innermost dim), one element repeated.
+  template <int VEC, unsigned BCAST, typename offset_t>
+  __device__ __forceinline__ void load_vec_at(int j, const offset_t* off) {
+    if constexpr ((BCAST & 1u) != 0) {
+      const compute_t x = ts_conv<compute_t>::from(ptr[off[0]]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = x;
+      }
+    } else {
+      const ts_vec<H, VEC> x = *reinterpret_cast<const ts_vec<H, VEC>*>(ptr + off[0]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = ts_conv<compute_t>::from(x.v[e]);
+      }
+    }
+    rest.template load_vec_at<VEC, (BCAST >> 1)>(j, off + 1);
   }
   template <typename Op, typename... C>
   __device__ __forceinline__ auto call(const Op& op, int j, C... c) const {
@@ -179,6 +203,192 @@ __device__ __forceinline__ void ts_apply_strided(
     for (int j = 0; j < W; ++j) {
       const index_t i = base + (index_t)(j * BLOCK);
       if (i < n) out[out_off[j]] = ts_conv<out_t>::from(ins.call(op, j));
+    }
+  }
+}
+
+// Strided, VEC elements at a time along the innermost dim. calc describes the shape with the
+// innermost size divided by VEC, and innermost strides VEC (for inputs read along it) or 0
+// (bit k of BCAST set: input k is broadcast along it). Preconditions (host-checked): the
+// output and every non-broadcast input have innermost stride 1, every offset calc yields for
+// them is a multiple of VEC, and their pointers are aligned to VEC * sizeof(element).
+template <int BLOCK, int W, int VEC, unsigned BCAST, int NDIMS, typename index_t,
+          typename offset_t, typename Op, typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_strided_vec(
+    const Op& op, index_t nvec,
+    const OffsetCalculator<NDIMS, 1 + sizeof...(In), index_t, offset_t>& calc, out_t* out,
+    const In*... in) {
+  constexpr int NARGS = 1 + sizeof...(In);
+  ts_inputs<W * VEC, In...> ins(in...);
+  offset_t out_off[W];
+  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
+  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < nvec;
+       base += step) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < nvec) {
+        offset_t off[NARGS];
+        calc.get(i, off);
+        out_off[j] = off[0];
+        ins.template load_vec_at<VEC, BCAST>(j, off + 1);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < nvec) {
+        ts_vec<out_t, VEC> o;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
+        }
+        *reinterpret_cast<ts_vec<out_t, VEC>*>(out + out_off[j]) = o;
+      }
+    }
+  }
+}
+
+// ---- tiled 2-d (transposed inputs) -----------------------------------------------------
+
+// Edge of the square tiles of ts_apply_tiled_2d, and the row padding of their shared-memory
+// copies (so that a warp reading a tile's column hits 32 different banks).
+constexpr int TS_TILE = 32;
+constexpr int TS_TILE_PITCH = TS_TILE + 1;
+
+// Like ts_inputs, for the tiled kernel: bit 0 of STAGED says whether this input goes through
+// shared memory. A staged input's tile is TS_TILE x TS_TILE_PITCH elements, indexed
+// [column][row], at its own place in the block's shared buffer (every tile's byte size is a
+// multiple of 16, so each keeps its element alignment).
+template <int W, unsigned STAGED, typename... In>
+struct ts_tiled_inputs {
+  static constexpr int SMEM_BYTES = 0;
+  __device__ __forceinline__ explicit ts_tiled_inputs(char*) {}
+  template <typename offset_t>
+  __device__ __forceinline__ void stage(int, int, const offset_t*) {}
+  template <typename offset_t>
+  __device__ __forceinline__ void load(int, int, int, const offset_t*) {}
+  template <typename Op, typename... C>
+  __device__ __forceinline__ auto call(const Op& op, int, C... c) const {
+    return op(c...);
+  }
+};
+
+template <int W, unsigned STAGED, typename H, typename... T>
+struct ts_tiled_inputs<W, STAGED, H, T...> {
+  typedef typename ts_compute<H>::type compute_t;
+  typedef ts_tiled_inputs<W, (STAGED >> 1), T...> rest_t;
+  static constexpr bool IS_STAGED = (STAGED & 1u) != 0;
+  static constexpr int TILE_BYTES = IS_STAGED ? (int)sizeof(H) * TS_TILE * TS_TILE_PITCH : 0;
+  static constexpr int SMEM_BYTES = TILE_BYTES + rest_t::SMEM_BYTES;
+  static_assert(TILE_BYTES % 16 == 0, "tiles must keep the next tile aligned");
+
+  const H* ptr;
+  H* tile;
+  compute_t v[W];
+  rest_t rest;
+
+  __device__ __forceinline__ ts_tiled_inputs(char* smem, const H* p, const T*... ps)
+      : ptr(p), tile(reinterpret_cast<H*>(smem)), rest(smem + TILE_BYTES, ps...) {}
+
+  // Phase 1: a staged input copies its element at offset off[0] (tile column col, row row).
+  template <typename offset_t>
+  __device__ __forceinline__ void stage(int col, int row, const offset_t* off) {
+    if constexpr (IS_STAGED) {
+      tile[col * TS_TILE_PITCH + row] = ptr[off[0]];
+    }
+    rest.stage(col, row, off + 1);
+  }
+  // Phase 2: value j, from the tile (staged) or from memory at offset off[0].
+  template <typename offset_t>
+  __device__ __forceinline__ void load(int j, int col, int row, const offset_t* off) {
+    if constexpr (IS_STAGED) {
+      v[j] = ts_conv<compute_t>::from(tile[col * TS_TILE_PITCH + row]);
+    } else {
+      v[j] = ts_conv<compute_t>::from(ptr[off[0]]);
+    }
+    rest.load(j, col, row, off + 1);
+  }
+  template <typename Op, typename... C>
+  __device__ __forceinline__ auto call(const Op& op, int j, C... c) const {
+    return rest.call(op, j, c..., v[j]);
+  }
+};
+
+// Rank 2, for layouts where some inputs (bit k of STAGED: input k) are contiguous along dim 0
+// while the output is contiguous along dim 1 (`a.T + b`). A plain strided walk reads such an
+// input 32 rows apart per warp; here each block takes TS_TILE x TS_TILE tiles (grid-stride),
+// copies the staged inputs' tiles into shared memory with the warp walking dim 0 (coalesced
+// for them), then computes and stores with the warp walking dim 1 (coalesced for the output
+// and the other inputs). BLOCK threads are TS_TILE columns by BLOCK / TS_TILE rows; each
+// thread does TS_TILE * TS_TILE / BLOCK elements of a tile, all loads before all stores.
+// calc carries the two sizes (as its dividers' divisors) and the strides; no division is done
+// per element.
+template <int BLOCK, unsigned STAGED, typename index_t, typename offset_t, typename Op,
+          typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_tiled_2d(
+    const Op& op, const OffsetCalculator<2, 1 + sizeof...(In), index_t, offset_t>& calc,
+    out_t* out, const In*... in) {
+  constexpr int NARGS = 1 + sizeof...(In);
+  constexpr int ROWS = BLOCK / TS_TILE;
+  constexpr int W = TS_TILE / ROWS;
+  static_assert(BLOCK % TS_TILE == 0 && TS_TILE % ROWS == 0, "block must tile evenly");
+  typedef ts_tiled_inputs<W, STAGED, In...> inputs_t;
+  __shared__ __align__(16) char smem[inputs_t::SMEM_BYTES > 0 ? inputs_t::SMEM_BYTES : 16];
+  inputs_t ins(smem, in...);
+
+  const index_t rows = calc.sizes[0].divisor;
+  const index_t cols = calc.sizes[1].divisor;
+  const index_t tiles_c = (cols + TS_TILE - 1) / TS_TILE;
+  const index_t tiles = ((rows + TS_TILE - 1) / TS_TILE) * tiles_c;
+  const int tx = threadIdx.x % TS_TILE;
+  const int ty = threadIdx.x / TS_TILE;
+
+  for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const index_t r0 = (t / tiles_c) * TS_TILE;
+    const index_t c0 = (t % tiles_c) * TS_TILE;
+    if constexpr (STAGED != 0) {
+      // Phase 1: lanes walk rows (dim 0), the staged inputs' contiguous dim.
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        const index_t r = r0 + tx;
+        const index_t c = c0 + ty + k * ROWS;
+        if (r < rows && c < cols) {
+          offset_t off[NARGS];
+#pragma unroll
+          for (int arg = 0; arg < NARGS; ++arg) {
+            off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
+          }
+          ins.stage(ty + k * ROWS, tx, off + 1);
+        }
+      }
+      __syncthreads();
+    }
+    // Phase 2: lanes walk columns (dim 1), the output's contiguous dim.
+    offset_t out_off[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const index_t r = r0 + ty + k * ROWS;
+      const index_t c = c0 + tx;
+      if (r < rows && c < cols) {
+        offset_t off[NARGS];
+#pragma unroll
+        for (int arg = 0; arg < NARGS; ++arg) {
+          off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
+        }
+        out_off[k] = off[0];
+        ins.load(k, tx, ty + k * ROWS, off + 1);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const index_t r = r0 + ty + k * ROWS;
+      const index_t c = c0 + tx;
+      if (r < rows && c < cols) out[out_off[k]] = ts_conv<out_t>::from(ins.call(op, k));
+    }
+    if constexpr (STAGED != 0) {
+      // The next tile's phase 1 overwrites the tiles this one read.
+      __syncthreads();
     }
   }
 }
