@@ -89,9 +89,9 @@ fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuEr
 
 /// The compile layer's key for `spec` on a device of `arch`, whose source is `source`.
 pub fn kernel_key(spec: &KernelSpec, arch: crate::gpu::compile::Arch, source: &str) -> KernelKey {
-    let (rank, vector_width) = match spec.form {
-        Form::Contiguous { vec } => (1, u32::from(vec)),
-        Form::Strided { rank } => (usize::from(rank), 1),
+    let vector_width = match spec.form {
+        Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
+        Form::Strided { .. } | Form::Tiled2d { .. } => 1,
     };
     KernelKey {
         op: spec.op.into(),
@@ -99,7 +99,7 @@ pub fn kernel_key(spec: &KernelSpec, arch: crate::gpu::compile::Arch, source: &s
         dtypes: std::iter::once(spec.out.dtype)
             .chain(spec.used_inputs().iter().map(|o| o.dtype))
             .collect(),
-        rank,
+        rank: spec.form.rank(),
         index_bits: match spec.index {
             IndexWidth::Bits32 => 32,
             IndexWidth::Bits64 => 64,

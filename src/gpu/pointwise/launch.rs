@@ -356,29 +356,56 @@ fn prepare<const N: usize>(
     for addr in addrs {
         args.push(&addr.to_le_bytes());
     }
-    let numel = layout.numel() as u64;
+    // The kernel's `n`: elements, or vectors for the inner-vectorised form.
+    let count = match p.form {
+        Form::StridedVec { vec, .. } => layout.numel() / usize::from(vec),
+        _ => layout.numel(),
+    } as u64;
     match p.index {
         // The plan picked 32 bits only for numel <= i32::MAX.
         IndexWidth::Bits32 => {
-            args.push(&u32::try_from(numel).map_err(|_| overflow())?.to_le_bytes())
+            args.push(&u32::try_from(count).map_err(|_| overflow())?.to_le_bytes())
         }
-        IndexWidth::Bits64 => args.push(&numel.to_le_bytes()),
+        IndexWidth::Bits64 => args.push(&count.to_le_bytes()),
     }
     args.push(op.scalars[0].as_bytes());
     args.push(op.scalars[1].as_bytes());
-    if let Form::Strided { .. } = p.form {
-        let strides: [&[isize]; N] = std::array::from_fn(|k| layout.strides[k].as_slice());
-        let calc = match p.index {
-            IndexWidth::Bits32 => {
-                OffsetCalculator::<u32, N>::new(&layout.shape, strides)?.kernel_param_bytes()
+    match p.form {
+        Form::Contiguous { .. } => {}
+        Form::Strided { .. } | Form::Tiled2d { .. } => {
+            args.push(&calc_bytes(p.index, &layout.shape, &layout.strides)?);
+        }
+        Form::StridedVec { vec, .. } => {
+            // The same walk over vectors: the innermost size divided by `vec`, and each
+            // operand moving `vec` elements (or 0, broadcast) per step along it.
+            let vec = usize::from(vec);
+            let mut shape = layout.shape.clone();
+            let mut strides = layout.strides.clone();
+            if let Some(inner) = shape.last_mut() {
+                *inner /= vec;
             }
-            IndexWidth::Bits64 => {
-                OffsetCalculator::<u64, N>::new(&layout.shape, strides)?.kernel_param_bytes()
+            for s in &mut strides {
+                if let Some(inner) = s.last_mut() {
+                    *inner *= vec as isize;
+                }
             }
-        };
-        args.push(&calc);
+            args.push(&calc_bytes(p.index, &shape, &strides)?);
+        }
     }
     Ok((spec, args))
+}
+
+/// The byte image of the `OffsetCalculator` over `shape` and `strides` at index width `index`.
+fn calc_bytes<const N: usize>(
+    index: IndexWidth,
+    shape: &[usize],
+    strides: &[Vec<isize>; N],
+) -> Result<Vec<u8>, LayoutError> {
+    let strides: [&[isize]; N] = std::array::from_fn(|k| strides[k].as_slice());
+    Ok(match index {
+        IndexWidth::Bits32 => OffsetCalculator::<u32, N>::new(shape, strides)?.kernel_param_bytes(),
+        IndexWidth::Bits64 => OffsetCalculator::<u64, N>::new(shape, strides)?.kernel_param_bytes(),
+    })
 }
 
 /// The `cuLaunchKernel` call.
@@ -529,6 +556,36 @@ mod tests {
         let strides: [&[isize]; 2] = std::array::from_fn(|k| c.strides[k].as_slice());
         let calc = OffsetCalculator::<u64, 2>::new(&c.shape, strides).unwrap();
         assert_eq!(args.param(5).unwrap(), calc.kernel_param_bytes());
+    }
+
+    #[test]
+    fn row_broadcast_packs_a_calculator_over_vectors() {
+        let out = Layout::contiguous(&[16, 1024]).unwrap();
+        let row = Layout::contiguous(&[1, 1024])
+            .unwrap()
+            .broadcast_to(&[16, 1024])
+            .unwrap();
+        let c = collapse([&out, &out, &row]);
+        let parts = OpParts {
+            name: "add",
+            expr: "ts_add(a, b)",
+            scalar: Operand::of::<f32>(),
+            scalars: [ScalarBytes::of(0f32); 2],
+        };
+        let (spec, args) = prepare(&parts, &c, [Operand::of::<f32>(); 3], [0; 3]).unwrap();
+        assert_eq!(
+            spec.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 4,
+                bcast: 0
+            }
+        );
+        // n counts vectors.
+        assert_eq!(args.param(3).unwrap(), (16u32 * 256).to_le_bytes());
+        let calc =
+            OffsetCalculator::<u32, 3>::new(&[16, 256], [&[1024, 4], &[1024, 4], &[0, 4]]).unwrap();
+        assert_eq!(args.param(6).unwrap(), calc.kernel_param_bytes());
     }
 
     #[test]

@@ -4,12 +4,21 @@
 //! - **Index width**: 32-bit index math when the element count and every operand's farthest
 //!   offset ([`CollapsedLayout::max_extent`]) fit in `i32`, else 64-bit. A 32-bit launch also
 //!   keeps its grid-stride step below 2^31, so `index + step` never wraps in `unsigned int`.
-//! - **Form**: contiguous (no index math) when the collapsed layout is one dense run in every
-//!   operand, else strided with an `OffsetCalculator` of the collapsed rank.
-//! - **Vector width**: for a contiguous launch, `16 / (widest element size)` elements per
-//!   load when every operand's first element is aligned to the vector's bytes, halved until it
-//!   is (PyTorch's `can_vectorize_up_to`), and 1 for launches too small to fill one vector per
-//!   thread of one block.
+//! - **Form**, first that applies:
+//!   1. [`Form::Contiguous`]: the collapsed layout is one dense run in every operand; no index
+//!      math.
+//!   2. [`Form::Tiled2d`]: rank 2, the output contiguous along dim 1, and some input
+//!      contiguous along dim 0 instead (`a.T + b`), both dims at least one tile: those inputs
+//!      go through shared-memory tiles so that every global access is coalesced.
+//!   3. [`Form::StridedVec`]: every operand reads the innermost dim contiguously or
+//!      broadcasts it (a row broadcast `a + b[None, :]`): strided over vectors of the
+//!      innermost dim.
+//!   4. [`Form::Strided`]: anything else, with an `OffsetCalculator` of the collapsed rank.
+//! - **Vector width** (forms 1 and 3): `16 / (widest element size)` elements per load when
+//!   every vector-loaded operand's first element is aligned to the vector's bytes (and, for
+//!   form 3, the innermost size and the outer strides are multiples of it), halved until that
+//!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
+//!   give one vector to each thread of one block.
 
 use std::fmt;
 
@@ -23,6 +32,8 @@ pub const SCALAR_WORK: u32 = 4;
 pub const VECTOR_WORK: u32 = 2;
 /// Bytes of the widest operand moved by one vector load or store.
 pub const VECTOR_BYTES: usize = 16;
+/// Edge of the tiled form's square tiles (`TS_TILE` in `kernels/apply.cuh`).
+pub const TILE: u32 = 32;
 
 /// Width of a kernel's index math.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,6 +87,22 @@ pub enum Form {
         /// The collapsed rank (1 to [`crate::offset_calculator::MAX_DIMS`]).
         rank: u8,
     },
+    /// Strided over vectors of `vec` elements of the innermost dim, which every operand reads
+    /// contiguously (stride 1) or broadcasts (stride 0: bit `k` of `bcast` for input `k`).
+    StridedVec {
+        /// The collapsed rank.
+        rank: u8,
+        /// Elements per vector (a power of two from 2 to 16).
+        vec: u8,
+        /// Bit `k` set: input `k` is broadcast along the innermost dim.
+        bcast: u8,
+    },
+    /// Rank 2 in shared-memory tiles; bit `k` of `staged` set: input `k` is contiguous along
+    /// dim 0 and goes through a tile.
+    Tiled2d {
+        /// Bit `k` set: input `k` is staged.
+        staged: u8,
+    },
 }
 
 impl Form {
@@ -83,15 +110,28 @@ impl Form {
     pub fn work_per_thread(self) -> u32 {
         match self {
             Form::Contiguous { vec } if vec > 1 => VECTOR_WORK,
+            Form::StridedVec { .. } => VECTOR_WORK,
+            Form::Tiled2d { .. } => TILE * TILE / BLOCK,
             _ => SCALAR_WORK,
         }
     }
 
-    /// Elements one unit of work covers (the vector width; 1 for the scalar forms).
+    /// Elements one unit of work covers: the vector width, 1 for the scalar forms, 1 for the
+    /// tiled form (whose thread does [`Form::work_per_thread`] elements of each tile).
     pub fn elements_per_unit(self) -> usize {
         match self {
-            Form::Contiguous { vec } => usize::from(vec),
-            Form::Strided { .. } => 1,
+            Form::Contiguous { vec } | Form::StridedVec { vec, .. } => usize::from(vec),
+            Form::Strided { .. } | Form::Tiled2d { .. } => 1,
+        }
+    }
+
+    /// The rank of the kernel's `OffsetCalculator` (1 for the contiguous forms, which have
+    /// none).
+    pub fn rank(self) -> usize {
+        match self {
+            Form::Contiguous { .. } => 1,
+            Form::Strided { rank } | Form::StridedVec { rank, .. } => usize::from(rank),
+            Form::Tiled2d { .. } => 2,
         }
     }
 }
@@ -102,6 +142,8 @@ impl fmt::Display for Form {
             Form::Contiguous { vec: 1 } => f.write_str("contig"),
             Form::Contiguous { vec } => write!(f, "vec{vec}"),
             Form::Strided { rank } => write!(f, "strided{rank}"),
+            Form::StridedVec { rank, vec, bcast } => write!(f, "strided{rank}_vec{vec}_b{bcast}"),
+            Form::Tiled2d { staged } => write!(f, "tiled2d_s{staged}"),
         }
     }
 }
@@ -119,8 +161,8 @@ pub struct Plan {
 /// `sizes[k]` bytes and first elements at device addresses `addrs[k]`.
 ///
 /// Precondition: `layout.rank() <= u8::MAX` (collapsed layouts have at most
-/// [`crate::layout::MAX_DIMS`] dims). A larger rank is reported as `u8::MAX`, which the
-/// offset calculator then rejects with a typed error.
+/// [`crate::layout::MAX_DIMS`] dims; a larger rank is reported as `u8::MAX`, which the
+/// offset calculator then rejects with a typed error) and `N <= 8` (the masks are `u8`).
 pub fn plan<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
@@ -128,16 +170,77 @@ pub fn plan<const N: usize>(
 ) -> Plan {
     let numel = layout.numel();
     let index = IndexWidth::for_extent(numel, layout.max_extent());
+    let rank = u8::try_from(layout.rank()).unwrap_or(u8::MAX);
     let form = if layout.is_contiguous() {
         Form::Contiguous {
             vec: vector_width(numel, sizes, addrs),
         }
+    } else if let Some(staged) = tiled_inputs(layout) {
+        Form::Tiled2d { staged }
+    } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs) {
+        Form::StridedVec { rank, vec, bcast }
     } else {
-        Form::Strided {
-            rank: u8::try_from(layout.rank()).unwrap_or(u8::MAX),
-        }
+        Form::Strided { rank }
     };
     Plan { form, index }
+}
+
+/// For the tiled form: the mask of inputs contiguous along dim 0 but not dim 1, when the
+/// layout has rank 2, the output is contiguous along dim 1, both dims span at least a tile,
+/// and the mask is not empty.
+fn tiled_inputs<const N: usize>(layout: &CollapsedLayout<N>) -> Option<u8> {
+    let tile = TILE as usize;
+    if layout.rank() != 2 || layout.shape.iter().any(|&n| n < tile) {
+        return None;
+    }
+    if layout.strides[0][1].unsigned_abs() != 1 {
+        return None;
+    }
+    let staged = (1..N)
+        .filter(|&k| {
+            let s = &layout.strides[k];
+            s[0].unsigned_abs() == 1 && s[1].unsigned_abs() > 1
+        })
+        .fold(0u8, |mask, k| mask | (1 << (k - 1)));
+    (staged != 0).then_some(staged)
+}
+
+/// For the inner-vectorised strided form: `(vec, bcast)` when every operand has innermost
+/// stride 1 or 0 (the output 1), `bcast` marking the inputs with 0; `vec` is the largest power
+/// of two `<= 16 / max(sizes)` that divides the innermost size and every outer stride of the
+/// stride-1 operands, and to whose bytes their first elements are aligned; and there are
+/// enough vectors for one block. `None` when no `vec >= 2` qualifies.
+fn inner_vector<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+) -> Option<(u8, u8)> {
+    let last = layout.rank().checked_sub(1)?;
+    let inner = |k: usize| layout.strides[k][last];
+    if inner(0) != 1 || (1..N).any(|k| !matches!(inner(k), 0 | 1)) {
+        return None;
+    }
+    let bcast = (1..N)
+        .filter(|&k| inner(k) == 0)
+        .fold(0u8, |mask, k| mask | (1 << (k - 1)));
+    let widest = sizes.iter().copied().max().unwrap_or(1).max(1);
+    let mut vec = VECTOR_BYTES / widest;
+    while vec > 1 {
+        let fits = layout.shape[last] % vec == 0
+            && layout.numel() / vec >= BLOCK as usize
+            && (0..N).filter(|&k| inner(k) == 1).all(|k| {
+                addrs[k] % (vec * sizes[k]) as u64 == 0
+                    && layout.strides[k][..last]
+                        .iter()
+                        .all(|&s| s.unsigned_abs() % vec == 0)
+            });
+        if fits {
+            // vec <= 16, so it fits.
+            return Some((vec as u8, bcast));
+        }
+        vec /= 2;
+    }
+    None
 }
 
 /// Elements per vector load/store for a contiguous launch: the largest power of two
@@ -190,12 +293,15 @@ mod tests {
     }
 
     #[test]
-    fn transposed_input_plans_strided_rank_two() {
-        let out = Layout::contiguous(&[64, 32]).unwrap();
-        let a = Layout::contiguous(&[32, 64]).unwrap().t();
+    fn reversed_dims_plan_strided_rank_three() {
+        let out = Layout::contiguous(&[4, 8, 16]).unwrap();
+        let a = Layout::contiguous(&[16, 8, 4])
+            .unwrap()
+            .permute(&[2, 1, 0])
+            .unwrap();
         let c = collapse([&out, &a]);
         let p = plan(&c, [4, 4], [0, 0]);
-        assert_eq!(p.form, Form::Strided { rank: 2 });
+        assert_eq!(p.form, Form::Strided { rank: 3 });
         assert_eq!(p.index, IndexWidth::Bits32);
     }
 
@@ -227,6 +333,93 @@ mod tests {
         // Too small to fill a block with vectors.
         assert_eq!(vector_width(4 * 256 - 1, [4, 4], [0, 0]), 2);
         assert_eq!(vector_width(2 * 256 - 1, [4, 4], [0, 0]), 1);
+    }
+
+    #[test]
+    fn transposed_inputs_plan_tiles() {
+        let out = Layout::contiguous(&[64, 48]).unwrap();
+        let at = Layout::contiguous(&[48, 64]).unwrap().t();
+        let b = Layout::contiguous(&[64, 48]).unwrap();
+        let p = plan(&collapse([&out, &at, &b]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b01 });
+        let p = plan(&collapse([&out, &b, &at]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b10 });
+        let p = plan(&collapse([&out, &at, &at]), [2; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b11 });
+        // Flipped along its contiguous dim: still staged.
+        let atf = at.flip(0).unwrap();
+        let p = plan(&collapse([&out, &atf, &b]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b01 });
+        // Smaller than a tile: plain strided.
+        let small = Layout::contiguous(&[64, 16]).unwrap();
+        let small_t = Layout::contiguous(&[16, 64]).unwrap().t();
+        let p = plan(&collapse([&small, &small_t]), [4; 2], [0; 2]);
+        assert_eq!(p.form, Form::Strided { rank: 2 });
+    }
+
+    #[test]
+    fn row_broadcast_plans_inner_vectors() {
+        let out = Layout::contiguous(&[64, 1024]).unwrap();
+        let row = Layout::contiguous(&[1, 1024])
+            .unwrap()
+            .broadcast_to(&[64, 1024])
+            .unwrap();
+        let p = plan(&collapse([&out, &out, &row]), [4; 3], [0; 3]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 4,
+                bcast: 0
+            }
+        );
+        // A column broadcast: input 1 is constant along the innermost dim.
+        let col = Layout::contiguous(&[64, 1])
+            .unwrap()
+            .broadcast_to(&[64, 1024])
+            .unwrap();
+        let p = plan(&collapse([&out, &col, &out]), [2; 3], [0; 3]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 8,
+                bcast: 0b01
+            }
+        );
+        // A scalar broadcast collapses to rank 1.
+        let scalar = Layout::scalar(0).broadcast_to(&[64, 1024]).unwrap();
+        let p = plan(&collapse([&out, &out, &scalar]), [8; 3], [0; 3]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 1,
+                vec: 2,
+                bcast: 0b10
+            }
+        );
+        // An odd row length cannot be cut into vectors; a step-2 column neither.
+        let odd = Layout::contiguous(&[64, 1023]).unwrap();
+        let odd_row = Layout::contiguous(&[1, 1023])
+            .unwrap()
+            .broadcast_to(&[64, 1023])
+            .unwrap();
+        let p = plan(&collapse([&odd, &odd, &odd_row]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Strided { rank: 2 });
+        let wide = Layout::contiguous(&[64, 2048]).unwrap();
+        let every_other = wide.slice(1, 0, 2048, 2).unwrap();
+        let p = plan(&collapse([&out, &every_other]), [4; 2], [0; 2]);
+        assert_eq!(p.form, Form::Strided { rank: 1 });
+        // A misaligned row start halves the vector.
+        let p = plan(&collapse([&out, &out, &row]), [4; 3], [0, 0, 8]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 2,
+                bcast: 0
+            }
+        );
     }
 
     #[test]

@@ -100,6 +100,14 @@ pub fn headers() -> String {
     src
 }
 
+/// The `OffsetCalculator` parameter of a strided entry point.
+fn calc_param(rank: u8, n_inputs: usize, index_t: &str, offset_t: &str) -> String {
+    format!(
+        ", OffsetCalculator<{rank}, {}, {index_t}, {offset_t}> calc",
+        n_inputs + 1
+    )
+}
+
 /// Names of the inputs in the op's expression and the kernel's parameters.
 const INPUT_NAMES: [&str; MAX_INPUTS] = ["a", "b", "c"];
 
@@ -217,13 +225,21 @@ impl KernelSpec {
                 "ts_apply_contiguous_vec<{BLOCK}, {VECTOR_WORK}, {vec}, {index_t}>(op, n, {pointers});"
             ),
             Form::Strided { rank } => {
-                let _ = write!(
-                    kernel_params,
-                    ", OffsetCalculator<{rank}, {}, {index_t}, {offset_t}> calc",
-                    inputs.len() + 1
-                );
+                kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
                 format!(
                     "ts_apply_strided<{BLOCK}, {SCALAR_WORK}, {rank}, {index_t}, {offset_t}>(op, n, calc, {pointers});"
+                )
+            }
+            Form::StridedVec { rank, vec, bcast } => {
+                kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
+                format!(
+                    "ts_apply_strided_vec<{BLOCK}, {VECTOR_WORK}, {vec}, {bcast}u, {rank}, {index_t}, {offset_t}>(op, n, calc, {pointers});"
+                )
+            }
+            Form::Tiled2d { staged } => {
+                kernel_params.push_str(&calc_param(2, inputs.len(), index_t, offset_t));
+                format!(
+                    "ts_apply_tiled_2d<{BLOCK}, {staged}u, {index_t}, {offset_t}>(op, calc, {pointers});"
                 )
             }
         };
