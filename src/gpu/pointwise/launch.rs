@@ -1,5 +1,6 @@
-//! Raw pointwise launches: validation, planning, argument packing and the one
-//! `cuLaunchKernel` call. The only module of `gpu::pointwise` with `unsafe`.
+//! Raw pointwise launches over device addresses: validation, planning, argument packing and
+//! the one `cuLaunchKernel` call. The only module of `gpu::pointwise` with `unsafe`; the safe
+//! API over [`GpuStorage`](crate::gpu::GpuStorage) is [`super::safe`].
 //!
 //! Arguments go through `cuLaunchKernel`'s `void**` array rather than cudarc's launch builder:
 //! a kernel's parameter list depends on the launch (arity, index width, and an
@@ -9,11 +10,9 @@
 //! ([`super::source::KernelSpec::source`]): `out`, the inputs, `n`, `p0`, `p1`, and for the
 //! strided form the calculator's byte image from [`OffsetCalculator::kernel_param_bytes`].
 
+use cudarc::driver::CudaStream;
 use std::any::Any;
 use std::ffi::c_void;
-use std::sync::Arc;
-
-use cudarc::driver::CudaStream;
 
 use crate::element::Element;
 use crate::error::{Error, GpuError, LayoutError};
@@ -28,13 +27,13 @@ use super::source::{KernelSpec, Operand, MAX_INPUTS};
 /// One operand of a raw launch: a device buffer and the strided view of it that the op
 /// reads or writes.
 #[derive(Clone, Copy, Debug)]
-pub struct RawOperand<'a> {
+pub(crate) struct RawOperand<'a> {
     /// Device address of the buffer's first element.
-    pub ptr: u64,
+    pub(crate) ptr: u64,
     /// The buffer's length in elements.
-    pub len: usize,
+    pub(crate) len: usize,
     /// The view, in elements of the buffer.
-    pub layout: &'a Layout,
+    pub(crate) layout: &'a Layout,
 }
 
 /// A scalar in its compute type, as kernel parameter bytes (little-endian, like the device).
@@ -155,8 +154,8 @@ struct OpParts {
 ///
 /// # Safety
 /// See [`launch_binary`].
-pub unsafe fn launch_unary<T: Element, O: UnaryOp<T>>(
-    stream: &Arc<CudaStream>,
+pub(crate) unsafe fn launch_unary<T: Element, O: UnaryOp<T>>(
+    stream: &CudaStream,
     op: &O,
     out: RawOperand<'_>,
     a: RawOperand<'_>,
@@ -189,8 +188,8 @@ pub unsafe fn launch_unary<T: Element, O: UnaryOp<T>>(
 /// kernel has finished (stream order). No other work writes an input, or reads or writes the
 /// output, while the kernel runs. The output's elements do not alias an input's elements,
 /// except element for element (the same view of the same buffer: an in-place op).
-pub unsafe fn launch_binary<T: Element, O: BinaryOp<T>>(
-    stream: &Arc<CudaStream>,
+pub(crate) unsafe fn launch_binary<T: Element, O: BinaryOp<T>>(
+    stream: &CudaStream,
     op: &O,
     out: RawOperand<'_>,
     a: RawOperand<'_>,
@@ -221,8 +220,8 @@ pub unsafe fn launch_binary<T: Element, O: BinaryOp<T>>(
 ///
 /// # Safety
 /// See [`launch_binary`].
-pub unsafe fn launch_ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
-    stream: &Arc<CudaStream>,
+pub(crate) unsafe fn launch_ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
+    stream: &CudaStream,
     _op: &O,
     out: RawOperand<'_>,
     a: RawOperand<'_>,
@@ -259,8 +258,8 @@ pub unsafe fn launch_ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
 ///
 /// # Safety
 /// See [`launch_binary`].
-pub unsafe fn launch_fill<T: Element>(
-    stream: &Arc<CudaStream>,
+pub(crate) unsafe fn launch_fill<T: Element>(
+    stream: &CudaStream,
     value: T,
     out: RawOperand<'_>,
 ) -> Result<(), Error> {
@@ -280,7 +279,7 @@ pub unsafe fn launch_fill<T: Element>(
 /// # Safety
 /// As [`launch_binary`], for every operand.
 unsafe fn launch<const N: usize>(
-    stream: &Arc<CudaStream>,
+    stream: &CudaStream,
     op: OpParts,
     operands: [(Operand, RawOperand<'_>); N],
 ) -> Result<(), Error> {
@@ -415,7 +414,7 @@ fn calc_bytes<const N: usize>(
 /// the memory they address is valid for the accesses the kernel makes; `kernel` was loaded in
 /// `stream`'s context.
 unsafe fn launch_kernel(
-    stream: &Arc<CudaStream>,
+    stream: &CudaStream,
     kernel: &LoadedKernel,
     grid: u32,
     mut args: KernelArgs,

@@ -9,16 +9,18 @@
 //!
 //! - [`source`]: kernel source assembly and the cache key.
 //! - [`plan`]: form, index width, vector width, grid (pure host logic).
-//! - [`launch`]: argument packing and the raw launch API (the module's `unsafe`).
+//! - [`launch`]: argument packing and the raw launches over device addresses (the module's
+//!   `unsafe`).
+//! - [`safe`]: the launches over [`GpuStorage`](crate::gpu::GpuStorage) views.
 //! - [`kernel_cache`]: compiled kernels, once per device and spec.
 
 pub mod kernel_cache;
 pub mod launch;
 pub mod plan;
+pub mod safe;
 pub mod source;
 
-pub use launch::{
-    launch_binary, launch_fill, launch_ternary, launch_unary, KernelArgs, RawOperand, ScalarBytes,
-};
+pub use launch::{KernelArgs, ScalarBytes};
 pub use plan::{Form, IndexWidth, Plan};
+pub use safe::{binary, binary_inplace, fill, ternary, unary, unary_inplace};
 pub use source::{KernelSpec, Operand};
