@@ -267,7 +267,8 @@ struct ts_tiled_inputs {
   template <typename offset_t>
   __device__ __forceinline__ void stage(int, int, const offset_t*) {}
   template <typename offset_t>
-  __device__ __forceinline__ void load(int, int, int, const offset_t*) {}
+  __device__ __forceinline__ void load_direct(int, const offset_t*) {}
+  __device__ __forceinline__ void load_staged(int, int, int) {}
   template <typename Op, typename... C>
   __device__ __forceinline__ auto call(const Op& op, int, C... c) const {
     return op(c...);
@@ -299,15 +300,20 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
     }
     rest.stage(col, row, off + 1);
   }
-  // Phase 2: value j, from the tile (staged) or from memory at offset off[0].
+  // Value j of an input that is not staged, from memory at offset off[0].
   template <typename offset_t>
-  __device__ __forceinline__ void load(int j, int col, int row, const offset_t* off) {
-    if constexpr (IS_STAGED) {
-      v[j] = ts_conv<compute_t>::from(tile[col * TS_TILE_PITCH + row]);
-    } else {
+  __device__ __forceinline__ void load_direct(int j, const offset_t* off) {
+    if constexpr (!IS_STAGED) {
       v[j] = ts_conv<compute_t>::from(ptr[off[0]]);
     }
-    rest.load(j, col, row, off + 1);
+    rest.load_direct(j, off + 1);
+  }
+  // Value j of a staged input, from its tile (column col, row row).
+  __device__ __forceinline__ void load_staged(int j, int col, int row) {
+    if constexpr (IS_STAGED) {
+      v[j] = ts_conv<compute_t>::from(tile[col * TS_TILE_PITCH + row]);
+    }
+    rest.load_staged(j, col, row);
   }
   template <typename Op, typename... C>
   __device__ __forceinline__ auto call(const Op& op, int j, C... c) const {
@@ -321,7 +327,8 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
 // copies the staged inputs' tiles into shared memory with the warp walking dim 0 (coalesced
 // for them), then computes and stores with the warp walking dim 1 (coalesced for the output
 // and the other inputs). BLOCK threads are TS_TILE columns by BLOCK / TS_TILE rows; each
-// thread does TS_TILE * TS_TILE / BLOCK elements of a tile, all loads before all stores.
+// thread does TS_TILE * TS_TILE / BLOCK elements of a tile. Every global load of a tile (the
+// staged inputs' and the others') is issued before the barrier, the stores after it.
 // calc carries the two sizes (as its dividers' divisors) and the strides; no division is done
 // per element.
 template <int BLOCK, unsigned STAGED, typename index_t, typename offset_t, typename Op,
@@ -347,10 +354,11 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const index_t r0 = (t / tiles_c) * TS_TILE;
     const index_t c0 = (t % tiles_c) * TS_TILE;
-    if constexpr (STAGED != 0) {
-      // Phase 1: lanes walk rows (dim 0), the staged inputs' contiguous dim.
+    offset_t out_off[W];
 #pragma unroll
-      for (int k = 0; k < W; ++k) {
+    for (int k = 0; k < W; ++k) {
+      // Staged inputs: lanes walk rows (dim 0), their contiguous dim.
+      if constexpr (STAGED != 0) {
         const index_t r = r0 + tx;
         const index_t c = c0 + ty + k * ROWS;
         if (r < rows && c < cols) {
@@ -362,12 +370,8 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
           ins.stage(ty + k * ROWS, tx, off + 1);
         }
       }
-      __syncthreads();
-    }
-    // Phase 2: lanes walk columns (dim 1), the output's contiguous dim.
-    offset_t out_off[W];
-#pragma unroll
-    for (int k = 0; k < W; ++k) {
+      // The output and the other inputs: lanes walk columns (dim 1), the output's
+      // contiguous dim.
       const index_t r = r0 + ty + k * ROWS;
       const index_t c = c0 + tx;
       if (r < rows && c < cols) {
@@ -377,17 +381,23 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
           off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
         }
         out_off[k] = off[0];
-        ins.load(k, tx, ty + k * ROWS, off + 1);
+        ins.load_direct(k, off + 1);
       }
+    }
+    if constexpr (STAGED != 0) {
+      __syncthreads();
     }
 #pragma unroll
     for (int k = 0; k < W; ++k) {
       const index_t r = r0 + ty + k * ROWS;
       const index_t c = c0 + tx;
-      if (r < rows && c < cols) out[out_off[k]] = ts_conv<out_t>::from(ins.call(op, k));
+      if (r < rows && c < cols) {
+        ins.load_staged(k, tx, ty + k * ROWS);
+        out[out_off[k]] = ts_conv<out_t>::from(ins.call(op, k));
+      }
     }
     if constexpr (STAGED != 0) {
-      // The next tile's phase 1 overwrites the tiles this one read.
+      // The next tile overwrites the tiles this one read.
       __syncthreads();
     }
   }
