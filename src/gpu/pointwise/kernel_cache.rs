@@ -9,6 +9,7 @@
 //! function, and insert equal entries, so the front needs no once-per-key machinery of its own.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cudarc::driver::sys::CUdevice_attribute;
@@ -38,7 +39,46 @@ pub struct LoadedKernel {
     pub max_blocks: u32,
 }
 
-type Front = Mutex<HashMap<(usize, KernelSpec), Arc<LoadedKernel>>>;
+type Front = Mutex<HashMap<(usize, KernelSpec), Arc<LoadedKernel>, BuildHasherDefault<WordHasher>>>;
+
+/// A multiply-rotate hasher over machine words (the Firefox / rustc "Fx" hash): the front's
+/// keys are a few small integers and one short name, which SipHash would take several times
+/// longer to hash. Not DoS-resistant, which keys chosen by this crate do not need.
+#[derive(Default)]
+pub struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 fn front() -> &'static Front {
     static FRONT: OnceLock<Front> = OnceLock::new();
@@ -109,5 +149,88 @@ pub fn kernel_key(spec: &KernelSpec, arch: crate::gpu::compile::Arch, source: &s
         options: OPTIONS,
         // The whole source: it includes the op's expression, which no other field names.
         source_hash: KernelKey::hash_source(source),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::hash::BuildHasher;
+
+    use super::*;
+    use crate::gpu::pointwise::source::Operand;
+
+    fn spec(op: &'static str, expr: &'static str, form: Form) -> KernelSpec {
+        let f = Operand::of::<f32>();
+        KernelSpec {
+            op,
+            expr,
+            out: f,
+            inputs: [f; 3],
+            n_inputs: 2,
+            scalar: f,
+            form,
+            index: IndexWidth::Bits32,
+        }
+    }
+
+    #[test]
+    fn front_keys_hash_cheaply_and_compare_fully() {
+        let build = BuildHasherDefault::<WordHasher>::default();
+        let add = spec("add", "ts_add(a, b)", Form::Contiguous { vec: 4 });
+        // Equal keys hash equal, also when built from separately formatted names.
+        let same = spec(
+            Box::leak(String::from("add").into_boxed_str()),
+            "ts_add(a, b)",
+            Form::Contiguous { vec: 4 },
+        );
+        assert_eq!(add, same);
+        assert_eq!(
+            build.hash_one((0usize, add)),
+            build.hash_one((0usize, same))
+        );
+        // The expression is not hashed but is compared.
+        let other_expr = spec("add", "ts_sub(a, b)", Form::Contiguous { vec: 4 });
+        assert_eq!(build.hash_one(add), build.hash_one(other_expr));
+        assert_ne!(add, other_expr);
+        // Forms, widths, devices and types separate keys.
+        let strided = spec("add", "ts_add(a, b)", Form::Strided { rank: 2 });
+        assert_ne!(build.hash_one(add), build.hash_one(strided));
+        assert_ne!(build.hash_one((0usize, add)), build.hash_one((1usize, add)));
+        let mut f16_add = add;
+        f16_add.out = Operand::of::<half::f16>();
+        assert_ne!(add, f16_add);
+        assert_ne!(build.hash_one(add), build.hash_one(f16_add));
+    }
+
+    #[test]
+    fn compile_keys_name_the_rank_width_and_source() {
+        let arch = crate::gpu::compile::Arch::new(9, 0);
+        let s = spec(
+            "add",
+            "ts_add(a, b)",
+            Form::StridedVec {
+                rank: 3,
+                vec: 4,
+                bcast: 1,
+            },
+        );
+        let key = kernel_key(&s, arch, &s.source());
+        assert_eq!(key.rank, 3);
+        assert_eq!(key.vector_width, 4);
+        assert_eq!(key.index_bits, 32);
+        assert_eq!(key.entry, s.entry_name());
+        assert_eq!(
+            key.dtypes,
+            vec![
+                crate::element::DType::F32,
+                crate::element::DType::F32,
+                crate::element::DType::F32
+            ]
+        );
+        let other = spec("add", "ts_sub(a, b)", s.form);
+        assert_ne!(
+            key.source_hash,
+            kernel_key(&other, arch, &other.source()).source_hash
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! [`KernelSpec`]. A spec is also the kernel cache key: one NVRTC module per spec.
 
 use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
 
 use crate::element::{DType, Element};
 use crate::int_divider::INT_DIVIDER_CUH;
@@ -22,7 +23,10 @@ pub const APPLY_CUH: &str = include_str!("../../../kernels/apply.cuh");
 pub const MAX_INPUTS: usize = 3;
 
 /// An operand's element type as the generated source names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// Hashes its `dtype` only: the names are the dtype's (`Element`'s constants), and equality
+/// still compares them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Operand {
     /// The run-time tag.
     pub dtype: DType,
@@ -30,6 +34,12 @@ pub struct Operand {
     pub cuda: &'static str,
     /// [`Element::CUDA_COMPUTE_TYPE`]: the type the op computes in.
     pub compute: &'static str,
+}
+
+impl Hash for Operand {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.dtype.hash(state);
+    }
 }
 
 impl Operand {
@@ -59,11 +69,14 @@ impl Operand {
 
 /// Everything that decides a pointwise kernel's code: the cache key of its module.
 ///
-/// Invariants (upheld by the constructors in [`super::plan`] and checked by [`Self::source`]'s
-/// callers' tests): `inputs[..n_inputs]` are the inputs in order (`a`, `b`, `c`), the rest are
-/// unused and equal to `out` (so two equal launches give equal keys); `expr` is the op's CUDA
-/// expression in `a`, `b`, `c`, `p0`, `p1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Invariants (upheld where launches build it): `inputs[..n_inputs]` are the inputs in order
+/// (`a`, `b`, `c`), the rest are unused and equal to `out` (so two equal launches give equal
+/// keys); `expr` is the op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`.
+///
+/// The hash leaves out `expr` (an op's name decides it, and hashing it on every launch costs
+/// host time); equality compares it, so two ops that shared a name would still get two
+/// kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelSpec {
     /// The op's name (unique per op, part of the entry point's name).
     pub op: &'static str,
@@ -106,6 +119,17 @@ fn calc_param(rank: u8, n_inputs: usize, index_t: &str, offset_t: &str) -> Strin
         ", OffsetCalculator<{rank}, {}, {index_t}, {offset_t}> calc",
         n_inputs + 1
     )
+}
+
+impl Hash for KernelSpec {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.op.hash(state);
+        self.out.hash(state);
+        self.used_inputs().hash(state);
+        self.scalar.hash(state);
+        self.form.hash(state);
+        self.index.hash(state);
+    }
 }
 
 /// Names of the inputs in the op's expression and the kernel's parameters.
