@@ -12,8 +12,11 @@
 //! - [`launch`]: argument packing and the raw launches over device addresses (the module's
 //!   `unsafe`).
 //! - [`safe`]: the launches over [`GpuStorage`](crate::gpu::GpuStorage) views.
+//! - `backend`: [`Backend`](crate::ops::Backend) for [`Gpu`](crate::gpu::Gpu), so tensors on
+//!   the GPU run their pointwise ops here.
 //! - [`kernel_cache`]: compiled kernels, once per device and spec.
 
+mod backend;
 pub mod kernel_cache;
 pub mod launch;
 pub mod plan;
@@ -22,5 +25,5 @@ pub mod source;
 
 pub use launch::{KernelArgs, ScalarBytes};
 pub use plan::{Form, IndexWidth, Plan};
-pub use safe::{binary, binary_inplace, fill, ternary, unary, unary_inplace};
+pub use safe::{binary, binary_inplace, fill, ternary, ternary_inplace, unary, unary_inplace};
 pub use source::{KernelSpec, Operand};

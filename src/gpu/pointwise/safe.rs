@@ -153,3 +153,23 @@ pub fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
     // `b` is another storage (`dst` is borrowed mutably).
     unsafe { launch::launch_binary(stream.cuda(), op, out, out, b) }
 }
+
+/// `dst[i] = op(dst[i], b[i], c[i])` in place, on `stream`.
+///
+/// # Errors
+/// As [`unary`].
+pub fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
+    stream: &Stream,
+    op: &O,
+    dst: &mut GpuStorage<T>,
+    layout: &Layout,
+    b: (&GpuStorage<T>, &Layout),
+    c: (&GpuStorage<T>, &Layout),
+) -> Result<(), Error> {
+    let b = input(O::NAME, stream, b.0, b.1)?;
+    let c = input(O::NAME, stream, c.0, c.1)?;
+    let out = output(O::NAME, stream, dst, layout)?;
+    // SAFETY: see the module docs: the first input is the output, through the same layout;
+    // `b` and `c` are other storages (`dst` is borrowed mutably).
+    unsafe { launch::launch_ternary(stream.cuda(), op, out, out, b, c) }
+}
