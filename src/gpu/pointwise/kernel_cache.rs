@@ -1,5 +1,5 @@
 //! Pointwise kernels by [`KernelSpec`]: a small front over the crate's
-//! [`KernelCache`](crate::gpu::compile::KernelCache).
+//! [`KernelCache`].
 //!
 //! The front exists for the launch path's host time: a [`KernelSpec`] is `Copy` and hashes a
 //! few words, where a [`KernelKey`] owns strings and a vector and includes a hash of the whole

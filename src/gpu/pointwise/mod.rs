@@ -1,9 +1,9 @@
 //! Pointwise ops on the GPU: PyTorch THC's strided Apply kernels, compiled at run time.
 //!
-//! A launch goes: validate the layouts, [`collapse`](crate::layout::collapse) them (drop
+//! A launch goes: validate the layouts, [`collapse`](fn@crate::layout::collapse) them (drop
 //! size-1 dims, merge dims contiguous in every operand), [`plan`](plan::plan) the kernel form,
 //! index width and vector width, look up (or compile once) the kernel of that
-//! [`KernelSpec`](source::KernelSpec), pack the arguments and launch. The kernels' CUDA C is
+//! [`KernelSpec`], pack the arguments and launch. The kernels' CUDA C is
 //! in `kernels/` (`half.cuh`, `ops.cuh`, `apply.cuh`, with `int_divider.cuh` and
 //! `offset_calculator.cuh`); [`source`] appends the op's functor and an entry point.
 //!

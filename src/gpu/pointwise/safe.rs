@@ -3,7 +3,7 @@
 //! [`Layout::broadcast_to`](crate::layout::Layout::broadcast_to)).
 //!
 //! The storages make the raw launch's contract hold: each is live device memory of its
-//! length on its GPU, freed only in stream order; [`GpuStorage::use_on`] orders the launch
+//! length on its GPU, freed only in stream order; `GpuStorage::use_on` orders the launch
 //! stream after the storage's home stream and tells the allocator about it; and the output
 //! is borrowed mutably, so it aliases no input, except in the `_inplace` functions, where it
 //! is the first input itself, read and written through one layout (each element is read
