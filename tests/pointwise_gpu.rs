@@ -57,10 +57,6 @@ fn ctx() -> Option<&'static Ctx> {
 /// total semantics (NaN, infinities, signed zeros, integer bounds, out-of-range floats).
 trait TestElem: Element {
     fn sample(rng: &mut SmallRng) -> Self;
-    /// |a - b| as a float, and the float magnitudes, for tolerance checks.
-    fn as_f64(self) -> f64 {
-        self.to_f64()
-    }
     /// The unit roundoff of the type (0 for integers).
     const EPS: f64;
 }
@@ -192,7 +188,7 @@ fn close<T: TestElem>(gpu: T, cpu: T, tol: Tol) -> bool {
     if same(gpu, cpu) {
         return true;
     }
-    let (g, c) = (gpu.as_f64(), cpu.as_f64());
+    let (g, c) = (gpu.to_f64(), cpu.to_f64());
     let ulps = match tol {
         Tol::Exact => return false,
         Tol::Ulps(n) => n,
@@ -426,29 +422,15 @@ where
 {
     let mut rng = SmallRng::seed_from_u64(0xb1 ^ O::NAME.len() as u64 ^ T::DTYPE as u64);
     for case in cases(&mut rng, 2) {
-        let [(al, alen), (bl, blen)] = [&case.inputs[0], &case.inputs[1]];
-        let a: Vec<T> = random_vec(&mut rng, *alen);
-        let b: Vec<T> = random_vec(&mut rng, *blen);
-        let values: Vec<O::Output> = offsets(al)
-            .iter()
-            .zip(offsets(bl))
-            .map(|(&i, j)| op.cpu(a[i], b[j]))
-            .collect();
-        let (before, after) = poisoned_and_expected(&mut rng, &case.out, &values);
-        let (a_dev, b_dev) = (upload(ctx, &a), upload(ctx, &b));
-        let mut out_dev = upload(ctx, &before);
-        pw::binary(
-            &ctx.stream,
-            &op,
-            (&a_dev, al),
-            (&b_dev, bl),
-            &mut out_dev,
-            &case.out.0,
-        )
-        .unwrap();
-        let got = out_dev.to_vec(&ctx.stream).unwrap();
-        let what = format!("{} {} -> {}", O::NAME, T::NAME, O::Output::NAME);
-        check_storage(&what, &got, &after, &case.out.0, tol);
+        run_binary::<T, O>(
+            ctx,
+            op,
+            &mut rng,
+            &case.out,
+            &case.inputs[0],
+            &case.inputs[1],
+            tol,
+        );
     }
 }
 
