@@ -23,6 +23,7 @@ pub struct Block {
 
 impl Block {
     /// The block for a request of 0 bytes on `stream`: address 0, never touches the source.
+    #[inline]
     pub(crate) const fn empty(stream: StreamId) -> Block {
         Block {
             addr: 0,
@@ -127,12 +128,14 @@ impl AllocatorStats {
     // awaiting events), and a segment as reserved while held from the source.
 
     /// A segment of `size` bytes was taken from the source.
+    #[inline]
     pub(crate) fn segment_added(&mut self, size: usize) {
         self.segments.increase(1);
         self.reserved_bytes.increase(size);
     }
 
     /// A segment of `size` bytes went back to the source.
+    #[inline]
     pub(crate) fn segment_released(&mut self, size: usize) {
         self.segments.decrease(1);
         self.reserved_bytes.decrease(size);
@@ -140,6 +143,7 @@ impl AllocatorStats {
     }
 
     /// A block of `size` bytes was handed out for a request of `requested` bytes.
+    #[inline]
     pub(crate) fn block_handed_out(&mut self, size: usize, requested: usize) {
         self.num_allocs += 1;
         self.allocations.increase(1);
@@ -149,12 +153,14 @@ impl AllocatorStats {
     }
 
     /// The user gave a block of `size` bytes back (it may still await events).
+    #[inline]
     pub(crate) fn block_given_back(&mut self, size: usize) {
         self.allocations.decrease(1);
         self.allocated_bytes.decrease(size);
     }
 
     /// A given-back block of `size` bytes, once `requested`, is back in a pool (or gone).
+    #[inline]
     pub(crate) fn block_inactive(&mut self, size: usize, requested: usize) {
         self.active_bytes.decrease(size);
         self.requested_bytes.decrease(requested);

@@ -50,6 +50,7 @@ impl<E, K: Copy> StreamEvents<E, K> {
     }
 
     /// Whether no event is outstanding.
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.outstanding == 0
     }
@@ -64,36 +65,38 @@ impl<E, K: Copy> StreamEvents<E, K> {
         }
     }
 
-    /// Records an event guarding `key` on each of `streams`, in order, stopping at the first
-    /// failure (PyTorch's `insert_events`).
+    /// Records an event guarding `key` on `own` (if given), then on each of `uses`, in
+    /// order, stopping at the first failure (PyTorch's `insert_events`). Empties `uses`,
+    /// keeping its buffer for the block's next life.
+    #[inline]
     pub(crate) fn record<S>(
         &mut self,
         source: &S,
-        streams: impl IntoIterator<Item = StreamId>,
+        own: Option<StreamId>,
+        uses: &mut Vec<StreamId>,
         key: K,
     ) -> Recorded
     where
         S: MemorySource<Event = E>,
     {
-        let mut count = 0;
-        for stream in streams {
+        let mut recorded = Recorded {
+            count: 0,
+            failure: None,
+        };
+        for stream in own.into_iter().chain(uses.iter().copied()) {
             match source.record_event(stream) {
                 Ok(event) => {
                     self.push(stream, event, key);
-                    count += 1;
+                    recorded.count += 1;
                 }
                 Err(e) => {
-                    return Recorded {
-                        count,
-                        failure: Some(e),
-                    }
+                    recorded.failure = Some(e);
+                    break;
                 }
             }
         }
-        Recorded {
-            count,
-            failure: None,
-        }
+        uses.clear();
+        recorded
     }
 
     /// Moves every completed event's key to `completed` (each queue from its front, up to its
@@ -127,6 +130,7 @@ impl<E, K: Copy> StreamEvents<E, K> {
 
 /// Adds `stream` to the streams a block allocated on `own` was used on (PyTorch's
 /// `recordStream`): uses on its own stream need no event, and each stream is kept once.
+#[inline]
 pub(crate) fn add_stream_use(uses: &mut Vec<StreamId>, own: StreamId, stream: StreamId) {
     if stream != own && !uses.contains(&stream) {
         uses.push(stream);
@@ -159,6 +163,7 @@ pub(crate) trait EventGuarded<E> {
     /// (there is no telling when the block is safe to reuse otherwise), which completes
     /// every event, and reports the failure; if even that fails the block is leaked (one
     /// phantom event that never completes) rather than handed out while possibly in use.
+    #[inline]
     fn hold_until_events<S: MemorySource<Event = E>>(
         &mut self,
         source: &S,
@@ -189,6 +194,7 @@ pub(crate) trait EventGuarded<E> {
 
     /// Returns blocks whose events have all completed to their pools (PyTorch's
     /// `process_events`).
+    #[inline]
     fn process_events<S: MemorySource<Event = E>>(&mut self, source: &S) -> Result<(), AllocError> {
         if self.events_mut().is_empty() {
             return Ok(());

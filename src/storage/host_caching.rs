@@ -53,6 +53,7 @@ impl Default for SizeClasses {
 }
 
 /// Size class of a power-of-two size.
+#[inline]
 fn class(size: usize) -> usize {
     // ilog2 of a usize is below usize::BITS: the conversion is exact.
     size.ilog2() as usize
@@ -61,10 +62,12 @@ fn class(size: usize) -> usize {
 impl FreeRegions for SizeClasses {
     const OWN_STREAM_NEEDS_EVENT: bool = true;
 
+    #[inline]
     fn take(&mut self, _stream: StreamId, size: usize) -> Option<u64> {
         self.0[class(size)].pop()
     }
 
+    #[inline]
     fn put(&mut self, _stream: StreamId, size: usize, addr: u64) {
         self.0[class(size)].push(addr);
     }

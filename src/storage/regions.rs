@@ -64,6 +64,7 @@ pub(crate) struct RegionCache<E, F> {
 }
 
 /// The live, handed-out region `block` names.
+#[inline]
 fn lookup<'a>(
     live: &'a mut AddrMap<u64, Region>,
     block: &Block,
@@ -88,6 +89,7 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
 
     /// Hands out a region of `size` bytes (a request of `requested`) for `stream`: a cached
     /// one if its events are done, else one from `new_region`.
+    #[inline]
     pub(crate) fn allocate<S: MemorySource<Event = E>>(
         &mut self,
         source: &S,
@@ -146,6 +148,7 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
     /// it complete (at once if there are none). If an event cannot be recorded the source
     /// is synchronized instead and the failure reported; the region is still taken back
     /// (and leaked, never reused, if even synchronizing fails).
+    #[inline]
     pub(crate) fn free<S: MemorySource<Event = E>>(
         &mut self,
         source: &S,
@@ -155,8 +158,9 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
         region.awaiting = true;
         self.stats.block_given_back(block.size);
         let own = F::OWN_STREAM_NEEDS_EVENT.then_some(block.stream);
-        let streams = own.into_iter().chain(region.stream_uses.drain(..));
-        let recorded = self.events.record(source, streams, block.addr);
+        let recorded = self
+            .events
+            .record(source, own, &mut region.stream_uses, block.addr);
         self.hold_until_events(source, block.addr, recorded)
     }
 
@@ -257,14 +261,17 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
 impl<E, F: FreeRegions> EventGuarded<E> for RegionCache<E, F> {
     type Key = u64;
 
+    #[inline]
     fn events_mut(&mut self) -> &mut StreamEvents<E, u64> {
         &mut self.events
     }
 
+    #[inline]
     fn event_count_mut(&mut self, addr: u64) -> Option<&mut usize> {
         self.live.get_mut(&addr).map(|r| &mut r.event_count)
     }
 
+    #[inline]
     fn reuse(&mut self, addr: u64) {
         if let Some(region) = self.live.remove(&addr) {
             self.stats.block_inactive(region.size, region.requested);

@@ -252,8 +252,7 @@ impl<E> State<E> {
         let meta = self.blocks.get_mut(id);
         meta.state = Use::AwaitingEvents;
         self.stats.block_given_back(meta.size);
-        // Draining keeps the buffer for the block's next life.
-        let recorded = self.events.record(source, meta.stream_uses.drain(..), id);
+        let recorded = self.events.record(source, None, &mut meta.stream_uses, id);
         self.hold_until_events(source, id, recorded)?;
         Ok(id)
     }

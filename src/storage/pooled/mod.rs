@@ -58,10 +58,12 @@ struct Buckets(AddrMap<(StreamId, usize), Vec<u64>>);
 impl FreeRegions for Buckets {
     const OWN_STREAM_NEEDS_EVENT: bool = false;
 
+    #[inline]
     fn take(&mut self, stream: StreamId, size: usize) -> Option<u64> {
         self.0.get_mut(&(stream, size)).and_then(Vec::pop)
     }
 
+    #[inline]
     fn put(&mut self, stream: StreamId, size: usize, addr: u64) {
         self.0.entry((stream, size)).or_default().push(addr);
     }
