@@ -427,6 +427,121 @@ fn pinned_buffers_round_trip_even_when_guards_are_leaked() -> TestResult {
     gpu.check_err()
 }
 
+#[test]
+fn pinned_buffers_reuse_cached_host_blocks() -> TestResult {
+    let Some(gpu) = gpu() else { return Ok(()) };
+    let stream = gpu.new_stream()?;
+    let len: usize = 300_000; // 1.2 MB of f32: one 2 MiB block.
+    let block_bytes = (len * size_of::<f32>()).next_power_of_two();
+    let before = gpu.host_allocator_stats();
+
+    let first: Vec<f32> = random_vec(len, 51);
+    let storage = GpuStorage::from_host(&gpu, &first, &stream)?;
+    let first_ptr = {
+        let mut out = PinnedBuffer::<f32>::zeros(&gpu, len)?;
+        storage.copy_to_pinned_async(&mut out, &stream)?.wait()?;
+        assert!(out.as_slice()? == first.as_slice());
+        out.as_slice()?.as_ptr()
+    };
+    let after_first = gpu.host_allocator_stats();
+    assert_eq!(
+        (
+            after_first.segments.current,
+            after_first.reserved_bytes.current
+        ),
+        (
+            before.segments.current + 1,
+            before.reserved_bytes.current + block_bytes
+        ),
+        "the first buffer pinned one block"
+    );
+    assert_eq!(
+        after_first.allocated_bytes.current, 0,
+        "the block was given back"
+    );
+
+    // The block waits for events on the streams that used it; once they are done it is
+    // reused, with no new cuMemHostAlloc.
+    gpu.synchronize()?;
+    gpu.host_allocator().process_events()?;
+    let second: Vec<f32> = random_vec(len, 52);
+    let storage = GpuStorage::from_host(&gpu, &second, &stream)?;
+    let mut out = PinnedBuffer::<f32>::zeros(&gpu, len)?;
+    assert_eq!(
+        out.as_slice()?.as_ptr(),
+        first_ptr,
+        "the same block came back"
+    );
+    assert!(
+        out.as_slice()?.iter().all(|&x| x == 0.0),
+        "a reused block is zero-filled"
+    );
+    storage.copy_to_pinned_async(&mut out, &stream)?.wait()?;
+    assert!(out.as_slice()? == second.as_slice());
+    let reused = gpu.host_allocator_stats();
+    assert_eq!(
+        (reused.segments.current, reused.segments.peak),
+        (after_first.segments.current, after_first.segments.current),
+        "no second block was pinned"
+    );
+    assert_eq!(reused.num_allocs, before.num_allocs + 2);
+    assert_eq!(reused.allocated_bytes.current, block_bytes);
+
+    // Uploads from a reused block carry the new contents.
+    let third: Vec<f32> = random_vec(len, 53);
+    out.as_mut_slice()?.copy_from_slice(&third);
+    let mut upload = GpuStorage::<f32>::zeros(&gpu, len, &stream)?;
+    upload.copy_from_pinned_async(&out, &stream)?.wait()?;
+    assert!(upload.to_vec(&stream)? == third);
+
+    drop(out);
+    gpu.synchronize()?;
+    gpu.empty_host_cache()?;
+    let emptied = gpu.host_allocator_stats();
+    assert_eq!(
+        (emptied.segments.current, emptied.reserved_bytes.current),
+        (0, 0)
+    );
+    assert_eq!(emptied.num_segment_frees, after_first.segments.peak as u64);
+    gpu.check_err()
+}
+
+#[test]
+fn dropping_a_pinned_buffer_mid_copy_defers_its_reuse() -> TestResult {
+    let Some(gpu) = gpu() else { return Ok(()) };
+    let stream = gpu.new_stream()?;
+    let len = 1 << 23; // 32 MiB of f32
+    let data: Vec<f32> = random_vec(len, 61);
+    // Device work queued ahead of the upload, so the upload is likely still pending when
+    // the buffer is dropped and its size class is asked for again.
+    let big = GpuStorage::<f32>::zeros(&gpu, 1 << 26, &stream)?;
+    let mut scratch = GpuStorage::<f32>::zeros(&gpu, 1 << 26, &stream)?;
+    let src = PinnedBuffer::from_slice(&gpu, &data)?;
+    let mut storage = GpuStorage::<f32>::zeros(&gpu, len, &stream)?;
+    for _ in 0..8 {
+        scratch.copy_from_device_async(&big, &stream)?;
+    }
+    std::mem::forget(storage.copy_from_pinned_async(&src, &stream)?);
+    drop(src); // Does not wait: the block waits for the upload in the allocator.
+               // A block of the same class is handed out only once no copy uses it; overwrite it.
+    let mut next = PinnedBuffer::<f32>::zeros(&gpu, len)?;
+    next.as_mut_slice()?.fill(-1.0);
+    assert!(
+        storage.to_vec(&stream)? == data,
+        "the upload read the dropped buffer's contents"
+    );
+    drop(next);
+    gpu.synchronize()?;
+    gpu.host_allocator().process_events()?;
+    let stats = gpu.host_allocator_stats();
+    assert_eq!(
+        (stats.allocated_bytes.current, stats.active_bytes.current),
+        (0, 0),
+        "both blocks are back in the cache once the device is idle"
+    );
+    gpu.check_err()
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memory sources
 // ---------------------------------------------------------------------------------------------

@@ -368,13 +368,15 @@ impl<T: Element> GpuStorage<T> {
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
-        src.order_after_pending(stream)?;
+        src.prepare_copy(stream)?;
         // SAFETY: `src.host_ptr()` is `byte_len()` bytes of initialised page-locked memory and
-        // the device range our live block. `src` is not freed or written by the host until
-        // the copy is done: its drop and `as_mut_slice` wait for the event `track_copy`
-        // records right below (or the buffer is marked untracked and leaked). The block stays
-        // allocated until the copy completes (freed in order on its stream, after `stream`'s
-        // work, recorded above).
+        // the device range our live block. The host does not write `src` until the copy is
+        // done: `as_mut_slice` waits for the event `track_copy` records right below (or the
+        // buffer is marked untracked and refuses). Its memory is not reused before then
+        // either: `prepare_copy` announced `stream` to its allocator, which at the buffer's
+        // drop records an event on `stream` (after this copy) and waits for it before
+        // handing the memory out again. The device block stays allocated until the copy
+        // completes (freed in order on its stream, after `stream`'s work, recorded above).
         unsafe {
             driver::memcpy_htod_async(
                 self.block.addr,
@@ -401,12 +403,15 @@ impl<T: Element> GpuStorage<T> {
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
-        dst.order_after_pending(stream)?;
+        dst.prepare_copy(stream)?;
         // SAFETY: `dst.host_ptr_mut()` is `byte_len()` bytes of page-locked memory, which no
         // host reference reads or writes until the copy is done: `&mut dst` is borrowed by
-        // the guard, and once the borrow ends, `as_slice`, `as_mut_slice` and drop wait for
-        // the event `track_copy` records right below. The device range is our live block of
-        // initialised `T`s, so `dst` receives valid `T`s.
+        // the guard, and once the borrow ends, `as_slice` and `as_mut_slice` wait for the
+        // event `track_copy` records right below. Nor is it reused before: `prepare_copy`
+        // announced `stream` to its allocator, which at the buffer's drop records an event
+        // on `stream` (after this copy) and waits for it before handing the memory out
+        // again. The device range is our live block of initialised `T`s, so `dst` receives
+        // valid `T`s.
         unsafe {
             driver::memcpy_dtoh_async(
                 dst.host_ptr_mut(),

@@ -1,5 +1,5 @@
 //! [`Gpu`]: one CUDA device as a [`Device`](crate::device::Device), with its context, default
-//! stream, device allocator and pinned-host source.
+//! stream, device allocator and caching pinned-host allocator.
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use super::driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 use super::error_slot::ErrorSlot;
 use super::event::Event;
 use super::memory_source::DeviceMemorySource;
-use super::pinned_source::{PinnedHostOptions, PinnedHostSource};
+use super::pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 use super::stream::Stream;
 use crate::element::Element;
 use crate::error::{Error, GpuError};
@@ -119,6 +119,7 @@ struct GpuInner {
     default_stream: Stream,
     allocator: Arc<dyn DeviceAllocator>,
     pinned: Arc<PinnedHostSource>,
+    host_allocator: Arc<PinnedHostAllocator>,
     errors: Arc<ErrorSlot>,
 }
 
@@ -130,7 +131,9 @@ struct GpuInner {
 /// - its legacy default stream ([`Gpu::default_stream`]);
 /// - the device allocator every [`GpuStorage`] of this handle comes from, chosen at creation
 ///   ([`GpuOptions`], [`Gpu::with_allocator`]);
-/// - the pinned-host source that staging [`PinnedBuffer`](super::PinnedBuffer)s come from;
+/// - the pinned-host source and the caching allocator over it
+///   ([`Gpu::host_allocator`]) that staging [`PinnedBuffer`](super::PinnedBuffer)s come
+///   from;
 /// - a slot for errors raised where none can be returned (drops), read with
 ///   [`Gpu::check_err`].
 ///
@@ -180,12 +183,14 @@ impl Gpu {
         pinned: PinnedHostOptions,
     ) -> Result<Gpu, GpuError> {
         let errors = Arc::new(ErrorSlot::default());
+        let pinned = Arc::new(PinnedHostSource::from_context(Arc::clone(&ctx), pinned));
         Ok(Gpu {
             inner: Arc::new(GpuInner {
                 info: DeviceInfo::query(&ctx)?,
                 default_stream: Stream::legacy_default(&ctx, Arc::clone(&errors)),
                 allocator,
-                pinned: Arc::new(PinnedHostSource::from_context(Arc::clone(&ctx), pinned)),
+                host_allocator: Arc::new(PinnedHostAllocator::new(Arc::clone(&pinned))),
+                pinned,
                 errors,
                 ctx,
             }),
@@ -278,9 +283,29 @@ impl Gpu {
         DeviceMemorySource::from_context(Arc::clone(self.context()))
     }
 
-    /// The pinned-host source staging buffers come from.
+    /// The pinned-host source under [`host_allocator`](Gpu::host_allocator)
+    /// (`cuMemHostAlloc` per call, uncached).
     pub fn pinned_source(&self) -> &Arc<PinnedHostSource> {
         &self.inner.pinned
+    }
+
+    /// The caching pinned-host allocator staging [`PinnedBuffer`](super::PinnedBuffer)s come
+    /// from (PyTorch's `CachingHostAllocator`): power-of-two blocks, a freed block reused
+    /// once events on every stream that used it have completed.
+    pub fn host_allocator(&self) -> &Arc<PinnedHostAllocator> {
+        &self.inner.host_allocator
+    }
+
+    /// The pinned-host allocator's statistics (`segments` counts `cuMemHostAlloc` blocks
+    /// held, `num_allocs` the buffers handed out).
+    pub fn host_allocator_stats(&self) -> AllocatorStats {
+        self.inner.host_allocator.stats()
+    }
+
+    /// Returns the pinned-host allocator's cached, unused blocks to the driver (after
+    /// synchronizing the device, so blocks waiting for copies are returned too).
+    pub fn empty_host_cache(&self) -> Result<(), Error> {
+        Ok(self.inner.host_allocator.empty_cache()?)
     }
 
     /// Returns (and clears) the first error recorded where none could be returned: a drop

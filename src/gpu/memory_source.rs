@@ -20,6 +20,21 @@ pub(crate) fn source_error(failure: AllocFailure) -> SourceError {
     }
 }
 
+/// A driver failure as the source contract's error.
+pub(crate) fn other(e: GpuError) -> SourceError {
+    SourceError::Other(e.to_string())
+}
+
+/// [`MemorySource::event_completed`] for the GPU sources (`cuEventQuery`).
+pub(crate) fn event_completed(event: &Event) -> Result<bool, SourceError> {
+    event.is_complete().map_err(other)
+}
+
+/// [`MemorySource::synchronize`] for the GPU sources: every stream of the context.
+pub(crate) fn synchronize_context(ctx: &CudaContext) -> Result<(), SourceError> {
+    driver::context_synchronize(ctx).map_err(other)
+}
+
 /// Records an event on stream `id` of `ctx`, for the sources' [`MemorySource::record_event`].
 ///
 /// A stream id with no live stream gets an event never recorded, which is complete: every
@@ -30,7 +45,6 @@ pub(crate) fn record_on_stream_id(
     ctx: &Arc<CudaContext>,
     id: StreamId,
 ) -> Result<Event, SourceError> {
-    let other = |e: GpuError| SourceError::Other(e.to_string());
     let event = Event::create(ctx, false).map_err(other)?;
     if let Some(stream) = live_stream(id, ctx) {
         record_raw(&event, &stream).map_err(other)?;
@@ -90,7 +104,7 @@ impl MemorySource for DeviceMemorySource {
     unsafe fn free(&self, addr: u64, _bytes: usize) -> Result<(), SourceError> {
         // SAFETY: the trait's contract: `addr` came from `allocate` (so from `cuMemAlloc` on
         // this context's device), is not yet freed, and no queued or running work uses it.
-        unsafe { driver::mem_free(&self.ctx, addr) }.map_err(|e| SourceError::Other(e.to_string()))
+        unsafe { driver::mem_free(&self.ctx, addr) }.map_err(other)
     }
 
     fn record_event(&self, stream: StreamId) -> Result<Event, SourceError> {
@@ -98,13 +112,11 @@ impl MemorySource for DeviceMemorySource {
     }
 
     fn event_completed(&self, event: &Event) -> Result<bool, SourceError> {
-        event
-            .is_complete()
-            .map_err(|e| SourceError::Other(e.to_string()))
+        event_completed(event)
     }
 
     fn synchronize(&self) -> Result<(), SourceError> {
-        driver::context_synchronize(&self.ctx).map_err(|e| SourceError::Other(e.to_string()))
+        synchronize_context(&self.ctx)
     }
 
     fn mem_info(&self) -> Option<(usize, usize)> {

@@ -6,8 +6,9 @@
 //! - Typed wrappers above it, one concept per module: [`Gpu`] (a device and what it owns),
 //!   [`Stream`], [`Event`], the memory sources [`DeviceMemorySource`] and
 //!   [`PinnedHostSource`] that the [`crate::storage`] allocators run on, the
-//!   [`DriverPoolAllocator`], the device buffer [`GpuStorage`] with its copies, and the
-//!   staging buffer [`PinnedBuffer`], and [`compile`] (NVRTC and the kernel caches).
+//!   [`DriverPoolAllocator`], the device buffer [`GpuStorage`] with its copies, the staging
+//!   buffer [`PinnedBuffer`] (from the caching [`PinnedHostAllocator`]), and [`compile`]
+//!   (NVRTC and the kernel caches).
 //!
 //! Every entry point first checks that libcuda can be loaded, so on a machine without a
 //! driver `Gpu::new` returns [`GpuError::NoDriver`](crate::error::GpuError::NoDriver) instead
@@ -45,5 +46,5 @@ pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 pub use event::Event;
 pub use memory_source::DeviceMemorySource;
 pub use pinned_buffer::PinnedBuffer;
-pub use pinned_source::{PinnedHostOptions, PinnedHostSource};
+pub use pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 pub use stream::Stream;

@@ -1,5 +1,5 @@
 //! [`PinnedBuffer`]: page-locked host memory for staging, the only host memory copies can
-//! read and write truly asynchronously.
+//! read and write truly asynchronously, from the [`Gpu`]'s caching pinned-host allocator.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -10,11 +10,11 @@ use super::buffer::byte_len;
 use super::device::Gpu;
 use super::error_slot::ErrorSlot;
 use super::event::Event;
-use super::pinned_source::PinnedHostSource;
+use super::pinned_source::PinnedHostAllocator;
 use super::stream::Stream;
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError};
-use crate::storage::source::{MemorySource, SourceError};
+use crate::storage::allocator::{Block, DeviceAllocator};
 
 /// Copies queued on the buffer and not yet known to be finished.
 #[derive(Debug, Default)]
@@ -24,9 +24,16 @@ struct Pending {
     /// A copy was queued whose end could neither be recorded nor awaited (the context
     /// failed). The buffer can never be safely touched or freed again.
     untracked: bool,
+    /// A copy was queued on a stream of another GPU, which the allocator (of this buffer's
+    /// GPU) cannot record events on: the drop must wait for the copies itself.
+    used_by_other_gpu: bool,
 }
 
-/// Page-locked host memory for `len` elements of `T`, from a [`PinnedHostSource`].
+/// Page-locked host memory for `len` elements of `T`, from the [`Gpu`]'s caching
+/// pinned-host allocator ([`Gpu::host_allocator`], PyTorch's `CachingHostAllocator`).
+///
+/// Pinning memory takes milliseconds, so the allocator keeps freed blocks (power-of-two
+/// sizes) and hands them out again: a buffer of a size used before costs no driver call.
 ///
 /// Copies between a `PinnedBuffer` and device memory are truly asynchronous (the DMA engine
 /// reads or writes the buffer after the call returns; see
@@ -34,25 +41,35 @@ struct Pending {
 /// buffer itself keeps that sound, whatever happens to the guards those copies return:
 ///
 /// Invariants:
-/// - `ptr` points to `len * size_of::<T>()` bytes from `source.allocate`, aligned for `T`,
-///   owned by this value alone (dangling and never freed when that is 0 bytes).
+/// - `block` was handed out by `allocator` for `len * size_of::<T>()` bytes (or is the
+///   empty block, for 0 bytes) and is owned by this value alone; `ptr` is its address,
+///   aligned for `T` (dangling for 0 bytes). It goes back to `allocator` once, in `Drop`.
 /// - Every element is initialised (zero-filled or written at creation, or since).
 /// - `pending` holds an event for every copy queued on the buffer that may not have finished.
-///   Host access ([`as_slice`](Self::as_slice), [`as_mut_slice`](Self::as_mut_slice)) and
-///   the free in `Drop` wait for them first; a new copy is ordered after them on the GPU.
-///   If the end of a copy is unknown (`untracked`), host access fails and the memory is
-///   leaked rather than freed.
+///   Host access ([`as_slice`](Self::as_slice), [`as_mut_slice`](Self::as_mut_slice)) waits
+///   for them first; a new copy is ordered after them on the GPU.
+/// - Every stream of `ordinal`'s GPU a copy was queued on was announced to `allocator` with
+///   `record_stream` before the copy, so when `Drop` gives the block back the allocator
+///   records an event on each of them and reuses the block only once those (and so the
+///   copies) have completed: `Drop` does not wait. (The memory is portable, so copies may
+///   also run on another GPU's streams, whose events this allocator cannot record; then
+///   `used_by_other_gpu` is set and `Drop` waits for the pending copies first.)
+/// - If the end of a copy is unknown (`untracked`), host access fails and the memory is
+///   leaked rather than given back.
 pub struct PinnedBuffer<T: Element> {
     ptr: NonNull<T>,
     len: usize,
-    source: Arc<PinnedHostSource>,
+    block: Block,
+    allocator: Arc<PinnedHostAllocator>,
+    /// The GPU whose allocator the block came from.
+    ordinal: usize,
     pending: Mutex<Pending>,
     errors: Arc<ErrorSlot>,
     _owns: PhantomData<T>,
 }
 
 // SAFETY: a `PinnedBuffer<T>` owns its memory like a `Vec<T>` does (no other handle to it
-// exists), the source and error slot are `Send + Sync`, and `T: Element` is `Send`.
+// exists), the allocator and error slot are `Send + Sync`, and `T: Element` is `Send`.
 unsafe impl<T: Element> Send for PinnedBuffer<T> {}
 // SAFETY: through `&PinnedBuffer<T>` one can only read the elements (after waiting for
 // pending copies), queue copies that read the buffer, and touch the `pending` list behind its
@@ -60,50 +77,47 @@ unsafe impl<T: Element> Send for PinnedBuffer<T> {}
 unsafe impl<T: Element> Sync for PinnedBuffer<T> {}
 
 impl<T: Element> PinnedBuffer<T> {
-    /// A zero-filled buffer of `len` elements from `gpu`'s pinned source.
+    /// A zero-filled buffer of `len` elements from `gpu`'s pinned-host allocator.
     pub fn zeros(gpu: &Gpu, len: usize) -> Result<PinnedBuffer<T>, Error> {
         let bytes = byte_len::<T>("PinnedBuffer::zeros", len)?;
-        let source = Arc::clone(gpu.pinned_source());
+        let allocator = Arc::clone(gpu.host_allocator());
+        // Host blocks are not tied to a stream: the allocation stream (which the allocator
+        // guards with an event at the free, like every announced stream) is the default.
+        let block = allocator.allocate(bytes, gpu.default_stream().id())?;
         let ptr = if bytes == 0 {
             NonNull::dangling()
         } else {
-            let addr = source.allocate(bytes).map_err(|e| match e {
-                SourceError::OutOfMemory => AllocError::OutOfMemory {
-                    device: source.name(),
-                    requested: bytes,
-                    free: 0,
-                    total: 0,
-                    allocated: 0,
-                    reserved: 0,
-                    cached: 0,
-                },
-                SourceError::Other(message) => AllocError::Source(message),
-            })?;
-            let ptr = usize::try_from(addr)
+            let ptr = usize::try_from(block.addr)
                 .ok()
                 .map(std::ptr::with_exposed_provenance_mut::<T>)
                 .and_then(NonNull::new)
                 .filter(|p| p.as_ptr().is_aligned());
             let Some(ptr) = ptr else {
-                // SAFETY: `addr` came from `allocate(bytes)` on this source just now and
-                // nothing has used it.
-                let _ = unsafe { source.free(addr, bytes) };
+                let addr = block.addr;
+                // Unused memory the source should not have given: back to the source.
+                if let Err(e) = allocator.free_direct(block) {
+                    gpu.errors().record(e);
+                }
                 return Err(AllocError::Source(format!(
-                    "pinned source returned {addr:#x}, not a pointer aligned for {}",
+                    "pinned host allocator returned {addr:#x}, not a pointer aligned for {}",
                     T::NAME
                 ))
                 .into());
             };
-            // SAFETY: `ptr` is valid for writes of `len` elements (`bytes` bytes freshly
-            // allocated, owned by nobody else) and aligned for `T`. All-zero bytes are a
-            // valid `T` (`Element`'s safety contract).
+            // SAFETY: `ptr` is valid for writes of `len` elements: the block holds at least
+            // `bytes` bytes of host memory, handed out to us alone, and no copy uses it any
+            // more (the allocator reuses a block only after the events guarding it have
+            // completed). It is aligned for `T`. All-zero bytes are a valid `T`
+            // (`Element`'s safety contract).
             unsafe { ptr.as_ptr().write_bytes(0, len) };
             ptr
         };
         Ok(PinnedBuffer {
             ptr,
             len,
-            source,
+            block,
+            allocator,
+            ordinal: gpu.ordinal(),
             pending: Mutex::new(Pending::default()),
             errors: Arc::clone(gpu.errors()),
             _owns: PhantomData,
@@ -178,12 +192,19 @@ impl<T: Element> PinnedBuffer<T> {
         self.ptr.as_ptr().cast::<u8>()
     }
 
-    /// Makes later work on `stream` wait (on the GPU) for every copy queued on the buffer,
-    /// so copies touching one buffer never overlap.
-    pub(crate) fn order_after_pending(&self, stream: &Stream) -> Result<(), GpuError> {
-        let pending = self.pending();
+    /// Call right before queuing a copy on `stream` that touches the buffer: makes later
+    /// work on `stream` wait (on the GPU) for every copy queued on the buffer, so copies
+    /// touching one buffer never overlap, and tells the allocator the memory is used on
+    /// `stream` (see the invariants).
+    pub(crate) fn prepare_copy(&self, stream: &Stream) -> Result<(), Error> {
+        let mut pending = self.pending();
         if pending.untracked {
-            return Err(untracked_error());
+            return Err(untracked_error().into());
+        }
+        if stream.ordinal() == self.ordinal {
+            self.allocator.record_stream(&self.block, stream.id())?;
+        } else {
+            pending.used_by_other_gpu = true;
         }
         for event in &pending.events {
             stream.wait_event(event)?;
@@ -232,21 +253,30 @@ fn untracked_error() -> GpuError {
 
 impl<T: Element> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
-        let bytes = self.byte_len();
-        if bytes == 0 {
-            return;
-        }
-        if let Err(e) = self.wait() {
-            // A copy may still use the memory: leak it rather than free it under the DMA.
+        let pending = self
+            .pending
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let ready = if pending.untracked {
+            Err(untracked_error())
+        } else if pending.used_by_other_gpu {
+            // The allocator cannot record events on another GPU's streams: wait here.
+            pending.events.iter().try_for_each(|e| e.synchronize())
+        } else {
+            // No waiting: the allocator records an event on every stream a copy used the
+            // block on (announced in `prepare_copy`) and reuses it only once they complete.
+            Ok(())
+        };
+        if let Err(e) = ready {
+            // A copy may still use the memory: leak it rather than let the allocator hand
+            // it out under the DMA.
             self.errors.record(e);
             return;
         }
-        let addr = self.ptr.as_ptr().expose_provenance() as u64;
-        // SAFETY: `addr` came from `self.source.allocate(bytes)` (invariant), is freed only
-        // here, and every copy that used it has finished (just waited); no reference to the
-        // elements outlives `self`.
-        if let Err(e) = unsafe { self.source.free(addr, bytes) } {
-            self.errors.record(AllocError::Source(e.to_string()));
+        let empty = Block::empty(self.block.stream);
+        let block = std::mem::replace(&mut self.block, empty);
+        if let Err(e) = self.allocator.free(block) {
+            self.errors.record(e);
         }
     }
 }

@@ -10,9 +10,17 @@ use cudarc::driver::CudaContext;
 
 use super::driver;
 use super::event::Event;
-use super::memory_source::{record_on_stream_id, source_error};
+use super::memory_source::{
+    event_completed, other, record_on_stream_id, source_error, synchronize_context,
+};
 use crate::error::GpuError;
 use crate::storage::source::{MemorySource, SourceError, StreamId};
+use crate::storage::CachingHostAllocator;
+
+/// The caching pinned-host allocator of a [`Gpu`](super::Gpu) (PyTorch's
+/// `CachingHostAllocator` over `cuMemHostAlloc`), which [`PinnedBuffer`](super::PinnedBuffer)s
+/// come from.
+pub type PinnedHostAllocator = CachingHostAllocator<Arc<PinnedHostSource>>;
 
 /// How pinned memory is allocated.
 ///
@@ -108,8 +116,7 @@ impl MemorySource for PinnedHostSource {
             .ok_or_else(|| SourceError::Other(format!("{addr:#x} is not a host address")))?;
         // SAFETY: the trait's contract: `addr` came from `allocate` (so from `cuMemHostAlloc`),
         // is not freed yet, and no queued or running work uses it.
-        unsafe { driver::mem_free_host(&self.ctx, ptr) }
-            .map_err(|e| SourceError::Other(e.to_string()))
+        unsafe { driver::mem_free_host(&self.ctx, ptr) }.map_err(other)
     }
 
     fn record_event(&self, stream: StreamId) -> Result<Event, SourceError> {
@@ -117,13 +124,11 @@ impl MemorySource for PinnedHostSource {
     }
 
     fn event_completed(&self, event: &Event) -> Result<bool, SourceError> {
-        event
-            .is_complete()
-            .map_err(|e| SourceError::Other(e.to_string()))
+        event_completed(event)
     }
 
     fn synchronize(&self) -> Result<(), SourceError> {
-        driver::context_synchronize(&self.ctx).map_err(|e| SourceError::Other(e.to_string()))
+        synchronize_context(&self.ctx)
     }
 
     fn mem_info(&self) -> Option<(usize, usize)> {

@@ -21,6 +21,19 @@ pub struct Block {
     pub stream: StreamId,
 }
 
+impl Block {
+    /// The block for a request of 0 bytes on `stream`: address 0, never touches the source.
+    #[inline]
+    pub(crate) const fn empty(stream: StreamId) -> Block {
+        Block {
+            addr: 0,
+            size: 0,
+            requested: 0,
+            stream,
+        }
+    }
+}
+
 /// Current and peak value of a statistic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stat {
@@ -108,6 +121,49 @@ impl AllocatorStats {
         self.num_alloc_retries = 0;
         self.num_ooms = 0;
         self.num_segment_frees = 0;
+    }
+
+    // The accounting rules every allocator follows, one place each. A block counts as
+    // allocated while handed out, as active until it is back in a pool (so also while
+    // awaiting events), and a segment as reserved while held from the source.
+
+    /// A segment of `size` bytes was taken from the source.
+    #[inline]
+    pub(crate) fn segment_added(&mut self, size: usize) {
+        self.segments.increase(1);
+        self.reserved_bytes.increase(size);
+    }
+
+    /// A segment of `size` bytes went back to the source.
+    #[inline]
+    pub(crate) fn segment_released(&mut self, size: usize) {
+        self.segments.decrease(1);
+        self.reserved_bytes.decrease(size);
+        self.num_segment_frees += 1;
+    }
+
+    /// A block of `size` bytes was handed out for a request of `requested` bytes.
+    #[inline]
+    pub(crate) fn block_handed_out(&mut self, size: usize, requested: usize) {
+        self.num_allocs += 1;
+        self.allocations.increase(1);
+        self.allocated_bytes.increase(size);
+        self.active_bytes.increase(size);
+        self.requested_bytes.increase(requested);
+    }
+
+    /// The user gave a block of `size` bytes back (it may still await events).
+    #[inline]
+    pub(crate) fn block_given_back(&mut self, size: usize) {
+        self.allocations.decrease(1);
+        self.allocated_bytes.decrease(size);
+    }
+
+    /// A given-back block of `size` bytes, once `requested`, is back in a pool (or gone).
+    #[inline]
+    pub(crate) fn block_inactive(&mut self, size: usize, requested: usize) {
+        self.active_bytes.decrease(size);
+        self.requested_bytes.decrease(requested);
     }
 }
 

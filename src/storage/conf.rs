@@ -30,6 +30,22 @@ pub(crate) fn invalid(input: &str, reason: impl Into<String>) -> AllocError {
     }
 }
 
+/// The settings in environment variable `var`, read with `parse`, or the defaults if it is
+/// unset.
+pub(crate) fn from_env<T: Default>(
+    var: &str,
+    parse: impl FnOnce(&str) -> Result<T, AllocError>,
+) -> Result<T, AllocError> {
+    match std::env::var(var) {
+        Ok(text) => parse(&text),
+        Err(std::env::VarError::NotPresent) => Ok(T::default()),
+        Err(std::env::VarError::NotUnicode(raw)) => Err(invalid(
+            &raw.to_string_lossy(),
+            format!("{var} is not valid UTF-8"),
+        )),
+    }
+}
+
 fn tokenize(input: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut word = String::new();

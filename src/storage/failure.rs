@@ -1,16 +1,31 @@
-//! Building the errors allocators return when the source fails.
+//! Calling the source for memory, and building the errors allocators return when it fails.
 
 use super::allocator::AllocatorStats;
 use super::source::{MemorySource, SourceError};
 use crate::error::AllocError;
 
-/// The out-of-memory error for a request of `requested` bytes, with the source's free and
-/// total memory (0 when unknown) and the allocator's current holdings.
+/// A new region of `bytes` from `source`: `Ok(None)` if the source is out of memory (the
+/// caller may free cached memory and retry), an error for any other failure.
+pub(crate) fn try_allocate<S: MemorySource>(
+    source: &S,
+    bytes: usize,
+) -> Result<Option<u64>, AllocError> {
+    match source.allocate(bytes) {
+        Ok(addr) => Ok(Some(addr)),
+        Err(SourceError::OutOfMemory) => Ok(None),
+        Err(e) => Err(source_failure(source, e)),
+    }
+}
+
+/// The out-of-memory error for a request of `requested` bytes that failed after every
+/// recovery step, counted in `stats.num_ooms`, with the source's free and total memory (0
+/// when unknown) and the allocator's current holdings.
 pub(crate) fn out_of_memory<S: MemorySource>(
     source: &S,
     requested: usize,
-    stats: &AllocatorStats,
+    stats: &mut AllocatorStats,
 ) -> AllocError {
+    stats.num_ooms += 1;
     let (free, total) = source.mem_info().unwrap_or((0, 0));
     AllocError::OutOfMemory {
         device: source.name(),

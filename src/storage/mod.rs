@@ -77,10 +77,12 @@ pub mod snapshot;
 pub mod source;
 
 mod addr_map;
+mod bookkeeping;
 mod conf;
 mod events;
 mod failure;
 mod locking;
+mod regions;
 
 pub use allocation::Allocation;
 pub use allocator::{AllocatorStats, Block, DeviceAllocator, Stat};

@@ -4,10 +4,11 @@ use std::sync::Mutex;
 
 use super::addr_map::AddrMap;
 use super::allocator::{AllocatorStats, Block, DeviceAllocator};
-use super::failure::{out_of_memory, source_failure};
+use super::bookkeeping::stats_and_error_methods;
+use super::failure::{out_of_memory, source_failure, try_allocate};
 use super::locking::lock;
 use super::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
-use super::source::{MemorySource, SourceError, StreamId};
+use super::source::{MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// Allocates every request straight from the source and frees it straight back: no cache,
@@ -38,6 +39,16 @@ struct NaiveState {
     live: AddrMap<u64, LiveBlock>,
     stats: AllocatorStats,
     error: Option<AllocError>,
+}
+
+impl NaiveState {
+    /// Checks that `block` is one we handed out (by address and size).
+    fn lookup(&self, block: &Block) -> Result<(), AllocError> {
+        match self.live.get(&block.addr) {
+            Some(b) if b.size == block.size => Ok(()),
+            _ => Err(AllocError::UnknownBlock { addr: block.addr }),
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -93,22 +104,12 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
-            return Ok(Block {
-                addr: 0,
-                size: 0,
-                requested: 0,
-                stream,
-            });
+            return Ok(Block::empty(stream));
         }
-        let mut st = lock(&self.state);
-        let addr = match self.source.allocate(bytes) {
-            Ok(addr) => addr,
-            Err(SourceError::OutOfMemory) => {
-                st.stats.num_ooms += 1;
-                return Err(out_of_memory(&self.source, bytes, &st.stats));
-            }
-            Err(e) => return Err(source_failure(&self.source, e)),
-        };
+        let mut guard = lock(&self.state);
+        let st = &mut *guard;
+        let addr = try_allocate(&self.source, bytes)?
+            .ok_or_else(|| out_of_memory(&self.source, bytes, &mut st.stats))?;
         st.live.insert(
             addr,
             LiveBlock {
@@ -117,18 +118,8 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
                 stream,
             },
         );
-        let stats = &mut st.stats;
-        stats.num_allocs += 1;
-        stats.allocations.increase(1);
-        stats.segments.increase(1);
-        for stat in [
-            &mut stats.allocated_bytes,
-            &mut stats.reserved_bytes,
-            &mut stats.active_bytes,
-            &mut stats.requested_bytes,
-        ] {
-            stat.increase(bytes);
-        }
+        st.stats.segment_added(bytes);
+        st.stats.block_handed_out(bytes, bytes);
         Ok(Block {
             addr,
             size: bytes,
@@ -146,10 +137,7 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
             return Ok(());
         }
         let mut st = lock(&self.state);
-        match st.live.get(&block.addr) {
-            Some(b) if b.size == block.size => {}
-            _ => return Err(AllocError::UnknownBlock { addr: block.addr }),
-        }
+        st.lookup(&block)?;
         self.source
             .synchronize()
             .map_err(|e| source_failure(&self.source, e))?;
@@ -159,18 +147,9 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         unsafe { self.source.free(block.addr, block.size) }
             .map_err(|e| source_failure(&self.source, e))?;
         st.live.remove(&block.addr);
-        let stats = &mut st.stats;
-        stats.num_segment_frees += 1;
-        stats.allocations.decrease(1);
-        stats.segments.decrease(1);
-        for stat in [
-            &mut stats.allocated_bytes,
-            &mut stats.reserved_bytes,
-            &mut stats.active_bytes,
-            &mut stats.requested_bytes,
-        ] {
-            stat.decrease(block.size);
-        }
+        st.stats.block_given_back(block.size);
+        st.stats.block_inactive(block.size, block.size);
+        st.stats.segment_released(block.size);
         Ok(())
     }
 
@@ -180,29 +159,12 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         if block.size == 0 {
             return Ok(());
         }
-        match lock(&self.state).live.get(&block.addr) {
-            Some(b) if b.size == block.size => Ok(()),
-            _ => Err(AllocError::UnknownBlock { addr: block.addr }),
-        }
+        lock(&self.state).lookup(block)
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
         Ok(())
     }
 
-    fn stats(&self) -> AllocatorStats {
-        lock(&self.state).stats.clone()
-    }
-
-    fn reset_peak_stats(&self) {
-        lock(&self.state).stats.reset_peaks();
-    }
-
-    fn record_err(&self, err: AllocError) {
-        lock(&self.state).error.get_or_insert(err);
-    }
-
-    fn check_err(&self) -> Result<(), AllocError> {
-        lock(&self.state).error.take().map_or(Ok(()), Err)
-    }
+    stats_and_error_methods!();
 }

@@ -292,12 +292,7 @@ pub fn empty_cache_returns_every_segment<S: SuiteSource>(source: S) {
         a.free(block).unwrap();
     }
     assert!(a.stats().reserved_bytes.current > 0);
-    a.empty_cache().unwrap();
-    let stats = a.stats();
-    assert_eq!(
-        (stats.reserved_bytes.current, stats.segments.current),
-        (0, 0)
-    );
+    let stats = super::empty_and_assert_released(&a);
     assert_eq!(
         stats.active_bytes.current, 0,
         "events were finished by the synchronize"
@@ -391,15 +386,7 @@ pub fn zero_and_unknown_blocks<S: SuiteSource>(source: S) {
         a.record_stream(&forged_stream, S2),
         Err(AllocError::UnknownBlock { addr: x.addr })
     );
-    let x_addr = x.addr;
-    let copy = Block {
-        addr: x.addr,
-        size: x.size,
-        requested: x.requested,
-        stream: x.stream,
-    };
-    a.free(x).unwrap();
-    assert_eq!(a.free(copy), Err(AllocError::UnknownBlock { addr: x_addr }));
+    super::assert_second_free_refused(&a, x);
     assert_consistent(&a, &[]);
 }
 
@@ -441,144 +428,39 @@ macro_rules! caching_suite_tests {
         crate::common::caching_suite::caching_suite_tests!($make, skip_unless: || true);
     };
     ($make:expr, skip_unless: $available:expr) => {
-        mod caching_suite {
-            use super::*;
-            use crate::common::caching_suite as suite;
-            use typestate_tensor::storage::CachingConfig;
+        crate::common::suite_module!(caching_suite, $make, $available; [
+            requests_round_up_to_512_bytes,
+            small_requests_share_a_2mib_segment,
+            requests_up_to_10mib_share_20mib_segments,
+            large_requests_get_their_own_segment,
+            small_pool_splits_remainders_of_512_bytes,
+            large_pool_splits_only_remainders_over_1mib,
+            freeing_merges_neighbours_back_into_the_segment,
+            best_fit_takes_the_smallest_block_that_fits,
+            streams_never_share_cached_blocks,
+            record_stream_holds_the_block_until_events_complete,
+            empty_cache_returns_every_segment,
+            statistics_track_current_peak_and_counters,
+            free_direct_returns_whole_segments,
+            zero_and_unknown_blocks,
+        ]
+        #[test]
+        fn random_sequences_default_config() {
+            let config = typestate_tensor::storage::CachingConfig::default();
+            run_if($available, || suite::random_sequences($make, config, 48));
+        }
 
-            #[test]
-            fn requests_round_up_to_512_bytes() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::requests_round_up_to_512_bytes(($make)());
-            }
-            #[test]
-            fn small_requests_share_a_2mib_segment() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::small_requests_share_a_2mib_segment(($make)());
-            }
-            #[test]
-            fn requests_up_to_10mib_share_20mib_segments() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::requests_up_to_10mib_share_20mib_segments(($make)());
-            }
-            #[test]
-            fn large_requests_get_their_own_segment() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::large_requests_get_their_own_segment(($make)());
-            }
-            #[test]
-            fn small_pool_splits_remainders_of_512_bytes() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::small_pool_splits_remainders_of_512_bytes(($make)());
-            }
-            #[test]
-            fn large_pool_splits_only_remainders_over_1mib() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::large_pool_splits_only_remainders_over_1mib(($make)());
-            }
-            #[test]
-            fn freeing_merges_neighbours_back_into_the_segment() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::freeing_merges_neighbours_back_into_the_segment(($make)());
-            }
-            #[test]
-            fn best_fit_takes_the_smallest_block_that_fits() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::best_fit_takes_the_smallest_block_that_fits(($make)());
-            }
-            #[test]
-            fn streams_never_share_cached_blocks() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::streams_never_share_cached_blocks(($make)());
-            }
-            #[test]
-            fn record_stream_holds_the_block_until_events_complete() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::record_stream_holds_the_block_until_events_complete(($make)());
-            }
-            #[test]
-            fn empty_cache_returns_every_segment() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::empty_cache_returns_every_segment(($make)());
-            }
-            #[test]
-            fn statistics_track_current_peak_and_counters() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::statistics_track_current_peak_and_counters(($make)());
-            }
-            #[test]
-            fn free_direct_returns_whole_segments() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::free_direct_returns_whole_segments(($make)());
-            }
-            #[test]
-            fn zero_and_unknown_blocks() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::zero_and_unknown_blocks(($make)());
-            }
-            #[test]
-            fn random_sequences_default_config() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::random_sequences($make, CachingConfig::default(), 48);
-            }
-            #[test]
-            fn random_sequences_max_split_and_divisions() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                let config = CachingConfig::default()
+        #[test]
+        fn random_sequences_max_split_and_divisions() {
+            run_if($available, || {
+                let config = typestate_tensor::storage::CachingConfig::default()
                     .with_max_split_size_mb(24)
                     .and_then(|c| c.with_roundup_power2_divisions(4))
                     .unwrap();
                 suite::random_sequences($make, config, 32);
-            }
+            });
         }
+        );
     };
 }
 pub(crate) use caching_suite_tests;

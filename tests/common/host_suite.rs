@@ -85,19 +85,9 @@ pub fn empty_cache_and_free_direct_return_blocks<S: SuiteSource>(source: S) {
 
 pub fn zero_and_unknown_blocks<S: SuiteSource>(source: S) {
     let a = CachingHostAllocator::new(source);
-    let empty = alloc(&a, 0, S1);
-    assert_eq!((empty.addr, empty.size), (0, 0));
-    a.free(empty).unwrap();
+    super::assert_zero_bytes_give_an_empty_block(&a, S1);
     let x = alloc(&a, 100, S0);
-    let x_addr = x.addr;
-    let copy = Block {
-        addr: x.addr,
-        size: x.size,
-        requested: x.requested,
-        stream: x.stream,
-    };
-    a.free(x).unwrap();
-    assert_eq!(a.free(copy), Err(AllocError::UnknownBlock { addr: x_addr }));
+    super::assert_second_free_refused(&a, x);
     assert!(matches!(
         a.allocate(usize::MAX, S0),
         Err(AllocError::SizeOverflow {
@@ -120,51 +110,17 @@ macro_rules! host_suite_tests {
         crate::common::host_suite::host_suite_tests!($make, skip_unless: || true);
     };
     ($make:expr, skip_unless: $available:expr) => {
-        mod host_suite {
-            use super::*;
-            use crate::common::host_suite as suite;
-
-            #[test]
-            fn sizes_round_up_to_powers_of_two() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::sizes_round_up_to_powers_of_two(($make)());
-            }
-            #[test]
-            fn a_freed_block_waits_for_its_streams_then_serves_its_class() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::a_freed_block_waits_for_its_streams_then_serves_its_class(($make)());
-            }
-            #[test]
-            fn empty_cache_and_free_direct_return_blocks() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::empty_cache_and_free_direct_return_blocks(($make)());
-            }
-            #[test]
-            fn zero_and_unknown_blocks() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::zero_and_unknown_blocks(($make)());
-            }
-            #[test]
-            fn random_sequences() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::random_sequences($make, 32);
-            }
+        crate::common::suite_module!(host_suite, $make, $available; [
+            sizes_round_up_to_powers_of_two,
+            a_freed_block_waits_for_its_streams_then_serves_its_class,
+            empty_cache_and_free_direct_return_blocks,
+            zero_and_unknown_blocks,
+        ]
+        #[test]
+        fn random_sequences() {
+            run_if($available, || suite::random_sequences($make, 32));
         }
+        );
     };
 }
 pub(crate) use host_suite_tests;

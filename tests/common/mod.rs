@@ -63,8 +63,83 @@ impl SuiteSource for HostMemorySource {
     }
 }
 
+/// Runs `test` when `available()` says the memory source can be used here; otherwise
+/// prints a line saying the test is skipped (a GPU source on a machine without a GPU).
+pub fn run_if(available: impl FnOnce() -> bool, test: impl FnOnce()) {
+    if available() {
+        test();
+    } else {
+        eprintln!("skipping: memory source not available");
+    }
+}
+
+/// The test module of suite `$module` (a module of `common`) for sources from `$make`:
+/// one `#[test]` per named suite function (`fn name()` runs `suite::name(($make)())`),
+/// plus the `$extra` items, which may use `suite` and `run_if`. Every test runs through
+/// [`run_if`] with `$available`.
+macro_rules! suite_module {
+    ($module:ident, $make:expr, $available:expr; [$($name:ident),+ $(,)?] $($extra:item)*) => {
+        mod $module {
+            use super::*;
+            use crate::common::run_if;
+            use crate::common::$module as suite;
+
+            $(
+                #[test]
+                fn $name() {
+                    run_if($available, || suite::$name(($make)()));
+                }
+            )+
+
+            $($extra)*
+        }
+    };
+}
+pub(crate) use suite_module;
+
 pub const KIB: usize = 1 << 10;
 pub const MIB: usize = 1 << 20;
+
+/// `(num_alloc_retries, num_segment_frees, num_ooms)`: what out-of-memory recovery did.
+pub fn recovery_counters(stats: &AllocatorStats) -> (u64, u64, u64) {
+    (
+        stats.num_alloc_retries,
+        stats.num_segment_frees,
+        stats.num_ooms,
+    )
+}
+
+/// Empties `a`'s cache, asserts that it holds no segment any more, and returns its
+/// statistics.
+pub fn empty_and_assert_released<A: DeviceAllocator + ?Sized>(a: &A) -> AllocatorStats {
+    a.empty_cache().unwrap();
+    let stats = a.stats();
+    assert_eq!(
+        (stats.reserved_bytes.current, stats.segments.current),
+        (0, 0)
+    );
+    stats
+}
+
+/// Frees `block`, then asserts that freeing it again (through a copy) is refused.
+pub fn assert_second_free_refused<A: DeviceAllocator + ?Sized>(a: &A, block: Block) {
+    let addr = block.addr;
+    let copy = Block {
+        addr: block.addr,
+        size: block.size,
+        requested: block.requested,
+        stream: block.stream,
+    };
+    a.free(block).unwrap();
+    assert_eq!(a.free(copy), Err(AllocError::UnknownBlock { addr }));
+}
+
+/// Asserts that a 0-byte request on `stream` gets an empty block (address 0), which frees.
+pub fn assert_zero_bytes_give_an_empty_block<A: DeviceAllocator + ?Sized>(a: &A, stream: StreamId) {
+    let empty = a.allocate(0, stream).unwrap();
+    assert_eq!((empty.addr, empty.size), (0, 0));
+    a.free(empty).unwrap();
+}
 
 /// Current values of the statistics, recounted from a snapshot (peaks and counters zero).
 pub fn recount(segments: &[SegmentSnapshot]) -> AllocatorStats {
@@ -479,12 +554,7 @@ pub fn run_ops<S: SuiteSource, A: Inspect<S>>(a: A, ops: &[Op], extra: &dyn Fn(&
     for stream in 0..4 {
         a.source().suite_complete(StreamId(stream));
     }
-    a.empty_cache().unwrap();
-    let stats = a.stats();
-    assert_eq!(
-        (stats.reserved_bytes.current, stats.segments.current),
-        (0, 0)
-    );
+    let stats = empty_and_assert_released(&a);
     assert_eq!(
         (stats.active_bytes.current, stats.requested_bytes.current),
         (0, 0)

@@ -122,19 +122,9 @@ pub fn empty_cache_and_free_direct_return_regions<S: SuiteSource>(source: S) {
 
 pub fn zero_and_unknown_blocks<S: SuiteSource>(source: S) {
     let a = pooled(source, PoolRounding::MXNET_PAGE);
-    let empty = alloc(&a, 0, S1);
-    assert_eq!((empty.addr, empty.size), (0, 0));
-    a.free(empty).unwrap();
+    super::assert_zero_bytes_give_an_empty_block(&a, S1);
     let x = alloc(&a, 100, S0);
-    let x_addr = x.addr;
-    let copy = Block {
-        addr: x.addr,
-        size: x.size,
-        requested: x.requested,
-        stream: x.stream,
-    };
-    a.free(x).unwrap();
-    assert_eq!(a.free(copy), Err(AllocError::UnknownBlock { addr: x_addr }));
+    super::assert_second_free_refused(&a, x);
     let forged = Block {
         addr: 12345,
         size: 4096,
@@ -163,67 +153,19 @@ macro_rules! pooled_suite_tests {
         crate::common::pooled_suite::pooled_suite_tests!($make, skip_unless: || true);
     };
     ($make:expr, skip_unless: $available:expr) => {
-        mod pooled_suite {
-            use super::*;
-            use crate::common::pooled_suite as suite;
-
-            #[test]
-            fn only_requests_of_the_same_bucket_reuse_a_region() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::only_requests_of_the_same_bucket_reuse_a_region(($make)());
-            }
-            #[test]
-            fn power2_buckets_reuse_across_their_range() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::power2_buckets_reuse_across_their_range(($make)());
-            }
-            #[test]
-            fn streams_have_separate_buckets() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::streams_have_separate_buckets(($make)());
-            }
-            #[test]
-            fn record_stream_holds_the_region_until_events_complete() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::record_stream_holds_the_region_until_events_complete(($make)());
-            }
-            #[test]
-            fn empty_cache_and_free_direct_return_regions() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::empty_cache_and_free_direct_return_regions(($make)());
-            }
-            #[test]
-            fn zero_and_unknown_blocks() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::zero_and_unknown_blocks(($make)());
-            }
-            #[test]
-            fn random_sequences() {
-                if !($available)() {
-                    eprintln!("skipping: memory source not available");
-                    return;
-                }
-                suite::random_sequences($make, 32);
-            }
+        crate::common::suite_module!(pooled_suite, $make, $available; [
+            only_requests_of_the_same_bucket_reuse_a_region,
+            power2_buckets_reuse_across_their_range,
+            streams_have_separate_buckets,
+            record_stream_holds_the_region_until_events_complete,
+            empty_cache_and_free_direct_return_regions,
+            zero_and_unknown_blocks,
+        ]
+        #[test]
+        fn random_sequences() {
+            run_if($available, || suite::random_sequences($make, 32));
         }
+        );
     };
 }
 pub(crate) use pooled_suite_tests;

@@ -7,7 +7,7 @@ use rand::{Rng, SeedableRng};
 use typestate_tensor::error::AllocError;
 use typestate_tensor::storage::{Block, StreamId};
 
-use super::{assert_consistent, pattern, Inspect, SuiteSource, KIB};
+use super::{assert_consistent, empty_and_assert_released, pattern, Inspect, SuiteSource, KIB};
 
 /// Blocks up to this size are written and checked in full; larger ones at both ends.
 const FULL_CHECK: usize = 64 * KIB;
@@ -56,12 +56,7 @@ where
     for stream in 0..=threads {
         a.source().suite_complete(StreamId(stream));
     }
-    a.empty_cache().unwrap();
-    let stats = a.stats();
-    assert_eq!(
-        (stats.reserved_bytes.current, stats.segments.current),
-        (0, 0)
-    );
+    empty_and_assert_released(&*a);
     if let Some(live) = a.source().suite_live() {
         assert_eq!(live, (0, 0));
     }

@@ -3,7 +3,9 @@
 
 use super::sizes::{LARGE_BUFFER, ROUNDUP_INTERVALS};
 use crate::error::AllocError;
-use crate::storage::conf::{expect_word, invalid, parse_f64, parse_pairs, parse_usize, ConfValue};
+use crate::storage::conf::{
+    self, expect_word, invalid, parse_f64, parse_pairs, parse_usize, ConfValue,
+};
 
 const MIB: usize = 1 << 20;
 
@@ -71,14 +73,7 @@ impl CachingConfig {
 
     /// The settings in [`ENV_VAR`](Self::ENV_VAR), or the defaults if it is unset or empty.
     pub fn from_env() -> Result<Self, AllocError> {
-        match std::env::var(Self::ENV_VAR) {
-            Ok(text) => Self::parse(&text),
-            Err(std::env::VarError::NotPresent) => Ok(Self::default()),
-            Err(std::env::VarError::NotUnicode(raw)) => Err(invalid(
-                &raw.to_string_lossy(),
-                format!("{} is not valid UTF-8", Self::ENV_VAR),
-            )),
-        }
+        conf::from_env(Self::ENV_VAR, Self::parse)
     }
 
     /// Parses `key:value,key:value` text (see the type's documentation for the keys).

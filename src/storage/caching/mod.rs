@@ -40,8 +40,10 @@ pub use sizes::{
 
 use self::arena::BlockId;
 use self::state::{Limits, State};
-use super::allocator::{AllocatorStats, Block, DeviceAllocator};
-use super::failure::{out_of_memory, source_failure};
+use super::allocator::{Block, DeviceAllocator};
+use super::bookkeeping::stats_and_error_methods;
+use super::events::EventGuarded;
+use super::failure::out_of_memory;
 use super::locking::{get_mut, lock};
 use super::snapshot::SegmentSnapshot;
 use super::source::{MemorySource, StreamId};
@@ -159,8 +161,7 @@ impl<S: MemorySource> CachingAllocator<S> {
         if let Some(id) = st.alloc_block(source, limits, small, stream, alloc_size, true)? {
             return Ok(id);
         }
-        st.stats.num_ooms += 1;
-        Err(out_of_memory(source, requested, &st.stats))
+        Err(out_of_memory(source, requested, &mut st.stats))
     }
 }
 
@@ -171,12 +172,7 @@ impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
-            return Ok(Block {
-                addr: 0,
-                size: 0,
-                requested: 0,
-                stream,
-            });
+            return Ok(Block::empty(stream));
         }
         let size = round_size(bytes, self.limits.config.roundup_power2_divisions())?;
         let small = is_small(size);
@@ -211,10 +207,7 @@ impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
         let mut st = lock(&self.state);
         let id = st.free(&self.source, &block)?;
         let (small, key) = st.segment_key(id);
-        self.source
-            .synchronize()
-            .map_err(|e| source_failure(&self.source, e))?;
-        st.drain_events();
+        st.synchronize_and_drain(&self.source)?;
         st.release_if_whole(&self.source, small, &key)
     }
 
@@ -229,21 +222,7 @@ impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
         lock(&self.state).release_cached_blocks(&self.source)
     }
 
-    fn stats(&self) -> AllocatorStats {
-        lock(&self.state).stats.clone()
-    }
-
-    fn reset_peak_stats(&self) {
-        lock(&self.state).stats.reset_peaks();
-    }
-
-    fn record_err(&self, err: AllocError) {
-        lock(&self.state).error.get_or_insert(err);
-    }
-
-    fn check_err(&self) -> Result<(), AllocError> {
-        lock(&self.state).error.take().map_or(Ok(()), Err)
-    }
+    stats_and_error_methods!();
 }
 
 impl<S: MemorySource> Drop for CachingAllocator<S> {

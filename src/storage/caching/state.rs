@@ -9,10 +9,10 @@ use super::sizes::{MIN_BLOCK_SIZE, SMALL_SIZE};
 use crate::error::AllocError;
 use crate::storage::addr_map::AddrMap;
 use crate::storage::allocator::{AllocatorStats, Block};
-use crate::storage::events::StreamEvents;
-use crate::storage::failure::source_failure;
+use crate::storage::events::{add_stream_use, EventGuarded, StreamEvents};
+use crate::storage::failure::{source_failure, try_allocate};
 use crate::storage::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
-use crate::storage::source::{MemorySource, SourceError, StreamId};
+use crate::storage::source::{MemorySource, StreamId};
 use crate::storage::to_u64;
 
 /// Settings fixed when the allocator is built.
@@ -43,7 +43,8 @@ pub(crate) struct State<E> {
     pub(crate) allocated: AddrMap<u64, BlockId>,
     pub(crate) events: StreamEvents<E, BlockId>,
     pub(crate) stats: AllocatorStats,
-    /// Reused buffer for ids collected before acting on them (no allocation per call).
+    /// Reused buffer for segments collected before releasing them (no allocation per
+    /// call).
     scratch: Vec<BlockId>,
     /// First error recorded by `record_err`.
     pub(crate) error: Option<AllocError>,
@@ -144,12 +145,7 @@ impl<E> State<E> {
             stream: block.stream,
         };
         self.allocated.insert(handed_out.addr, id);
-        let stats = &mut self.stats;
-        stats.num_allocs += 1;
-        stats.allocations.increase(1);
-        stats.allocated_bytes.increase(handed_out.size);
-        stats.active_bytes.increase(handed_out.size);
-        stats.requested_bytes.increase(requested);
+        self.stats.block_handed_out(handed_out.size, requested);
         handed_out
     }
 
@@ -197,18 +193,14 @@ impl<E> State<E> {
                 return Ok(None);
             }
         }
-        match source.allocate(alloc_size) {
-            Ok(addr) => {
-                let id = self
-                    .blocks
-                    .insert(BlockMeta::segment(addr, alloc_size, stream, small));
-                self.stats.segments.increase(1);
-                self.stats.reserved_bytes.increase(alloc_size);
-                Ok(Some(id))
-            }
-            Err(SourceError::OutOfMemory) => Ok(None),
-            Err(e) => Err(source_failure(source, e)),
-        }
+        let Some(addr) = try_allocate(source, alloc_size)? else {
+            return Ok(None);
+        };
+        let id = self
+            .blocks
+            .insert(BlockMeta::segment(addr, alloc_size, stream, small));
+        self.stats.segment_added(alloc_size);
+        Ok(Some(id))
     }
 
     /// The allocated block `block` names, checked against its size and stream.
@@ -235,9 +227,7 @@ impl<E> State<E> {
     ) -> Result<(), AllocError> {
         let id = self.lookup(block)?;
         let meta = self.blocks.get_mut(id);
-        if stream != meta.stream && !meta.stream_uses.contains(&stream) {
-            meta.stream_uses.push(stream);
-        }
+        add_stream_use(&mut meta.stream_uses, meta.stream, stream);
         Ok(())
     }
 
@@ -261,92 +251,10 @@ impl<E> State<E> {
         }
         let meta = self.blocks.get_mut(id);
         meta.state = Use::AwaitingEvents;
-        let size = meta.size;
-        let has_uses = !meta.stream_uses.is_empty();
-        self.stats.allocations.decrease(1);
-        self.stats.allocated_bytes.decrease(size);
-        if has_uses {
-            self.insert_events(source, id)?;
-        } else {
-            self.free_block(id);
-        }
+        self.stats.block_given_back(meta.size);
+        let recorded = self.events.record(source, None, &mut meta.stream_uses, id);
+        self.hold_until_events(source, id, recorded)?;
         Ok(id)
-    }
-
-    /// Records an event on every stream block `id` was used on (PyTorch's `insert_events`).
-    fn insert_events<S: MemorySource<Event = E>>(
-        &mut self,
-        source: &S,
-        id: BlockId,
-    ) -> Result<(), AllocError> {
-        let mut uses = std::mem::take(&mut self.blocks.get_mut(id).stream_uses);
-        let mut failure = None;
-        for &stream in &uses {
-            match source.record_event(stream) {
-                Ok(event) => {
-                    self.events.push(stream, event, id);
-                    self.blocks.get_mut(id).event_count += 1;
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
-        // Keep the buffer for the block's next life.
-        uses.clear();
-        self.blocks.get_mut(id).stream_uses = uses;
-        let Some(error) = failure else {
-            return Ok(());
-        };
-        // Without an event on that stream there is no telling when the block is safe to
-        // reuse; waiting for everything is the fallback.
-        if source.synchronize().is_ok() {
-            if self.blocks.get(id).event_count == 0 {
-                self.free_block(id);
-            }
-            self.drain_events();
-            return Err(source_failure(source, error));
-        }
-        // Not even that worked: leak the block (one phantom event that never completes)
-        // rather than risk handing out memory still in use.
-        self.blocks.get_mut(id).event_count += 1;
-        Err(source_failure(source, error))
-    }
-
-    /// Returns blocks whose events have all completed to their pools (PyTorch's
-    /// `process_events`).
-    pub(crate) fn process_events<S: MemorySource<Event = E>>(
-        &mut self,
-        source: &S,
-    ) -> Result<(), AllocError> {
-        if self.events.is_empty() {
-            return Ok(());
-        }
-        let mut done = std::mem::take(&mut self.scratch);
-        let polled = self.events.poll(source, &mut done);
-        self.finish_events(&mut done);
-        self.scratch = done;
-        polled.map_err(|e| source_failure(source, e))
-    }
-
-    /// Treats every outstanding event as completed: only right after the source
-    /// synchronized.
-    pub(crate) fn drain_events(&mut self) {
-        let mut done = std::mem::take(&mut self.scratch);
-        self.events.drain(&mut done);
-        self.finish_events(&mut done);
-        self.scratch = done;
-    }
-
-    fn finish_events(&mut self, done: &mut Vec<BlockId>) {
-        for id in done.drain(..) {
-            let meta = self.blocks.get_mut(id);
-            meta.event_count -= 1;
-            if meta.event_count == 0 {
-                self.free_block(id);
-            }
-        }
     }
 
     /// Puts block `id` (freed, no events outstanding) into its pool, merged with free
@@ -366,8 +274,7 @@ impl<E> State<E> {
             &mut self.large
         };
         pool.insert(meta, id);
-        self.stats.active_bytes.decrease(size);
-        self.stats.requested_bytes.decrease(requested);
+        self.stats.block_inactive(size, requested);
     }
 
     /// Absorbs neighbour `src` into `dst` if `src` is free (PyTorch's `try_merge_blocks`).
@@ -420,9 +327,7 @@ impl<E> State<E> {
         unsafe { source.free(meta.addr, meta.size) }.map_err(|e| source_failure(source, e))?;
         let meta = self.blocks.remove(id);
         self.pool_mut(meta.small).remove(&meta);
-        self.stats.segments.decrease(1);
-        self.stats.reserved_bytes.decrease(meta.size);
-        self.stats.num_segment_frees += 1;
+        self.stats.segment_released(meta.size);
         Ok(())
     }
 
@@ -442,10 +347,7 @@ impl<E> State<E> {
         &mut self,
         source: &S,
     ) -> Result<(), AllocError> {
-        source
-            .synchronize()
-            .map_err(|e| source_failure(source, e))?;
-        self.drain_events();
+        self.synchronize_and_drain(source)?;
         let mut ids = std::mem::take(&mut self.scratch);
         ids.extend(
             self.small
@@ -636,5 +538,21 @@ impl<E> State<E> {
             .collect();
         segments.sort_by_key(|s| s.addr);
         segments
+    }
+}
+
+impl<E> EventGuarded<E> for State<E> {
+    type Key = BlockId;
+
+    fn events_mut(&mut self) -> &mut StreamEvents<E, BlockId> {
+        &mut self.events
+    }
+
+    fn event_count_mut(&mut self, id: BlockId) -> Option<&mut usize> {
+        Some(&mut self.blocks.get_mut(id).event_count)
+    }
+
+    fn reuse(&mut self, id: BlockId) {
+        self.free_block(id);
     }
 }

@@ -1,7 +1,7 @@
 //! [`PoolRounding`] and [`PooledConfig`]: MXNet's GPU memory pool settings.
 
 use crate::error::AllocError;
-use crate::storage::conf::{expect_word, invalid, parse_pairs, parse_usize};
+use crate::storage::conf::{self, expect_word, invalid, parse_pairs, parse_usize};
 use crate::storage::round_up;
 
 /// How a [`PooledAllocator`](super::PooledAllocator) rounds requests; each rounded size is
@@ -184,14 +184,7 @@ impl PooledConfig {
 
     /// The settings in [`ENV_VAR`](Self::ENV_VAR), or the defaults if it is unset.
     pub fn from_env() -> Result<Self, AllocError> {
-        match std::env::var(Self::ENV_VAR) {
-            Ok(text) => Self::parse(&text),
-            Err(std::env::VarError::NotPresent) => Ok(Self::default()),
-            Err(std::env::VarError::NotUnicode(raw)) => Err(invalid(
-                &raw.to_string_lossy(),
-                format!("{} is not valid UTF-8", Self::ENV_VAR),
-            )),
-        }
+        conf::from_env(Self::ENV_VAR, Self::parse)
     }
 
     /// Parses `key:value,key:value` text (see the type's documentation for the keys).

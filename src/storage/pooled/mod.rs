@@ -17,12 +17,14 @@ use std::sync::Mutex;
 pub use config::{PoolRounding, PooledConfig};
 
 use super::addr_map::AddrMap;
-use super::allocator::{AllocatorStats, Block, DeviceAllocator};
-use super::events::StreamEvents;
-use super::failure::{out_of_memory, source_failure};
+use super::allocator::{Block, DeviceAllocator};
+use super::bookkeeping::stats_and_error_methods;
+use super::events::EventGuarded;
+use super::failure::out_of_memory;
 use super::locking::{get_mut, lock};
-use super::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
-use super::source::{MemorySource, SourceError, StreamId};
+use super::regions::{FreeRegions, RegionCache};
+use super::snapshot::SegmentSnapshot;
+use super::source::{MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// MXNet's `GPUPooledStorageManager` / `GPUPooledRoundedStorageManager`, generic over the
@@ -40,38 +42,45 @@ use crate::error::AllocError;
 /// request retried once (counted in `num_alloc_retries`); a second refusal is an
 /// [`AllocError::OutOfMemory`] (counted in `num_ooms`).
 ///
-/// Invariants:
-/// - Every region held from the source is in exactly one place: `live` (handed out, or
-///   awaiting events) or one bucket of `pool` (cached), under its stream and rounded size.
-/// - A region awaiting events has `event_count > 0` queued events naming it.
-/// - `stats` current values equal a recount over `live` and `pool`.
+/// Invariants (besides those of the shared region cache): every cached region is in the
+/// bucket of its stream and rounded size.
 pub struct PooledAllocator<S: MemorySource> {
     source: S,
     config: PooledConfig,
-    state: Mutex<PoolState<S::Event>>,
+    state: Mutex<RegionCache<S::Event, Buckets>>,
 }
 
-struct PoolState<E> {
-    /// Cached regions by (stream, rounded size).
-    pool: AddrMap<(StreamId, usize), Vec<u64>>,
-    /// Regions handed out or awaiting events, by address.
-    live: AddrMap<u64, Region>,
-    events: StreamEvents<E, u64>,
-    stats: AllocatorStats,
-    /// Reused buffer for addresses whose events completed.
-    scratch: Vec<u64>,
-    error: Option<AllocError>,
-}
+/// Cached regions by (stream, rounded size): a region is reused only on its own stream,
+/// where queued work is ordered.
+#[derive(Default)]
+struct Buckets(AddrMap<(StreamId, usize), Vec<u64>>);
 
-struct Region {
-    size: usize,
-    requested: usize,
-    stream: StreamId,
-    /// Events still to complete; 0 while handed out.
-    event_count: usize,
-    awaiting: bool,
-    /// Other streams it was used on.
-    stream_uses: Vec<StreamId>,
+impl FreeRegions for Buckets {
+    const OWN_STREAM_NEEDS_EVENT: bool = false;
+
+    #[inline]
+    fn take(&mut self, stream: StreamId, size: usize) -> Option<u64> {
+        self.0.get_mut(&(stream, size)).and_then(Vec::pop)
+    }
+
+    #[inline]
+    fn put(&mut self, stream: StreamId, size: usize, addr: u64) {
+        self.0.entry((stream, size)).or_default().push(addr);
+    }
+
+    fn lists_mut(&mut self) -> impl Iterator<Item = (usize, &mut Vec<u64>)> {
+        self.0.iter_mut().map(|(&(_, size), list)| (size, list))
+    }
+
+    fn cached(&self) -> impl Iterator<Item = (u64, usize, StreamId)> {
+        self.0
+            .iter()
+            .flat_map(|(&(stream, size), list)| list.iter().map(move |&addr| (addr, size, stream)))
+    }
+
+    fn prune(&mut self) {
+        self.0.retain(|_, list| !list.is_empty());
+    }
 }
 
 impl<S: MemorySource> PooledAllocator<S> {
@@ -90,7 +99,7 @@ impl<S: MemorySource> PooledAllocator<S> {
         Self {
             source,
             config,
-            state: Mutex::new(PoolState::new()),
+            state: Mutex::new(RegionCache::new()),
         }
     }
 
@@ -106,39 +115,7 @@ impl<S: MemorySource> PooledAllocator<S> {
 
     /// Every region (one segment of one block each), in address order.
     pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
-        let st = lock(&self.state);
-        let single = |addr, size, requested, stream, state| SegmentSnapshot {
-            addr,
-            size,
-            stream,
-            pool: SegmentPool::Single,
-            blocks: vec![BlockSnapshot {
-                addr,
-                size,
-                requested,
-                stream,
-                state,
-            }],
-        };
-        let mut segments: Vec<SegmentSnapshot> = st
-            .live
-            .iter()
-            .map(|(&addr, r)| {
-                let state = if r.awaiting {
-                    BlockState::AwaitingEvents
-                } else {
-                    BlockState::Allocated
-                };
-                single(addr, r.size, r.requested, r.stream, state)
-            })
-            .chain(st.pool.iter().flat_map(|(&(stream, size), addrs)| {
-                addrs
-                    .iter()
-                    .map(move |&addr| single(addr, size, 0, stream, BlockState::Free))
-            }))
-            .collect();
-        segments.sort_by_key(|s| s.addr);
-        segments
+        lock(&self.state).snapshot()
     }
 
     /// Returns regions whose stream events have completed to their buckets now, rather
@@ -164,120 +141,20 @@ impl<S: MemorySource> PooledAllocator<S> {
     /// A new region of `size` bytes, with MXNet's recovery steps.
     fn new_region(
         &self,
-        st: &mut PoolState<S::Event>,
+        st: &mut RegionCache<S::Event, Buckets>,
         size: usize,
         requested: usize,
     ) -> Result<u64, AllocError> {
         if !self.fits_above_reserve(size) {
             if st.stats.cached_bytes() > 0 {
                 st.stats.num_alloc_retries += 1;
-                st.release_all(&self.source)?;
+                st.release_cached(&self.source)?;
             }
             if !self.fits_above_reserve(size) {
-                st.stats.num_ooms += 1;
-                return Err(out_of_memory(&self.source, requested, &st.stats));
+                return Err(out_of_memory(&self.source, requested, &mut st.stats));
             }
         }
-        match self.source.allocate(size) {
-            Ok(addr) => return Ok(addr),
-            Err(SourceError::OutOfMemory) => {}
-            Err(e) => return Err(source_failure(&self.source, e)),
-        }
-        st.stats.num_alloc_retries += 1;
-        st.release_all(&self.source)?;
-        match self.source.allocate(size) {
-            Ok(addr) => Ok(addr),
-            Err(SourceError::OutOfMemory) => {
-                st.stats.num_ooms += 1;
-                Err(out_of_memory(&self.source, requested, &st.stats))
-            }
-            Err(e) => Err(source_failure(&self.source, e)),
-        }
-    }
-
-    /// The live, handed-out region `block` names.
-    fn lookup<'a>(
-        st: &'a mut PoolState<S::Event>,
-        block: &Block,
-    ) -> Result<&'a mut Region, AllocError> {
-        match st.live.get_mut(&block.addr) {
-            Some(r) if !r.awaiting && r.size == block.size && r.stream == block.stream => Ok(r),
-            _ => Err(AllocError::UnknownBlock { addr: block.addr }),
-        }
-    }
-}
-
-impl<E> PoolState<E> {
-    fn new() -> Self {
-        Self {
-            pool: AddrMap::default(),
-            live: AddrMap::default(),
-            events: StreamEvents::new(),
-            stats: AllocatorStats::default(),
-            scratch: Vec::new(),
-            error: None,
-        }
-    }
-
-    /// MXNet's `ReleaseAll`: synchronize, finish all events, return every cached region.
-    fn release_all<S: MemorySource<Event = E>>(&mut self, source: &S) -> Result<(), AllocError> {
-        source
-            .synchronize()
-            .map_err(|e| source_failure(source, e))?;
-        let mut done = std::mem::take(&mut self.scratch);
-        self.events.drain(&mut done);
-        self.finish_events(&mut done);
-        self.scratch = done;
-        for (&(_, size), addrs) in self.pool.iter_mut() {
-            while let Some(&addr) = addrs.last() {
-                // SAFETY: `addr` is a cached region: the allocator got it from
-                // `source.allocate(size)` (buckets hold regions under their allocated size),
-                // no user holds it, and no event guards it. We synchronized above, so no
-                // queued work still uses it. It leaves the bucket right after, so it is
-                // freed once.
-                unsafe { source.free(addr, size) }.map_err(|e| source_failure(source, e))?;
-                addrs.pop();
-                self.stats.segments.decrease(1);
-                self.stats.reserved_bytes.decrease(size);
-                self.stats.num_segment_frees += 1;
-            }
-        }
-        self.pool.retain(|_, addrs| !addrs.is_empty());
-        Ok(())
-    }
-
-    fn process_events<S: MemorySource<Event = E>>(&mut self, source: &S) -> Result<(), AllocError> {
-        if self.events.is_empty() {
-            return Ok(());
-        }
-        let mut done = std::mem::take(&mut self.scratch);
-        let polled = self.events.poll(source, &mut done);
-        self.finish_events(&mut done);
-        self.scratch = done;
-        polled.map_err(|e| source_failure(source, e))
-    }
-
-    fn finish_events(&mut self, done: &mut Vec<u64>) {
-        for addr in done.drain(..) {
-            if let Some(region) = self.live.get_mut(&addr) {
-                region.event_count -= 1;
-                if region.event_count == 0 {
-                    self.cache_region(addr);
-                }
-            }
-        }
-    }
-
-    /// Moves live region `addr` (freed, no events outstanding) into its bucket.
-    fn cache_region(&mut self, addr: u64) {
-        if let Some(region) = self.live.remove(&addr) {
-            self.stats.active_bytes.decrease(region.size);
-            self.stats.requested_bytes.decrease(region.requested);
-            self.pool
-                .entry((region.stream, region.size))
-                .or_default()
-                .push(addr);
-        }
+        st.allocate_region(&self.source, size, requested)
     }
 }
 
@@ -288,48 +165,11 @@ impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
-            return Ok(Block {
-                addr: 0,
-                size: 0,
-                requested: 0,
-                stream,
-            });
+            return Ok(Block::empty(stream));
         }
         let size = self.config.rounding().round(bytes)?;
-        let mut st = lock(&self.state);
-        st.process_events(&self.source)?;
-        let cached = st.pool.get_mut(&(stream, size)).and_then(Vec::pop);
-        let addr = match cached {
-            Some(addr) => addr,
-            None => {
-                let addr = self.new_region(&mut st, size, bytes)?;
-                st.stats.segments.increase(1);
-                st.stats.reserved_bytes.increase(size);
-                addr
-            }
-        };
-        st.live.insert(
-            addr,
-            Region {
-                size,
-                requested: bytes,
-                stream,
-                event_count: 0,
-                awaiting: false,
-                stream_uses: Vec::new(),
-            },
-        );
-        let stats = &mut st.stats;
-        stats.num_allocs += 1;
-        stats.allocations.increase(1);
-        stats.allocated_bytes.increase(size);
-        stats.active_bytes.increase(size);
-        stats.requested_bytes.increase(bytes);
-        Ok(Block {
-            addr,
-            size,
-            requested: bytes,
-            stream,
+        lock(&self.state).allocate(&self.source, size, bytes, stream, |st| {
+            self.new_region(st, size, bytes)
         })
     }
 
@@ -341,117 +181,34 @@ impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
         if block.size == 0 {
             return Ok(());
         }
-        let mut guard = lock(&self.state);
-        let st = &mut *guard;
-        let region = Self::lookup(st, &block)?;
-        region.awaiting = true;
-        let uses = std::mem::take(&mut region.stream_uses);
-        st.stats.allocations.decrease(1);
-        st.stats.allocated_bytes.decrease(block.size);
-        if uses.is_empty() {
-            st.cache_region(block.addr);
-            return Ok(());
-        }
-        let mut recorded = 0;
-        let mut failure = None;
-        for &stream in &uses {
-            match self.source.record_event(stream) {
-                Ok(event) => {
-                    st.events.push(stream, event, block.addr);
-                    recorded += 1;
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
-        if let Some(region) = st.live.get_mut(&block.addr) {
-            region.event_count = recorded;
-        }
-        let Some(error) = failure else {
-            return Ok(());
-        };
-        if self.source.synchronize().is_ok() {
-            if recorded == 0 {
-                st.cache_region(block.addr);
-            }
-            let mut done = std::mem::take(&mut st.scratch);
-            st.events.drain(&mut done);
-            st.finish_events(&mut done);
-            st.scratch = done;
-        } else if let Some(region) = st.live.get_mut(&block.addr) {
-            // A phantom event that never completes: the region is leaked, not reused.
-            region.event_count += 1;
-        }
-        Err(source_failure(&self.source, error))
+        lock(&self.state).free(&self.source, &block)
     }
 
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
         if block.size == 0 {
             return Ok(());
         }
-        let mut st = lock(&self.state);
-        Self::lookup(&mut st, &block)?;
-        self.source
-            .synchronize()
-            .map_err(|e| source_failure(&self.source, e))?;
-        // SAFETY: `lookup` found `block` handed out under this address and size, which is
-        // how the region was allocated from the source; the user gives it up here and we
-        // synchronized, so no queued work on any stream still uses it. It leaves `live`
-        // right after, so it is freed once.
-        unsafe { self.source.free(block.addr, block.size) }
-            .map_err(|e| source_failure(&self.source, e))?;
-        if let Some(region) = st.live.remove(&block.addr) {
-            let stats = &mut st.stats;
-            stats.allocations.decrease(1);
-            stats.allocated_bytes.decrease(region.size);
-            stats.active_bytes.decrease(region.size);
-            stats.requested_bytes.decrease(region.requested);
-            stats.segments.decrease(1);
-            stats.reserved_bytes.decrease(region.size);
-            stats.num_segment_frees += 1;
-        }
-        Ok(())
+        lock(&self.state).free_direct(&self.source, &block)
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
         if block.size == 0 {
             return Ok(());
         }
-        let mut st = lock(&self.state);
-        let region = Self::lookup(&mut st, block)?;
-        if stream != region.stream && !region.stream_uses.contains(&stream) {
-            region.stream_uses.push(stream);
-        }
-        Ok(())
+        lock(&self.state).record_stream(block, stream)
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
-        lock(&self.state).release_all(&self.source)
+        lock(&self.state).release_cached(&self.source)
     }
 
-    fn stats(&self) -> AllocatorStats {
-        lock(&self.state).stats.clone()
-    }
-
-    fn reset_peak_stats(&self) {
-        lock(&self.state).stats.reset_peaks();
-    }
-
-    fn record_err(&self, err: AllocError) {
-        lock(&self.state).error.get_or_insert(err);
-    }
-
-    fn check_err(&self) -> Result<(), AllocError> {
-        lock(&self.state).error.take().map_or(Ok(()), Err)
-    }
+    stats_and_error_methods!();
 }
 
 impl<S: MemorySource> Drop for PooledAllocator<S> {
     fn drop(&mut self) {
         // Regions still handed out stay with the source (their owners hold raw addresses);
         // a failure here has nowhere to go.
-        let _ = get_mut(&mut self.state).release_all(&self.source);
+        let _ = get_mut(&mut self.state).release_cached(&self.source);
     }
 }
