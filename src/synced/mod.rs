@@ -2,15 +2,19 @@
 
 mod accel;
 mod any;
+pub mod blob;
 pub mod host;
 mod raw;
+mod shared;
 pub mod state;
 mod synced_memory;
 mod transition_error;
 
 pub use any::AnySyncedMemory;
+pub use blob::{Blob, BlobShape, BlobSide, DynBlob, Frozen, Reshaped, SideState};
 pub use host::{HostBuffer, HostSlot, OwnedHost};
 pub use raw::TransferStats;
+pub use shared::SharedMemory;
 pub use state::{
     CpuReadable, CpuWritable, GpuReadable, GpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState,
     InFlight, Settled, Synced, ToCpu, ToGpu, Uninitialized,
