@@ -173,6 +173,18 @@ pub enum LayoutError {
         /// The size required.
         expected: usize,
     },
+    /// An operand's strides have another length than the shape's rank.
+    #[error("{op}: operand {operand} has {got} strides for a shape of rank {rank}")]
+    StrideRankMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Which operand (0-based).
+        operand: usize,
+        /// The shape's rank.
+        rank: usize,
+        /// The number of strides given.
+        got: usize,
+    },
     /// Too many dims.
     #[error("{op}: rank {rank} exceeds the maximum of {max}")]
     RankTooLarge {

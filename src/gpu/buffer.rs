@@ -1,0 +1,577 @@
+//! [`GpuStorage`]: typed device memory from a [`Gpu`]'s allocator, and the copies between it,
+//! host slices, [`PinnedBuffer`]s and other device memory.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::device::Gpu;
+use super::driver;
+use super::error_slot::ErrorSlot;
+use super::event::Event;
+use super::pinned_buffer::PinnedBuffer;
+use super::stream::Stream;
+use crate::element::Element;
+use crate::error::{AllocError, Error, GpuError, LayoutError};
+use crate::storage::allocator::Block;
+use crate::storage::source::StreamId;
+
+/// Bytes for `len` elements of `T`, or an error naming the overflow.
+pub(crate) fn byte_len<T: Element>(op: &'static str, len: usize) -> Result<usize, LayoutError> {
+    len.checked_mul(size_of::<T>())
+        .ok_or_else(|| LayoutError::SizeOverflow {
+            op,
+            shape: vec![len],
+            what: "bytes",
+        })
+}
+
+fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), LayoutError> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(LayoutError::ShapeMismatch {
+            op,
+            expected: vec![expected],
+            got: vec![got],
+        })
+    }
+}
+
+/// Device memory for `len` elements of `T` on one GPU: the storage of `Tensor<T, Gpu>`.
+///
+/// Invariants:
+/// - `block` comes from `gpu.allocator()` and holds at least `len * size_of::<T>()` bytes of
+///   device memory of `gpu`'s device, used by this value alone. It goes back to the allocator
+///   exactly once, in `Drop` (errors there are recorded, see [`Gpu::check_err`]).
+/// - Every element is initialised, in stream order: zero-filled or copied at creation (or
+///   promised by the caller of [`GpuStorage::uninit`]). So reading it back gives valid `T`s.
+/// - `stream` (the home stream, the one it was allocated and initialised on, `block.stream`)
+///   is kept alive.
+/// - Every other stream work on this memory was queued on is in `other_streams`, and when it
+///   was added it was made to wait (on the GPU) for the home stream's work so far, which
+///   includes the initialisation; and it was passed to the allocator's `record_stream`, so
+///   the memory is reused only after the work queued on it before the free is done. (The
+///   copies here do this through `use_on`; kernels must call it too.)
+///
+///   Ids, not streams, are kept: if a stream in the list dies and a new one gets its id,
+///   the dead one was synchronised first (so the initialisation had finished, as it waited
+///   for it), and the allocator's record by id covers the new stream's work as well.
+///
+/// Copies come in two forms. The plain ones (`copy_from_host`, ...) queue the copy on the
+/// given stream and wait for that stream before returning. The `_async` ones return once the
+/// copy is queued; those reading or writing host memory return a [`PendingCopy`] that keeps
+/// the host memory borrowed and waits when dropped. Only [`PinnedBuffer`] memory is copied
+/// truly asynchronously; see [`GpuStorage::copy_from_host_async`] for pageable slices.
+///
+/// The first use on a stream other than the home stream waits (on the GPU) for the home
+/// stream's work queued so far, so nothing can read the memory before it is initialised.
+/// Beyond that, work on different streams is not ordered for you: order it with events
+/// ([`Stream::wait_event`], [`Stream::wait_stream`]).
+pub struct GpuStorage<T: Element> {
+    block: Block,
+    len: usize,
+    gpu: Gpu,
+    stream: Stream,
+    other_streams: Mutex<Vec<StreamId>>,
+    _element: PhantomData<T>,
+}
+
+impl<T: Element> GpuStorage<T> {
+    /// Allocates without initialising; callers establish the initialisation invariant.
+    fn allocate(op: &'static str, gpu: &Gpu, len: usize, stream: &Stream) -> Result<Self, Error> {
+        gpu.check_stream(op, stream)?;
+        let bytes = byte_len::<T>(op, len)?;
+        let block = gpu.allocator().allocate(bytes, stream.id())?;
+        let storage = GpuStorage {
+            block,
+            len,
+            gpu: gpu.clone(),
+            stream: stream.clone(),
+            other_streams: Mutex::new(Vec::new()),
+            _element: PhantomData,
+        };
+        if storage.block.size < bytes || (bytes > 0 && storage.block.addr == 0) {
+            // `storage` drops here and hands the block back.
+            return Err(AllocError::Source(format!(
+                "allocator {} returned {} bytes at {:#x} for a request of {bytes}",
+                gpu.allocator().name(),
+                storage.block.size,
+                storage.block.addr
+            ))
+            .into());
+        }
+        Ok(storage)
+    }
+
+    /// Zero-filled device memory for `len` elements, allocated on `stream` and filled in
+    /// stream order (`cuMemsetD8Async`): work queued on `stream` after this sees zeros.
+    pub fn zeros(gpu: &Gpu, len: usize, stream: &Stream) -> Result<Self, Error> {
+        let storage = Self::allocate("GpuStorage::zeros", gpu, len, stream)?;
+        if len > 0 {
+            // SAFETY: the block is live, holds at least `byte_len()` bytes and is used by
+            // nobody else (just allocated). It stays allocated until the memset completes:
+            // it is freed only on drop, to its allocator, in order on `stream` (its own).
+            unsafe {
+                driver::memset_zero_async(storage.block.addr, storage.byte_len(), stream.cuda())
+            }?;
+        }
+        // All-zero bytes are a valid `T` (`Element`'s contract): initialised.
+        Ok(storage)
+    }
+
+    /// Device memory for `len` elements allocated on `stream`, not initialised.
+    ///
+    /// # Safety
+    ///
+    /// Every element must be written (a copy into the whole storage, or a kernel that writes
+    /// every element) before any element is read, in stream order: reading uninitialised
+    /// device memory back gives arbitrary bytes, which are not a valid `bool`.
+    pub unsafe fn uninit(gpu: &Gpu, len: usize, stream: &Stream) -> Result<Self, Error> {
+        Self::allocate("GpuStorage::uninit", gpu, len, stream)
+    }
+
+    /// Device memory holding a copy of `src`, allocated and copied on `stream` (waits for it).
+    pub fn from_host(gpu: &Gpu, src: &[T], stream: &Stream) -> Result<Self, Error> {
+        let mut storage = Self::allocate("GpuStorage::from_host", gpu, src.len(), stream)?;
+        // Writes every element before anything can read them: initialised.
+        storage.copy_from_host(src, stream)?;
+        Ok(storage)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> usize {
+        // Cannot overflow: checked at allocation.
+        self.len * size_of::<T>()
+    }
+
+    /// The GPU the memory lives on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The stream the memory was allocated on.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// The device address, for kernel arguments that read the memory.
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.block.addr
+    }
+
+    /// The device address, for kernel arguments that write the memory.
+    pub(crate) fn device_ptr_mut(&mut self) -> u64 {
+        self.block.addr
+    }
+
+    /// Prepares this memory for work queued on `stream` (see the invariants): the first time
+    /// a stream other than the home stream is used, it waits for the home stream's work so
+    /// far, and the allocator is told to keep the memory until that stream's work is done
+    /// (PyTorch's `record_stream`). Call it before launching a kernel that touches the
+    /// memory on `stream`.
+    pub(crate) fn use_on(&self, op: &'static str, stream: &Stream) -> Result<(), Error> {
+        self.gpu.check_stream(op, stream)?;
+        let id = stream.id();
+        if id == self.block.stream {
+            return Ok(());
+        }
+        // Nothing panics while holding the lock; the list is valid at every step.
+        let mut others = self
+            .other_streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !others.contains(&id) {
+            stream.wait_stream(&self.stream)?;
+            self.gpu.allocator().record_stream(&self.block, id)?;
+            others.push(id);
+        }
+        Ok(())
+    }
+
+    /// Copies `src` into this memory on `stream` and waits for the copy.
+    pub fn copy_from_host(&mut self, src: &[T], stream: &Stream) -> Result<(), Error> {
+        check_len("GpuStorage::copy_from_host", self.len, src.len())?;
+        self.use_on("GpuStorage::copy_from_host", stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: `src` is `byte_len()` readable bytes, borrowed for this whole call; the
+        // device range is our live block (at least `byte_len()` bytes). The stream is
+        // awaited before returning, so the copy is done with `src` before the borrow ends
+        // (if the wait fails the context is broken and runs no more work).
+        unsafe {
+            driver::memcpy_htod_async(
+                self.device_ptr_mut(),
+                src.as_ptr().cast::<u8>(),
+                self.byte_len(),
+                stream.cuda(),
+            )
+        }?;
+        Ok(stream.synchronize()?)
+    }
+
+    /// Copies this memory into `dst` on `stream` and waits for the copy.
+    pub fn copy_to_host(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
+        check_len("GpuStorage::copy_to_host", self.len, dst.len())?;
+        self.use_on("GpuStorage::copy_to_host", stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: `dst` is `byte_len()` writable bytes, exclusively borrowed for this whole
+        // call, and the stream is awaited before returning (as in `copy_from_host`). The
+        // device range is our live block, whose elements are initialised `T`s (invariant),
+        // so the bytes written into `dst` are valid `T`s.
+        unsafe {
+            driver::memcpy_dtoh_async(
+                dst.as_mut_ptr().cast::<u8>(),
+                self.device_ptr(),
+                self.byte_len(),
+                stream.cuda(),
+            )
+        }?;
+        Ok(stream.synchronize()?)
+    }
+
+    /// The elements in a `Vec`, copied on `stream` (waits for it).
+    pub fn to_vec(&self, stream: &Stream) -> Result<Vec<T>, Error> {
+        let mut out = vec![T::ZERO; self.len];
+        self.copy_to_host(&mut out, stream)?;
+        Ok(out)
+    }
+
+    /// Copies `src` (device memory of the same GPU) into this memory on `stream` and waits.
+    pub fn copy_from_device(&mut self, src: &GpuStorage<T>, stream: &Stream) -> Result<(), Error> {
+        self.copy_from_device_async(src, stream)?;
+        Ok(stream.synchronize()?)
+    }
+
+    /// Queues a copy of `src` (device memory of the same GPU) into this memory on `stream`
+    /// and returns at once. Later work on `stream` sees the copy; other streams must wait
+    /// for it ([`Stream::wait_event`]).
+    pub fn copy_from_device_async(
+        &mut self,
+        src: &GpuStorage<T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        const OP: &str = "GpuStorage::copy_from_device";
+        check_len(OP, self.len, src.len)?;
+        if src.gpu.ordinal() != self.gpu.ordinal() {
+            return Err(GpuError::DeviceMismatch {
+                op: OP,
+                lhs: self.gpu.ordinal(),
+                rhs: src.gpu.ordinal(),
+            }
+            .into());
+        }
+        self.use_on("GpuStorage::copy_from_device_async", stream)?;
+        src.use_on("GpuStorage::copy_from_device_async", stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are live blocks of at least `byte_len()` bytes on the stream's
+        // device (same ordinal, checked). `&mut self` and `&src` are distinct values, so the
+        // blocks do not overlap. Both stay allocated until the copy completes: each is freed
+        // in order on its own stream, after `stream`'s work (recorded above).
+        unsafe {
+            driver::memcpy_dtod_async(
+                self.device_ptr_mut(),
+                src.device_ptr(),
+                self.byte_len(),
+                stream.cuda(),
+            )
+        }?;
+        Ok(())
+    }
+
+    /// Queues a copy of `src` into this memory on `stream` and returns a guard that keeps
+    /// `src` borrowed until the copy is done (it waits on [`PendingCopy::wait`] or drop).
+    ///
+    /// For ordinary (pageable) memory, CUDA copies the slice into a staging buffer before the
+    /// call returns, so the host side is free at once and only the device side is pending.
+    /// If `src` lies in page-locked memory (a [`PinnedBuffer`]'s slice, or memory someone
+    /// registered with the driver), the call waits for the copy before returning: a guard
+    /// alone cannot keep memory borrowed for a truly asynchronous copy, because it may be
+    /// leaked with `mem::forget`. For truly asynchronous uploads use
+    /// [`copy_from_pinned_async`](Self::copy_from_pinned_async).
+    pub fn copy_from_host_async<'a>(
+        &mut self,
+        src: &'a [T],
+        stream: &Stream,
+    ) -> Result<PendingCopy<'a>, Error> {
+        check_len("GpuStorage::copy_from_host_async", self.len, src.len())?;
+        self.use_on("GpuStorage::copy_from_host_async", stream)?;
+        if self.len == 0 {
+            return Ok(PendingCopy::done());
+        }
+        let host = src.as_ptr().cast::<u8>();
+        // SAFETY: `src` is `byte_len()` readable bytes and the device range our live block.
+        // `finish_pageable` returns only when the copy is done with `src` (pageable memory:
+        // the driver staged it before returning; page-locked: it waits), so the copy never
+        // reads `src` after this call, let alone after the borrow ends.
+        unsafe {
+            driver::memcpy_htod_async(self.block.addr, host, self.byte_len(), stream.cuda())
+        }?;
+        Ok(finish_pageable(stream, host, self.gpu.errors())?)
+    }
+
+    /// Queues a copy of this memory into `dst` on `stream` and returns a guard that keeps
+    /// `dst` borrowed until the copy is done. As for
+    /// [`copy_from_host_async`](Self::copy_from_host_async): CUDA finishes copies into pageable
+    /// memory before returning, and this call waits for copies into page-locked memory; use
+    /// [`copy_to_pinned_async`](Self::copy_to_pinned_async) for truly asynchronous downloads.
+    pub fn copy_to_host_async<'a>(
+        &self,
+        dst: &'a mut [T],
+        stream: &Stream,
+    ) -> Result<PendingCopy<'a>, Error> {
+        check_len("GpuStorage::copy_to_host_async", self.len, dst.len())?;
+        self.use_on("GpuStorage::copy_to_host_async", stream)?;
+        if self.len == 0 {
+            return Ok(PendingCopy::done());
+        }
+        let host = dst.as_mut_ptr().cast::<u8>();
+        // SAFETY: `dst` is `byte_len()` writable bytes, exclusively borrowed; the device range
+        // is our live block of initialised `T`s. `finish_pageable` returns only when the copy
+        // is done writing `dst` (as in `copy_from_host_async`).
+        unsafe {
+            driver::memcpy_dtoh_async(host, self.block.addr, self.byte_len(), stream.cuda())
+        }?;
+        Ok(finish_pageable(
+            stream,
+            host.cast_const(),
+            self.gpu.errors(),
+        )?)
+    }
+
+    /// Queues a copy of `src` into this memory on `stream` and returns at once: the DMA engine
+    /// reads `src` while the host goes on. The guard keeps `src` borrowed until the copy is
+    /// done; the buffer itself also tracks the copy (its host access and its free wait for
+    /// it), so leaking the guard is harmless. The copy is ordered after earlier copies on `src`.
+    pub fn copy_from_pinned_async<'a>(
+        &mut self,
+        src: &'a PinnedBuffer<T>,
+        stream: &Stream,
+    ) -> Result<PendingCopy<'a>, Error> {
+        check_len("GpuStorage::copy_from_pinned_async", self.len, src.len())?;
+        self.use_on("GpuStorage::copy_from_pinned_async", stream)?;
+        if self.len == 0 {
+            return Ok(PendingCopy::done());
+        }
+        src.order_after_pending(stream)?;
+        // SAFETY: `src.host_ptr()` is `byte_len()` bytes of initialised page-locked memory and
+        // the device range our live block. `src` is not freed or written by the host until
+        // the copy is done: its drop and `as_mut_slice` wait for the event `track_copy`
+        // records right below (or the buffer is marked untracked and leaked). The block stays
+        // allocated until the copy completes (freed in order on its stream, after `stream`'s
+        // work, recorded above).
+        unsafe {
+            driver::memcpy_htod_async(
+                self.block.addr,
+                src.host_ptr(),
+                self.byte_len(),
+                stream.cuda(),
+            )
+        }?;
+        let event = src.track_copy(stream)?;
+        Ok(PendingCopy::new(event, self.gpu.errors()))
+    }
+
+    /// Queues a copy of this memory into `dst` on `stream` and returns at once: the DMA engine
+    /// writes `dst` while the host goes on. The guard keeps `dst` borrowed until the copy is
+    /// done; `dst` also tracks the copy itself (host access and free wait for it), so leaking
+    /// the guard is harmless. The copy is ordered after earlier copies on `dst`.
+    pub fn copy_to_pinned_async<'a>(
+        &self,
+        dst: &'a mut PinnedBuffer<T>,
+        stream: &Stream,
+    ) -> Result<PendingCopy<'a>, Error> {
+        check_len("GpuStorage::copy_to_pinned_async", self.len, dst.len())?;
+        self.use_on("GpuStorage::copy_to_pinned_async", stream)?;
+        if self.len == 0 {
+            return Ok(PendingCopy::done());
+        }
+        dst.order_after_pending(stream)?;
+        // SAFETY: `dst.host_ptr_mut()` is `byte_len()` bytes of page-locked memory, which no
+        // host reference reads or writes until the copy is done: `&mut dst` is borrowed by
+        // the guard, and once the borrow ends, `as_slice`, `as_mut_slice` and drop wait for
+        // the event `track_copy` records right below. The device range is our live block of
+        // initialised `T`s, so `dst` receives valid `T`s.
+        unsafe {
+            driver::memcpy_dtoh_async(
+                dst.host_ptr_mut(),
+                self.block.addr,
+                self.byte_len(),
+                stream.cuda(),
+            )
+        }?;
+        let event = dst.track_copy(stream)?;
+        Ok(PendingCopy::new(event, self.gpu.errors()))
+    }
+}
+
+/// After a copy to or from a pageable-or-unknown host range: records the copy's end, and waits
+/// for it at once if the range is memory the driver may still be using after the call.
+fn finish_pageable<'a>(
+    stream: &Stream,
+    host: *const u8,
+    errors: &Arc<ErrorSlot>,
+) -> Result<PendingCopy<'a>, GpuError> {
+    let event = match stream.record_event() {
+        Ok(event) => event,
+        Err(e) => {
+            stream.synchronize()?;
+            return Err(e);
+        }
+    };
+    if driver::is_driver_host_memory(stream.context(), host) {
+        // Truly asynchronous: the host range must outlive the copy, which only waiting can
+        // promise (see `copy_from_host_async`).
+        event.synchronize()?;
+    }
+    Ok(PendingCopy::new(Arc::new(event), errors))
+}
+
+impl<T: Element> Drop for GpuStorage<T> {
+    fn drop(&mut self) {
+        let empty = Block {
+            addr: 0,
+            size: 0,
+            requested: 0,
+            stream: self.block.stream,
+        };
+        let block = std::mem::replace(&mut self.block, empty);
+        if let Err(e) = self.gpu.allocator().free(block) {
+            self.gpu.errors().record(e);
+        }
+    }
+}
+
+impl<T: Element> crate::device::Storage<T> for GpuStorage<T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl<T: Element> fmt::Debug for GpuStorage<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuStorage")
+            .field("dtype", &T::DTYPE)
+            .field("len", &self.len)
+            .field("ordinal", &self.gpu.ordinal())
+            .field("addr", &format_args!("{:#x}", self.block.addr))
+            .field("stream", &self.stream)
+            .finish()
+    }
+}
+
+/// A copy that may still be running, with the host memory it reads or writes borrowed for
+/// `'a`. [`wait`](Self::wait) (or drop) blocks until it is done.
+///
+/// Soundness never rests on this guard being dropped (`mem::forget` is safe): the functions
+/// that return one either finish with the host memory before returning (pageable memory) or
+/// hand the tracking to the [`PinnedBuffer`] involved.
+#[must_use = "dropping a PendingCopy waits for the copy at once; call `wait` to see errors"]
+pub struct PendingCopy<'a> {
+    event: Option<Arc<Event>>,
+    errors: Option<Arc<ErrorSlot>>,
+    _host: PhantomData<&'a mut ()>,
+}
+
+impl PendingCopy<'_> {
+    fn done() -> Self {
+        PendingCopy {
+            event: None,
+            errors: None,
+            _host: PhantomData,
+        }
+    }
+
+    fn new(event: Arc<Event>, errors: &Arc<ErrorSlot>) -> Self {
+        PendingCopy {
+            event: Some(event),
+            errors: Some(Arc::clone(errors)),
+            _host: PhantomData,
+        }
+    }
+
+    /// Whether the copy has finished (never blocks).
+    pub fn is_complete(&self) -> Result<bool, GpuError> {
+        self.event.as_ref().map_or(Ok(true), |e| e.is_complete())
+    }
+
+    /// Blocks until the copy has finished, releasing the borrow.
+    pub fn wait(mut self) -> Result<(), GpuError> {
+        match self.event.take() {
+            Some(event) => event.synchronize(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for PendingCopy<'_> {
+    fn drop(&mut self) {
+        if let Some(event) = self.event.take() {
+            if let Err(e) = event.synchronize() {
+                if let Some(errors) = &self.errors {
+                    errors.record(e);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for PendingCopy<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingCopy")
+            .field("tracked", &self.event.is_some())
+            .finish()
+    }
+}
+
+static_assertions::assert_impl_all!(GpuStorage<f32>: Send, Sync, crate::device::Storage<f32>);
+static_assertions::assert_impl_all!(GpuStorage<bool>: Send, Sync);
+static_assertions::assert_not_impl_any!(GpuStorage<f32>: Clone);
+static_assertions::assert_impl_all!(PendingCopy<'static>: Send, Sync);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_len_checks_overflow() {
+        assert_eq!(byte_len::<f64>("t", 3), Ok(24));
+        assert_eq!(byte_len::<u8>("t", usize::MAX), Ok(usize::MAX));
+        assert_eq!(
+            byte_len::<f32>("t", usize::MAX / 2),
+            Err(LayoutError::SizeOverflow {
+                op: "t",
+                shape: vec![usize::MAX / 2],
+                what: "bytes"
+            })
+        );
+    }
+
+    #[test]
+    fn length_mismatch_names_both_lengths() {
+        assert_eq!(check_len("op", 4, 4), Ok(()));
+        assert_eq!(
+            check_len("op", 4, 5),
+            Err(LayoutError::ShapeMismatch {
+                op: "op",
+                expected: vec![4],
+                got: vec![5]
+            })
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! Run-time compilation of CUDA C kernels with NVRTC, and the caches that make each kernel
+//! compile once per machine and load once per device.
+//!
+//! Layers, from the bottom:
+//! - [`nvrtc`]: the NVRTC calls. Compiles for the device's own `sm_XY` and returns a CUBIN
+//!   (loads with no driver JIT), or PTX for the newest older architecture when this NVRTC
+//!   does not know the device ([`Target::choose`]).
+//! - [`disk_cache`]: images on disk between processes, keyed by a stable 128-bit hash of
+//!   source, options, NVRTC version and target; damaged entries are recompiled.
+//! - [`KernelCache`]: process-wide, one image per [`KernelKey`] and one loaded function per
+//!   (device ordinal, [`KernelKey`]), built once even when threads race.
+//!
+//! [`measure_cold_start`] times the first-use path for benchmarks.
+
+pub mod arch;
+pub mod disk_cache;
+mod fnv;
+mod image;
+mod module_cache;
+pub mod nvrtc;
+mod once_map;
+
+use std::borrow::Cow;
+
+pub use arch::{Arch, Target};
+pub use disk_cache::{DiskCache, Origin};
+pub use fnv::Fnv128;
+pub use image::KernelImage;
+pub use module_cache::{
+    device_arch, measure_cold_start, target_for, CacheStats, ColdStart, KernelCache,
+};
+pub use nvrtc::NvrtcOptions;
+
+use crate::element::DType;
+
+/// Everything that decides a kernel's compiled code, as a cache key.
+///
+/// The caller's contract: two equal keys describe the same source text. `source_hash`
+/// guards the parts the other fields do not name: hash the generated source itself, or,
+/// to avoid generating it on every lookup, the static templates it is generated from
+/// ([`KernelKey::hash_source`] of the concatenated `kernels/*.cuh` text, computed once),
+/// as long as the other fields determine the rest of the generation.
+///
+/// The disk cache does not trust this contract: its key hashes the real source text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    /// The operation (`"add"`, `"fill"`).
+    pub op: Cow<'static, str>,
+    /// The `extern "C"` kernel function to look up in the module.
+    pub entry: Cow<'static, str>,
+    /// The element types involved, in the op's order.
+    pub dtypes: Vec<DType>,
+    /// The rank the kernel is specialised for (`NDIMS`).
+    pub rank: usize,
+    /// Index width: 32 or 64.
+    pub index_bits: u32,
+    /// Elements per vector load/store (1 for scalar kernels).
+    pub vector_width: u32,
+    /// The device's compute capability.
+    pub arch: Arch,
+    /// NVRTC options beyond the architecture and `-std=c++17`.
+    pub options: NvrtcOptions,
+    /// Stable hash of the source or of the templates it comes from.
+    pub source_hash: u128,
+}
+
+impl KernelKey {
+    /// A stable hash of source text (FNV-1a-128), for [`KernelKey::source_hash`].
+    pub fn hash_source(text: &str) -> u128 {
+        Fnv128::hash(text.as_bytes())
+    }
+}

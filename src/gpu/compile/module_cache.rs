@@ -1,0 +1,292 @@
+//! The process-wide kernel caches: compiled images by [`KernelKey`], and loaded functions
+//! by (device ordinal, [`KernelKey`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaContext, CudaFunction, DriverError};
+
+use super::arch::{Arch, Target};
+use super::disk_cache::{entry_key, DiskCache, Origin};
+use super::image::KernelImage;
+use super::nvrtc;
+use super::once_map::OnceMap;
+use super::KernelKey;
+use crate::error::GpuError;
+
+/// What a [`KernelCache`] has done since it was created.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Images built by the compile step (NVRTC, or a disk hit) for in-process misses.
+    pub images_built: u64,
+    /// NVRTC compiles run.
+    pub nvrtc_compiles: u64,
+    /// Images read from the disk cache.
+    pub disk_hits: u64,
+    /// Disk entries rejected (corrupt, truncated, stale, wrong key) and recompiled.
+    pub disk_rejects: u64,
+    /// Modules loaded into a context.
+    pub module_loads: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    images_built: AtomicU64,
+    nvrtc_compiles: AtomicU64,
+    disk_hits: AtomicU64,
+    disk_rejects: AtomicU64,
+    module_loads: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Compiled kernel images and loaded kernel functions, each built once per key.
+///
+/// Invariants:
+/// - At most one successful build per [`KernelKey`] (images) and per (ordinal, key)
+///   (functions), whatever the threads do: see `OnceMap`.
+/// - Failed builds are not cached; the next call tries again.
+/// - Entries are never evicted (one per distinct kernel the process uses). Cached functions
+///   keep their module and context alive for the life of the cache.
+#[derive(Debug)]
+pub struct KernelCache {
+    disk: DiskCache,
+    images: OnceMap<KernelKey, Arc<KernelImage>>,
+    functions: OnceMap<(usize, KernelKey), Arc<CudaFunction>>,
+    counters: Counters,
+}
+
+impl KernelCache {
+    /// An empty cache backed by `disk`.
+    pub fn new(disk: DiskCache) -> Self {
+        Self {
+            disk,
+            images: OnceMap::default(),
+            functions: OnceMap::default(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// The process-wide cache, with the disk cache the environment asks for
+    /// ([`DiskCache::from_env`], read on first use).
+    pub fn global() -> &'static KernelCache {
+        static GLOBAL: LazyLock<KernelCache> =
+            LazyLock::new(|| KernelCache::new(DiskCache::from_env()));
+        &GLOBAL
+    }
+
+    /// The disk cache behind it.
+    pub fn disk(&self) -> &DiskCache {
+        &self.disk
+    }
+
+    /// Counts of what it has done.
+    pub fn stats(&self) -> CacheStats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        CacheStats {
+            images_built: get(&c.images_built),
+            nvrtc_compiles: get(&c.nvrtc_compiles),
+            disk_hits: get(&c.disk_hits),
+            disk_rejects: get(&c.disk_rejects),
+            module_loads: get(&c.module_loads),
+        }
+    }
+
+    /// Number of image keys seen.
+    pub fn image_entries(&self) -> usize {
+        self.images.len()
+    }
+
+    /// The image for `key`, built by `build` on the first successful call for that key.
+    /// Racing callers wait for that one build. This is the in-process layer alone;
+    /// [`image`](Self::image) puts the disk cache and NVRTC behind it.
+    ///
+    /// # Errors
+    /// `build`'s error (not cached).
+    pub fn image_with(
+        &self,
+        key: &KernelKey,
+        build: impl FnOnce() -> Result<KernelImage, GpuError>,
+    ) -> Result<Arc<KernelImage>, GpuError> {
+        self.images.get_or_try_init(key, || {
+            let image = build()?;
+            bump(&self.counters.images_built);
+            Ok(Arc::new(image))
+        })
+    }
+
+    /// The image for `key`: from memory, else from the disk cache, else compiled by NVRTC
+    /// from `source()` (called only then) and written to the disk cache.
+    ///
+    /// # Errors
+    /// [`GpuError::NoNvrtc`], or [`GpuError::Compile`] with NVRTC's log.
+    pub fn image(
+        &self,
+        key: &KernelKey,
+        source: impl FnOnce() -> String,
+    ) -> Result<Arc<KernelImage>, GpuError> {
+        self.image_with(key, || {
+            let (image, origin) = build_image(&self.disk, key, &source())?;
+            match origin {
+                Origin::Disk => bump(&self.counters.disk_hits),
+                Origin::Compiled { replaced, .. } => {
+                    bump(&self.counters.nvrtc_compiles);
+                    if replaced.is_some() {
+                        bump(&self.counters.disk_rejects);
+                    }
+                }
+            }
+            Ok(image)
+        })
+    }
+
+    /// The kernel `key.entry` loaded into `ctx`: from memory, else loaded from
+    /// [`image`](Self::image) (compiling `source()` if needed).
+    ///
+    /// # Errors
+    /// As [`image`](Self::image), plus [`GpuError::Driver`] when loading the module or
+    /// finding the function fails.
+    pub fn function(
+        &self,
+        ctx: &Arc<CudaContext>,
+        key: &KernelKey,
+        source: impl FnOnce() -> String,
+    ) -> Result<Arc<CudaFunction>, GpuError> {
+        self.functions
+            .get_or_try_init(&(ctx.ordinal(), key.clone()), || {
+                let image = self.image(key, source)?;
+                let function = load_function(ctx, &image, &key.entry)?;
+                bump(&self.counters.module_loads);
+                Ok(Arc::new(function))
+            })
+    }
+}
+
+/// A driver error as a [`GpuError::Driver`] naming the call.
+pub(crate) fn driver_error(call: &'static str, err: DriverError) -> GpuError {
+    let name = err
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", err.0));
+    let text = err
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    GpuError::Driver {
+        call,
+        message: format!("{name}: {text}"),
+    }
+}
+
+/// The compute capability of `ctx`'s device.
+///
+/// # Errors
+/// [`GpuError::Driver`] if the driver cannot say.
+pub fn device_arch(ctx: &CudaContext) -> Result<Arch, GpuError> {
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(|e| driver_error("cuDeviceGetAttribute", e))?;
+    Ok(Arch::new(
+        u32::try_from(major).unwrap_or(0),
+        u32::try_from(minor).unwrap_or(0),
+    ))
+}
+
+/// What this NVRTC should produce for `arch` ([`Target::choose`] over its supported archs).
+///
+/// # Errors
+/// [`GpuError::NoNvrtc`]; [`GpuError::Compile`] when NVRTC supports no architecture the
+/// device can run.
+pub fn target_for(arch: Arch, kernel: &str) -> Result<Target, GpuError> {
+    let supported = nvrtc::supported_archs()?;
+    Target::choose(arch, &supported).ok_or_else(|| GpuError::Compile {
+        kernel: kernel.to_owned(),
+        options: Vec::new(),
+        log: format!(
+            "NVRTC supports architectures {supported:?}, none of which runs on a device of compute capability {arch}"
+        ),
+    })
+}
+
+/// Compiles `source` for `key`, through the disk cache.
+fn build_image(
+    disk: &DiskCache,
+    key: &KernelKey,
+    source: &str,
+) -> Result<(KernelImage, Origin), GpuError> {
+    let target = target_for(key.arch, &key.entry)?;
+    let options = key.options.args(target);
+    let entry = entry_key(source, &options, nvrtc::version()?, target);
+    disk.get_or_compile(entry, || {
+        nvrtc::compile(&key.entry, source, target, &key.options)
+    })
+}
+
+/// Loads `image` into `ctx` and looks up `entry`.
+fn load_function(
+    ctx: &Arc<CudaContext>,
+    image: &KernelImage,
+    entry: &str,
+) -> Result<CudaFunction, GpuError> {
+    let module = ctx
+        .load_module(image.to_cudarc()?)
+        .map_err(|e| driver_error("cuModuleLoadData", e))?;
+    if entry.contains('\0') {
+        return Err(GpuError::Driver {
+            call: "cuModuleGetFunction",
+            message: format!("kernel name {entry:?} contains a NUL byte"),
+        });
+    }
+    module
+        .load_function(entry)
+        .map_err(|e| driver_error("cuModuleGetFunction", e))
+}
+
+/// Timings of one cold start: a kernel obtained with empty in-process caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColdStart {
+    /// Whether the image came from disk or from NVRTC.
+    pub origin: Origin,
+    /// Getting the image (disk read and check, or NVRTC compile; includes hashing).
+    pub image: Duration,
+    /// Loading the module into the context and looking up the function.
+    pub load: Duration,
+}
+
+impl ColdStart {
+    /// `image + load`.
+    pub fn total(&self) -> Duration {
+        self.image + self.load
+    }
+}
+
+/// Measures a cold start of `key` (compiled from `source`) on `ctx` with `disk` as the disk
+/// cache, bypassing every in-process cache. For benchmarks: run it with
+/// [`DiskCache::disabled`] for the compile path; with a [`DiskCache::at`] folder twice (the
+/// first run fills it) for the disk path. NVRTC's one-time library loading is excluded
+/// (done before the clock starts).
+///
+/// # Errors
+/// As [`KernelCache::function`].
+pub fn measure_cold_start(
+    ctx: &Arc<CudaContext>,
+    key: &KernelKey,
+    source: &str,
+    disk: &DiskCache,
+) -> Result<ColdStart, GpuError> {
+    nvrtc::version()?;
+    target_for(key.arch, &key.entry)?;
+    let start = Instant::now();
+    let (image, origin) = build_image(disk, key, source)?;
+    let built = Instant::now();
+    load_function(ctx, &image, &key.entry)?;
+    Ok(ColdStart {
+        origin,
+        image: built - start,
+        load: built.elapsed(),
+    })
+}

@@ -1,0 +1,312 @@
+//! [`Gpu`]: one CUDA device as a [`Device`](crate::device::Device), with its context, default
+//! stream, device allocator and pinned-host source.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::CudaContext;
+
+use super::buffer::GpuStorage;
+use super::driver;
+use super::driver_pool::{DriverPoolAllocator, DriverPoolOptions};
+use super::error_slot::ErrorSlot;
+use super::event::Event;
+use super::memory_source::DeviceMemorySource;
+use super::pinned_source::{PinnedHostOptions, PinnedHostSource};
+use super::stream::Stream;
+use crate::element::Element;
+use crate::error::{Error, GpuError};
+use crate::storage::allocator::{AllocatorStats, DeviceAllocator};
+
+/// Which device allocator a [`Gpu`] hands out memory from.
+///
+/// The naive, pooled and caching allocators of [`crate::storage`] run on a
+/// [`DeviceMemorySource`]; until they are listed here, build one
+/// yourself and pass it to [`Gpu::with_allocator`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AllocatorKind {
+    /// The driver's stream-ordered pool ([`DriverPoolAllocator`]).
+    DriverPool(DriverPoolOptions),
+}
+
+impl Default for AllocatorKind {
+    fn default() -> AllocatorKind {
+        AllocatorKind::DriverPool(DriverPoolOptions::default())
+    }
+}
+
+impl AllocatorKind {
+    /// Builds the allocator on `ctx`'s device.
+    fn build(self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn DeviceAllocator>, GpuError> {
+        match self {
+            AllocatorKind::DriverPool(options) => Ok(Arc::new(DriverPoolAllocator::from_context(
+                Arc::clone(ctx),
+                options,
+            )?)),
+        }
+    }
+}
+
+/// How [`Gpu::with_options`] sets a device up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// The device allocator.
+    pub allocator: AllocatorKind,
+    /// How pinned host memory (staging buffers) is allocated.
+    pub pinned: PinnedHostOptions,
+}
+
+/// What the driver says about the device, read once at creation.
+#[derive(Clone, Debug)]
+struct DeviceInfo {
+    name: String,
+    compute_capability: (u32, u32),
+    multiprocessors: u32,
+    total_memory: usize,
+}
+
+impl DeviceInfo {
+    fn query(ctx: &CudaContext) -> Result<DeviceInfo, GpuError> {
+        let attribute = |attr| -> Result<u32, GpuError> {
+            let value = driver::device_attribute(ctx, attr)?;
+            u32::try_from(value).map_err(|_| GpuError::Driver {
+                call: "cuDeviceGetAttribute",
+                message: format!("{attr:?} is negative ({value})"),
+            })
+        };
+        Ok(DeviceInfo {
+            name: driver::device_name(ctx)?,
+            compute_capability: (
+                attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            ),
+            multiprocessors: attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            total_memory: driver::device_total_memory(ctx)?,
+        })
+    }
+}
+
+struct GpuInner {
+    ctx: Arc<CudaContext>,
+    info: DeviceInfo,
+    default_stream: Stream,
+    allocator: Arc<dyn DeviceAllocator>,
+    pinned: Arc<PinnedHostSource>,
+    errors: Arc<ErrorSlot>,
+}
+
+/// One NVIDIA GPU: the device type parameter of GPU tensors (`Tensor<T, Gpu>`).
+///
+/// A cheap-to-clone handle (one `Arc`); clones share everything below. It holds:
+/// - the device's primary context (retained for as long as any clone, stream, buffer or
+///   source of it lives);
+/// - its legacy default stream ([`Gpu::default_stream`]);
+/// - the device allocator every [`GpuStorage`] of this handle comes from, chosen at creation
+///   ([`GpuOptions`], [`Gpu::with_allocator`]);
+/// - the pinned-host source that staging [`PinnedBuffer`](super::PinnedBuffer)s come from;
+/// - a slot for errors raised where none can be returned (drops), read with
+///   [`Gpu::check_err`].
+///
+/// Several `Gpu`s may exist for one ordinal (each with its own allocator); they share the
+/// primary context, so their streams and memory work together.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<GpuInner>,
+}
+
+impl Gpu {
+    /// GPU `ordinal` with the default options.
+    ///
+    /// Errors: [`GpuError::NoDriver`] without a loadable libcuda (never a panic),
+    /// [`GpuError::NoSuchDevice`] for an ordinal past the last device.
+    pub fn new(ordinal: usize) -> Result<Gpu, GpuError> {
+        Gpu::with_options(ordinal, GpuOptions::default())
+    }
+
+    /// GPU `ordinal` set up as `options` says.
+    pub fn with_options(ordinal: usize, options: GpuOptions) -> Result<Gpu, GpuError> {
+        let ctx = driver::retain_primary_context(ordinal)?;
+        let allocator = options.allocator.build(&ctx)?;
+        Gpu::assemble(ctx, allocator, options.pinned)
+    }
+
+    /// GPU `ordinal` with a device allocator built by the caller, for instance one of the
+    /// [`crate::storage`] allocators over [`DeviceMemorySource::new(ordinal)`](DeviceMemorySource::new).
+    /// The allocator must hand out memory of this device.
+    pub fn with_allocator(
+        ordinal: usize,
+        allocator: Arc<dyn DeviceAllocator>,
+    ) -> Result<Gpu, GpuError> {
+        let ctx = driver::retain_primary_context(ordinal)?;
+        Gpu::assemble(ctx, allocator, PinnedHostOptions::default())
+    }
+
+    fn assemble(
+        ctx: Arc<CudaContext>,
+        allocator: Arc<dyn DeviceAllocator>,
+        pinned: PinnedHostOptions,
+    ) -> Result<Gpu, GpuError> {
+        let errors = Arc::new(ErrorSlot::default());
+        Ok(Gpu {
+            inner: Arc::new(GpuInner {
+                info: DeviceInfo::query(&ctx)?,
+                default_stream: Stream::legacy_default(&ctx, Arc::clone(&errors)),
+                allocator,
+                pinned: Arc::new(PinnedHostSource::from_context(Arc::clone(&ctx), pinned)),
+                errors,
+                ctx,
+            }),
+        })
+    }
+
+    /// Whether a CUDA driver is installed and sees at least one GPU. Never panics.
+    pub fn available() -> bool {
+        Gpu::device_count().is_ok_and(|n| n > 0)
+    }
+
+    /// The number of GPUs the driver sees ([`GpuError::NoDriver`] without a driver).
+    pub fn device_count() -> Result<usize, GpuError> {
+        driver::device_count()
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.inner.ctx.ordinal()
+    }
+
+    /// The device's marketing name, e.g. `"NVIDIA H100 80GB HBM3"`.
+    pub fn device_name(&self) -> &str {
+        &self.inner.info.name
+    }
+
+    /// `(major, minor)` compute capability, e.g. `(9, 0)` for Hopper.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.inner.info.compute_capability
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn multiprocessor_count(&self) -> u32 {
+        self.inner.info.multiprocessors
+    }
+
+    /// Total device memory in bytes.
+    pub fn total_memory(&self) -> usize {
+        self.inner.info.total_memory
+    }
+
+    /// `(free, total)` device memory in bytes now (`cuMemGetInfo`).
+    pub fn memory_info(&self) -> Result<(usize, usize), GpuError> {
+        driver::memory_info(&self.inner.ctx)
+    }
+
+    /// The legacy default stream (`CUstream` null, [`StreamId`](crate::storage::source::StreamId) 0).
+    pub fn default_stream(&self) -> &Stream {
+        &self.inner.default_stream
+    }
+
+    /// A new non-blocking stream.
+    pub fn new_stream(&self) -> Result<Stream, GpuError> {
+        Stream::create(self.context(), Arc::clone(&self.inner.errors))
+    }
+
+    /// A new event, not recorded yet (no timing).
+    pub fn new_event(&self) -> Result<Event, GpuError> {
+        Event::create(&self.inner.ctx, false)
+    }
+
+    /// A new timing-capable event, not recorded yet.
+    pub fn new_timing_event(&self) -> Result<Event, GpuError> {
+        Event::create(&self.inner.ctx, true)
+    }
+
+    /// Blocks until all work on every stream of the device has finished (`cuCtxSynchronize`).
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        driver::context_synchronize(&self.inner.ctx)
+    }
+
+    /// The device allocator.
+    pub fn allocator(&self) -> &Arc<dyn DeviceAllocator> {
+        &self.inner.allocator
+    }
+
+    /// The device allocator's statistics.
+    pub fn allocator_stats(&self) -> AllocatorStats {
+        self.inner.allocator.stats()
+    }
+
+    /// Returns the allocator's cached, unused memory to the driver.
+    pub fn empty_cache(&self) -> Result<(), Error> {
+        Ok(self.inner.allocator.empty_cache()?)
+    }
+
+    /// A [`DeviceMemorySource`] for this device, to build a [`crate::storage`] allocator on
+    /// (then pass it to [`Gpu::with_allocator`]).
+    pub fn device_memory_source(&self) -> DeviceMemorySource {
+        DeviceMemorySource::from_context(Arc::clone(self.context()))
+    }
+
+    /// The pinned-host source staging buffers come from.
+    pub fn pinned_source(&self) -> &Arc<PinnedHostSource> {
+        &self.inner.pinned
+    }
+
+    /// Returns (and clears) the first error recorded where none could be returned: a drop
+    /// that could not free memory or synchronise a stream.
+    pub fn check_err(&self) -> Result<(), Error> {
+        self.inner.errors.take().map_or(Ok(()), Err)
+    }
+
+    /// Zero-filled device memory for `len` elements, queued on the default stream
+    /// (shorthand for [`GpuStorage::zeros`]).
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<GpuStorage<T>, Error> {
+        GpuStorage::zeros(self, len, self.default_stream())
+    }
+
+    /// The primary context, for modules that load and launch kernels through cudarc.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
+    }
+
+    /// The slot drops record their errors in.
+    pub(crate) fn errors(&self) -> &Arc<ErrorSlot> {
+        &self.inner.errors
+    }
+
+    /// Checks that `stream` belongs to this device.
+    pub(crate) fn check_stream(&self, op: &'static str, stream: &Stream) -> Result<(), GpuError> {
+        if stream.ordinal() == self.ordinal() {
+            Ok(())
+        } else {
+            Err(GpuError::DeviceMismatch {
+                op,
+                lhs: self.ordinal(),
+                rhs: stream.ordinal(),
+            })
+        }
+    }
+}
+
+impl fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ordinal())
+            .field("name", &self.inner.info.name)
+            .field("compute_capability", &self.inner.info.compute_capability)
+            .field("allocator", &self.inner.allocator.name())
+            .finish()
+    }
+}
+
+impl crate::device::sealed::Sealed for Gpu {}
+
+impl crate::device::Device for Gpu {
+    type Storage<T: Element> = GpuStorage<T>;
+
+    fn name(&self) -> String {
+        format!("cuda:{}", self.ordinal())
+    }
+}
+
+static_assertions::assert_impl_all!(Gpu: Send, Sync, Clone, crate::device::Device);

@@ -1,0 +1,502 @@
+//! The one module that talks to the CUDA driver.
+//!
+//! Like cudarc's `result` layer, every function here is a thin wrapper over one driver call
+//! (or one cudarc `safe` call) that returns `Result<_, GpuError>` with the call's name and the
+//! driver's error name and string. Functions that are memory-unsafe by nature (freeing,
+//! copying through raw addresses) are `unsafe fn` with their contract under `# Safety`; the
+//! typed wrappers above (`buffer.rs`, the sources, the driver-pool allocator) uphold it.
+//!
+//! Context binding: CUDA keeps a "current context" per thread, and every allocation, copy and
+//! synchronisation acts on it. Allocators and buffers are used from many threads, so every
+//! function that needs a context takes one (or a stream, which knows its context) and binds it
+//! first. Binding is a `cuCtxGetCurrent` check, and a `cuCtxSetCurrent` only when it differs.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys::{self, CUresult};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+
+use crate::error::GpuError;
+
+/// Turns a cudarc [`DriverError`] into our error, naming the call that failed.
+pub(crate) fn driver_error(call: &'static str, err: DriverError) -> GpuError {
+    let name = err
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", err.0));
+    let message = match err.error_string() {
+        Ok(s) => format!("{name}: {}", s.to_string_lossy()),
+        Err(_) => name,
+    };
+    GpuError::Driver { call, message }
+}
+
+/// Adds the call's name to a cudarc result.
+trait CallName<T> {
+    fn call(self, name: &'static str) -> Result<T, GpuError>;
+}
+
+impl<T> CallName<T> for Result<T, DriverError> {
+    fn call(self, name: &'static str) -> Result<T, GpuError> {
+        self.map_err(|e| driver_error(name, e))
+    }
+}
+
+/// Why a driver allocation failed. Out-of-memory is kept apart so sources and allocators can
+/// report it as such (and free caches and retry) without parsing messages.
+#[derive(Debug)]
+pub(crate) enum AllocFailure {
+    /// `CUDA_ERROR_OUT_OF_MEMORY`.
+    OutOfMemory,
+    /// Any other failure.
+    Driver(GpuError),
+}
+
+fn alloc_failure(call: &'static str, err: DriverError) -> AllocFailure {
+    if err.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        AllocFailure::OutOfMemory
+    } else {
+        AllocFailure::Driver(driver_error(call, err))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver library, devices, contexts
+// ---------------------------------------------------------------------------------------------
+
+/// Whether libcuda can be loaded. Probed once: cudarc panics on the first driver call when the
+/// library is missing, so every path into the driver goes through [`init`] which checks this.
+pub(crate) fn driver_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    *PRESENT.get_or_init(|| {
+        // SAFETY: `is_culib_present` is unsafe only because loading a shared library runs its
+        // initialisers. It loads the NVIDIA driver library under its standard names, which is
+        // exactly what cudarc does on the first driver call anyway; libcuda's initialisers
+        // are designed to run in any process that loads it. The library is unloaded again.
+        unsafe { sys::is_culib_present() }
+    })
+}
+
+/// `cuInit`, after checking that the driver library exists. A machine with a driver but no
+/// device reports `Ok(false)`.
+pub(crate) fn init() -> Result<bool, GpuError> {
+    if !driver_present() {
+        return Err(GpuError::NoDriver);
+    }
+    match result::init() {
+        Ok(()) => Ok(true),
+        Err(DriverError(CUresult::CUDA_ERROR_NO_DEVICE)) => Ok(false),
+        Err(e) => Err(driver_error("cuInit", e)),
+    }
+}
+
+/// `cuDeviceGetCount` (0 when the driver finds no device).
+pub(crate) fn device_count() -> Result<usize, GpuError> {
+    if !init()? {
+        return Ok(0);
+    }
+    let count = result::device::get_count().call("cuDeviceGetCount")?;
+    // A negative count would be a driver bug; treat it as no device rather than wrapping.
+    Ok(usize::try_from(count).unwrap_or(0))
+}
+
+/// Retains the primary context of device `ordinal` (`cuDevicePrimaryCtxRetain`) and binds it
+/// to the calling thread.
+pub(crate) fn retain_primary_context(ordinal: usize) -> Result<Arc<CudaContext>, GpuError> {
+    let count = device_count()?;
+    if ordinal >= count {
+        return Err(GpuError::NoSuchDevice { ordinal, count });
+    }
+    CudaContext::new(ordinal).call("cuDevicePrimaryCtxRetain")
+}
+
+/// Makes `ctx` current on the calling thread.
+pub(crate) fn bind(ctx: &CudaContext) -> Result<(), GpuError> {
+    ctx.bind_to_thread().call("cuCtxSetCurrent")
+}
+
+/// `cuDeviceGetAttribute`.
+pub(crate) fn device_attribute(
+    ctx: &CudaContext,
+    attribute: sys::CUdevice_attribute,
+) -> Result<i32, GpuError> {
+    ctx.attribute(attribute).call("cuDeviceGetAttribute")
+}
+
+/// `cuDeviceGetName`.
+pub(crate) fn device_name(ctx: &CudaContext) -> Result<String, GpuError> {
+    ctx.name().call("cuDeviceGetName")
+}
+
+/// `cuDeviceTotalMem`.
+pub(crate) fn device_total_memory(ctx: &CudaContext) -> Result<usize, GpuError> {
+    ctx.total_mem().call("cuDeviceTotalMem")
+}
+
+/// `cuMemGetInfo`: `(free, total)` bytes of the context's device.
+pub(crate) fn memory_info(ctx: &CudaContext) -> Result<(usize, usize), GpuError> {
+    bind(ctx)?;
+    result::mem_get_info().call("cuMemGetInfo")
+}
+
+/// `cuCtxSynchronize`: waits for all work in the context.
+pub(crate) fn context_synchronize(ctx: &CudaContext) -> Result<(), GpuError> {
+    ctx.synchronize().call("cuCtxSynchronize")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams and events
+// ---------------------------------------------------------------------------------------------
+
+/// `cuStreamCreate(CU_STREAM_NON_BLOCKING)`: a stream that does not synchronise with the
+/// legacy default stream.
+pub(crate) fn create_stream(ctx: &Arc<CudaContext>) -> Result<Arc<CudaStream>, GpuError> {
+    ctx.new_stream().call("cuStreamCreate")
+}
+
+/// The context's legacy default stream (the null `CUstream`).
+pub(crate) fn legacy_default_stream(ctx: &Arc<CudaContext>) -> Arc<CudaStream> {
+    ctx.default_stream()
+}
+
+/// `cuStreamSynchronize`.
+pub(crate) fn stream_synchronize(stream: &CudaStream) -> Result<(), GpuError> {
+    stream.synchronize().call("cuStreamSynchronize")
+}
+
+/// `cuStreamWaitEvent`: later work on `stream` waits until `event` completes (on the GPU; the
+/// host does not block).
+pub(crate) fn stream_wait_event(stream: &CudaStream, event: &CudaEvent) -> Result<(), GpuError> {
+    stream.wait(event).call("cuStreamWaitEvent")
+}
+
+/// `cuEventCreate`, with `CU_EVENT_DISABLE_TIMING` unless `timing` (timing-capable events are
+/// slower to record and to wait on).
+pub(crate) fn create_event(ctx: &Arc<CudaContext>, timing: bool) -> Result<CudaEvent, GpuError> {
+    let flags = if timing {
+        sys::CUevent_flags::CU_EVENT_DEFAULT
+    } else {
+        sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+    };
+    ctx.new_event(Some(flags)).call("cuEventCreate")
+}
+
+/// `cuEventRecord`.
+pub(crate) fn event_record(event: &CudaEvent, stream: &CudaStream) -> Result<(), GpuError> {
+    event.record(stream).call("cuEventRecord")
+}
+
+/// `cuEventQuery`: whether all work captured by the event has completed (an event never
+/// recorded counts as completed).
+pub(crate) fn event_query(event: &CudaEvent) -> Result<bool, GpuError> {
+    bind(event.context())?;
+    event.try_is_complete().call("cuEventQuery")
+}
+
+/// `cuEventSynchronize`: blocks until the event completes.
+pub(crate) fn event_synchronize(event: &CudaEvent) -> Result<(), GpuError> {
+    event.synchronize().call("cuEventSynchronize")
+}
+
+/// `cuEventElapsedTime` (waits for both events first).
+pub(crate) fn event_elapsed_ms(start: &CudaEvent, end: &CudaEvent) -> Result<f32, GpuError> {
+    start.elapsed_ms(end).call("cuEventElapsedTime")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device and pinned host memory
+// ---------------------------------------------------------------------------------------------
+
+/// `cuMemAlloc`: `bytes` of device memory, aligned to at least 256 bytes (the driver aligns
+/// every allocation for any data type; the CUDA programming guide states 256).
+pub(crate) fn mem_alloc(ctx: &CudaContext, bytes: usize) -> Result<u64, AllocFailure> {
+    bind(ctx).map_err(AllocFailure::Driver)?;
+    // SAFETY: `malloc_sync` is unsafe because the memory it returns is uninitialised; we hand
+    // out only its address, and every reader of it upholds initialisation itself.
+    unsafe { result::malloc_sync(bytes) }.map_err(|e| alloc_failure("cuMemAlloc", e))
+}
+
+/// `cuMemFree`.
+///
+/// # Safety
+///
+/// `addr` came from [`mem_alloc`] in `ctx`'s device, has not been freed, and no queued or
+/// running work uses it any more.
+pub(crate) unsafe fn mem_free(ctx: &CudaContext, addr: u64) -> Result<(), GpuError> {
+    bind(ctx)?;
+    // SAFETY: the caller guarantees `addr` is a live `cuMemAlloc` allocation no work uses.
+    unsafe { result::memory_free(addr) }.call("cuMemFree")
+}
+
+/// `cuMemHostAlloc`: `bytes` of page-locked host memory, page aligned.
+pub(crate) fn mem_host_alloc(
+    ctx: &CudaContext,
+    bytes: usize,
+    flags: u32,
+) -> Result<NonNull<u8>, AllocFailure> {
+    bind(ctx).map_err(AllocFailure::Driver)?;
+    // SAFETY: unsafe only because the returned memory is uninitialised; callers initialise
+    // it before creating references to it.
+    let ptr = unsafe { result::malloc_host(bytes, flags) }
+        .map_err(|e| alloc_failure("cuMemHostAlloc", e))?;
+    NonNull::new(ptr.cast::<u8>()).ok_or_else(|| {
+        AllocFailure::Driver(GpuError::Driver {
+            call: "cuMemHostAlloc",
+            message: "the driver returned a null pointer".to_owned(),
+        })
+    })
+}
+
+/// `cuMemFreeHost`.
+///
+/// # Safety
+///
+/// `ptr` came from [`mem_host_alloc`], has not been freed, and no queued or running copy and
+/// no live reference uses it.
+pub(crate) unsafe fn mem_free_host(ctx: &CudaContext, ptr: NonNull<u8>) -> Result<(), GpuError> {
+    bind(ctx)?;
+    // SAFETY: the caller guarantees `ptr` is a live `cuMemHostAlloc` allocation nobody uses.
+    unsafe { result::free_host(ptr.as_ptr().cast::<c_void>()) }.call("cuMemFreeHost")
+}
+
+/// Whether `ptr` lies in memory the driver knows (page-locked, registered or managed), as
+/// opposed to ordinary pageable memory. Copies from or to such memory are truly
+/// asynchronous; copies from or to pageable memory are done with the host range when the
+/// call returns. Any doubt (a driver error other than "not a CUDA pointer") answers `true`,
+/// the conservative side.
+pub(crate) fn is_driver_host_memory(ctx: &CudaContext, ptr: *const u8) -> bool {
+    if bind(ctx).is_err() {
+        return true;
+    }
+    let mut memory_type: u32 = 0;
+    // SAFETY: `cuPointerGetAttribute(MEMORY_TYPE)` writes one `CUmemorytype` (a 32-bit enum)
+    // through `data`, which points to a live `u32`. The queried address is only looked up in
+    // the driver's tables, never dereferenced.
+    let res = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut memory_type as *mut u32).cast::<c_void>(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as u64,
+        )
+    };
+    !matches!(res, CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream-ordered memset and copies
+// ---------------------------------------------------------------------------------------------
+
+/// `cuMemsetD8Async(dst, 0, bytes)` on `stream`.
+///
+/// # Safety
+///
+/// `[dst, dst + bytes)` is live device memory that no other work writes or reads
+/// concurrently, and stays allocated until the memset completes.
+pub(crate) unsafe fn memset_zero_async(
+    dst: u64,
+    bytes: usize,
+    stream: &CudaStream,
+) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    // SAFETY: the caller guarantees the destination range; `stream` is alive (borrowed).
+    unsafe { result::memset_d8_async(dst, 0, bytes, stream.cu_stream()) }.call("cuMemsetD8Async")
+}
+
+/// `cuMemcpyHtoDAsync(dst, src, bytes)` on `stream`.
+///
+/// # Safety
+///
+/// `[src, src + bytes)` is readable host memory and `[dst, dst + bytes)` live device memory.
+/// Both stay valid, and the host range unmodified, until the copy is done with them: at
+/// return for pageable memory (the driver stages it before returning), when the copy
+/// completes on `stream` for page-locked memory.
+pub(crate) unsafe fn memcpy_htod_async(
+    dst: u64,
+    src: *const u8,
+    bytes: usize,
+    stream: &CudaStream,
+) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    // SAFETY: the caller guarantees both ranges for the copy's duration.
+    unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.cast::<c_void>(), bytes, stream.cu_stream()) }
+        .result()
+        .call("cuMemcpyHtoDAsync")
+}
+
+/// `cuMemcpyDtoHAsync(dst, src, bytes)` on `stream`.
+///
+/// # Safety
+///
+/// `[dst, dst + bytes)` is writable host memory that nothing reads or writes until the copy
+/// is done with it (at return for pageable memory, when the copy completes on `stream` for
+/// page-locked memory), and any bytes the device holds there are a valid value for the
+/// host's type. `[src, src + bytes)` is live device memory.
+pub(crate) unsafe fn memcpy_dtoh_async(
+    dst: *mut u8,
+    src: u64,
+    bytes: usize,
+    stream: &CudaStream,
+) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    // SAFETY: the caller guarantees both ranges for the copy's duration.
+    unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast::<c_void>(), src, bytes, stream.cu_stream()) }
+        .result()
+        .call("cuMemcpyDtoHAsync")
+}
+
+/// `cuMemcpyDtoDAsync(dst, src, bytes)` on `stream`.
+///
+/// # Safety
+///
+/// Both ranges are live device memory of the stream's device and stay allocated until the
+/// copy completes.
+pub(crate) unsafe fn memcpy_dtod_async(
+    dst: u64,
+    src: u64,
+    bytes: usize,
+    stream: &CudaStream,
+) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    // SAFETY: the caller guarantees both ranges for the copy's duration.
+    unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
+        .call("cuMemcpyDtoDAsync")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream-ordered memory pools
+// ---------------------------------------------------------------------------------------------
+
+/// A device's default memory pool (`cuDeviceGetDefaultMemPool`). Only [`default_mem_pool`]
+/// makes one, so the handle is always valid: the default pool lives as long as the device's
+/// context, which the holder keeps retained. Pool calls take that context and bind it, like
+/// every other call here.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MemPool(sys::CUmemoryPool);
+
+// SAFETY: a `CUmemoryPool` is an opaque handle the driver owns; the driver's pool API is
+// thread safe, and the handle is never dereferenced on the host.
+unsafe impl Send for MemPool {}
+// SAFETY: as for `Send`: all access goes through thread-safe driver calls.
+unsafe impl Sync for MemPool {}
+
+/// Whether the device supports stream-ordered allocation (`cuMemAllocAsync`).
+pub(crate) fn supports_mem_pools(ctx: &CudaContext) -> Result<bool, GpuError> {
+    let supported = device_attribute(
+        ctx,
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+    )?;
+    Ok(supported > 0)
+}
+
+/// `cuDeviceGetDefaultMemPool`.
+pub(crate) fn default_mem_pool(ctx: &CudaContext) -> Result<MemPool, GpuError> {
+    bind(ctx)?;
+    // SAFETY: `cu_device` is the device the live context `ctx` was created for.
+    let pool = unsafe { result::device::get_default_mem_pool(ctx.cu_device()) }
+        .call("cuDeviceGetDefaultMemPool")?;
+    Ok(MemPool(pool))
+}
+
+/// A 64-bit pool attribute (release threshold, reserved memory and its peak, peak of used
+/// memory).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PoolAttribute {
+    ReleaseThreshold,
+    ReservedCurrent,
+    ReservedHigh,
+    UsedHigh,
+}
+
+impl PoolAttribute {
+    fn raw(self) -> sys::CUmemPool_attribute {
+        use sys::CUmemPool_attribute as A;
+        match self {
+            PoolAttribute::ReleaseThreshold => A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            PoolAttribute::ReservedCurrent => A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+            PoolAttribute::ReservedHigh => A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            PoolAttribute::UsedHigh => A::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+        }
+    }
+}
+
+/// `cuMemPoolGetAttribute` for a 64-bit attribute.
+pub(crate) fn pool_get(
+    ctx: &CudaContext,
+    pool: MemPool,
+    attribute: PoolAttribute,
+) -> Result<u64, GpuError> {
+    bind(ctx)?;
+    let mut value: u64 = 0;
+    // SAFETY: `pool` is a valid pool (see `MemPool`), and every `PoolAttribute` is a
+    // `cuuint64_t` attribute, so the driver writes exactly one `u64` through `value`.
+    unsafe {
+        result::mem_pool::get_attribute(
+            pool.0,
+            attribute.raw(),
+            (&mut value as *mut u64).cast::<c_void>(),
+        )
+    }
+    .call("cuMemPoolGetAttribute")?;
+    Ok(value)
+}
+
+/// `cuMemPoolSetAttribute` for a 64-bit attribute. The driver allows setting the release
+/// threshold to any value and the two high-water marks to 0 only (a reset).
+pub(crate) fn pool_set(
+    ctx: &CudaContext,
+    pool: MemPool,
+    attribute: PoolAttribute,
+    value: u64,
+) -> Result<(), GpuError> {
+    bind(ctx)?;
+    let mut value = value;
+    // SAFETY: `pool` is valid, and every `PoolAttribute` is a `cuuint64_t` attribute, so the
+    // driver reads exactly one `u64` through the pointer.
+    unsafe {
+        result::mem_pool::set_attribute(
+            pool.0,
+            attribute.raw(),
+            (&mut value as *mut u64).cast::<c_void>(),
+        )
+    }
+    .call("cuMemPoolSetAttribute")
+}
+
+/// `cuMemPoolTrimTo`: returns unused pool memory to the driver, keeping at least `keep`
+/// bytes reserved. Memory still allocated, or freed by work that has not completed, stays.
+pub(crate) fn pool_trim_to(ctx: &CudaContext, pool: MemPool, keep: usize) -> Result<(), GpuError> {
+    bind(ctx)?;
+    // SAFETY: `pool` is a valid pool (see `MemPool`).
+    unsafe { result::mem_pool::trim_to(pool.0, keep) }.call("cuMemPoolTrimTo")
+}
+
+/// `cuMemAllocFromPoolAsync`: `bytes` from `pool`, usable on `stream` in stream order (and on
+/// other streams once they are ordered after this point).
+pub(crate) fn pool_alloc_async(
+    pool: MemPool,
+    bytes: usize,
+    stream: &CudaStream,
+) -> Result<u64, AllocFailure> {
+    bind(stream.context()).map_err(AllocFailure::Driver)?;
+    // SAFETY: `pool` is valid and `stream` alive (borrowed). The call is unsafe only because
+    // the memory is uninitialised; readers uphold initialisation themselves.
+    unsafe { result::mem_pool::alloc_async(pool.0, bytes, stream.cu_stream()) }
+        .map_err(|e| alloc_failure("cuMemAllocFromPoolAsync", e))
+}
+
+/// `cuMemFreeAsync`: frees `addr` in stream order on `stream`.
+///
+/// # Safety
+///
+/// `addr` came from [`pool_alloc_async`], has not been freed, and all work that uses it is
+/// ordered before this point of `stream` (queued earlier on `stream`, or on streams `stream`
+/// waits on).
+pub(crate) unsafe fn free_async(addr: u64, stream: &CudaStream) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    // SAFETY: the caller guarantees a live pool allocation whose uses are all ordered before
+    // this point of the (alive, borrowed) stream.
+    unsafe { result::free_async(addr, stream.cu_stream()) }.call("cuMemFreeAsync")
+}

@@ -1,0 +1,123 @@
+//! Device memory straight from the driver (`cuMemAlloc` / `cuMemFree`): the source the naive,
+//! pooled and caching allocators run on for GPU memory.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream};
+
+use super::driver::{self, AllocFailure};
+use super::event::Event;
+use super::stream::live_stream;
+use crate::error::GpuError;
+use crate::storage::source::{MemorySource, SourceError, StreamId};
+
+/// Maps a driver allocation failure to the source contract's error.
+pub(crate) fn source_error(failure: AllocFailure) -> SourceError {
+    match failure {
+        AllocFailure::OutOfMemory => SourceError::OutOfMemory,
+        AllocFailure::Driver(e) => SourceError::Other(e.to_string()),
+    }
+}
+
+/// Records an event on stream `id` of `ctx`, for the sources' [`MemorySource::record_event`].
+///
+/// A stream id with no live stream gets an event never recorded, which is complete: every
+/// stream this crate creates is synchronised before it leaves the registry (see
+/// `stream::LIVE_STREAMS`), so no work can be pending on it. Streams created outside this
+/// crate are not supported.
+pub(crate) fn record_on_stream_id(
+    ctx: &Arc<CudaContext>,
+    id: StreamId,
+) -> Result<Event, SourceError> {
+    let other = |e: GpuError| SourceError::Other(e.to_string());
+    let event = Event::create(ctx, false).map_err(other)?;
+    if let Some(stream) = live_stream(id, ctx) {
+        record_raw(&event, &stream).map_err(other)?;
+    }
+    Ok(event)
+}
+
+fn record_raw(event: &Event, stream: &CudaStream) -> Result<(), GpuError> {
+    driver::event_record(event.cuda(), stream)
+}
+
+/// Device memory of one GPU from `cuMemAlloc`, freed with `cuMemFree`.
+///
+/// - Every allocation is aligned to at least 256 bytes (the driver's guarantee).
+/// - `CUDA_ERROR_OUT_OF_MEMORY` becomes [`SourceError::OutOfMemory`], so allocators can free
+///   their caches and retry.
+/// - Events are `cuEventCreate(CU_EVENT_DISABLE_TIMING)` + `cuEventRecord` on the stream
+///   named by the [`StreamId`], polled with `cuEventQuery`.
+/// - Every call binds the device's primary context to the calling thread first, so one
+///   source serves any number of threads.
+/// - `cuMemAlloc` and `cuMemFree` each take tens of microseconds and `cuMemFree`
+///   synchronises the device: this is the slow path the caching allocators exist to avoid.
+pub struct DeviceMemorySource {
+    ctx: Arc<CudaContext>,
+}
+
+impl DeviceMemorySource {
+    /// A source for GPU `ordinal` (retains its primary context).
+    pub fn new(ordinal: usize) -> Result<DeviceMemorySource, GpuError> {
+        Ok(DeviceMemorySource {
+            ctx: driver::retain_primary_context(ordinal)?,
+        })
+    }
+
+    /// A source on an already retained context.
+    pub(crate) fn from_context(ctx: Arc<CudaContext>) -> DeviceMemorySource {
+        DeviceMemorySource { ctx }
+    }
+
+    /// The ordinal of the GPU this source allocates on.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+}
+
+impl MemorySource for DeviceMemorySource {
+    type Event = Event;
+
+    fn name(&self) -> String {
+        format!("cuda:{}", self.ctx.ordinal())
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {
+        driver::mem_alloc(&self.ctx, bytes).map_err(source_error)
+    }
+
+    unsafe fn free(&self, addr: u64, _bytes: usize) -> Result<(), SourceError> {
+        // SAFETY: the trait's contract: `addr` came from `allocate` (so from `cuMemAlloc` on
+        // this context's device), is not yet freed, and no queued or running work uses it.
+        unsafe { driver::mem_free(&self.ctx, addr) }.map_err(|e| SourceError::Other(e.to_string()))
+    }
+
+    fn record_event(&self, stream: StreamId) -> Result<Event, SourceError> {
+        record_on_stream_id(&self.ctx, stream)
+    }
+
+    fn event_completed(&self, event: &Event) -> Result<bool, SourceError> {
+        event
+            .is_complete()
+            .map_err(|e| SourceError::Other(e.to_string()))
+    }
+
+    fn synchronize(&self) -> Result<(), SourceError> {
+        driver::context_synchronize(&self.ctx).map_err(|e| SourceError::Other(e.to_string()))
+    }
+
+    fn mem_info(&self) -> Option<(usize, usize)> {
+        driver::memory_info(&self.ctx).ok()
+    }
+}
+
+impl fmt::Debug for DeviceMemorySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceMemorySource")
+            .field("ordinal", &self.ctx.ordinal())
+            .finish()
+    }
+}
+
+static_assertions::assert_impl_all!(DeviceMemorySource: Send, Sync);

@@ -1,0 +1,907 @@
+//! Kernel compilation caches: the disk format and its rejections, the stable hashes, the
+//! cache folder settings, the in-process cache under racing threads (with a fake compiler),
+//! and, where NVRTC or a GPU is present, real compiles, loads and launches (including the
+//! CUDA `IntDivider` / `OffsetCalculator` fed with the Rust byte images).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+use proptest::prelude::*;
+use typestate_tensor::element::DType;
+use typestate_tensor::error::GpuError;
+use typestate_tensor::gpu::compile::disk_cache::{
+    decode, encode, entry_key, resolve_dir, Lookup, Reject, FORMAT_VERSION, HEADER_LEN,
+};
+use typestate_tensor::gpu::compile::{
+    nvrtc, Arch, DiskCache, Fnv128, KernelCache, KernelImage, KernelKey, NvrtcOptions, Origin,
+    Target,
+};
+
+/// A fresh folder under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tt-compile-cache-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        Self(dir)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn key(op: &'static str) -> KernelKey {
+    KernelKey {
+        op: op.into(),
+        entry: "k".into(),
+        dtypes: vec![DType::F32],
+        rank: 2,
+        index_bits: 32,
+        vector_width: 1,
+        arch: Arch::new(9, 0),
+        options: NvrtcOptions::default(),
+        source_hash: KernelKey::hash_source(op),
+    }
+}
+
+/// A pseudo-random payload (not all zeros), seeded.
+fn payload(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+// ---- stable hashes -------------------------------------------------------------------------
+
+#[test]
+fn fnv128_matches_the_published_test_vectors() {
+    assert_eq!(Fnv128::hash(b""), 0x6c62272e07bb014262b821756295c58d);
+    assert_eq!(Fnv128::hash(b"a"), 0xd228cb696f1a8caf78912b704e4a8964);
+    assert_eq!(Fnv128::hash(b"foobar"), 0x343e1662793c64bf6f0d3597ba446f18);
+    // Incremental writes equal one write.
+    assert_eq!(
+        Fnv128::new().write(b"foo").write(b"bar").finish(),
+        Fnv128::hash(b"foobar")
+    );
+}
+
+#[test]
+fn entry_key_is_pinned() {
+    // Computed by an independent implementation of the documented scheme.
+    let src = r#"extern "C" __global__ void k(float* x) { x[0] = 1.0f; }"#;
+    let options = [
+        "--gpu-architecture=sm_90".to_owned(),
+        "-std=c++17".to_owned(),
+    ];
+    let k = entry_key(src, &options, (13, 0), Target::Cubin("sm_90"));
+    assert_eq!(k, 0xb0b741410d9caa0c01b34a056bb6bcb8);
+    let path = DiskCache::at("/c").entry_path(k).unwrap();
+    assert_eq!(
+        path,
+        Path::new("/c/b0b741410d9caa0c01b34a056bb6bcb8.kernel")
+    );
+}
+
+#[test]
+fn entry_key_changes_with_every_input() {
+    let opts = |o: &[&str]| o.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let base = entry_key("src", &opts(&["-a", "-b"]), (13, 0), Target::Cubin("sm_90"));
+    let variants = [
+        entry_key(
+            "src ",
+            &opts(&["-a", "-b"]),
+            (13, 0),
+            Target::Cubin("sm_90"),
+        ),
+        entry_key("src", &opts(&["-a"]), (13, 0), Target::Cubin("sm_90")),
+        entry_key("src", &opts(&["-a-b"]), (13, 0), Target::Cubin("sm_90")),
+        entry_key(
+            "src",
+            &opts(&["-a", "-b", ""]),
+            (13, 0),
+            Target::Cubin("sm_90"),
+        ),
+        entry_key("src", &opts(&["-a", "-b"]), (13, 1), Target::Cubin("sm_90")),
+        entry_key("src", &opts(&["-a", "-b"]), (12, 0), Target::Cubin("sm_90")),
+        entry_key("src", &opts(&["-a", "-b"]), (13, 0), Target::Cubin("sm_80")),
+        entry_key(
+            "src",
+            &opts(&["-a", "-b"]),
+            (13, 0),
+            Target::Ptx("compute_90"),
+        ),
+    ];
+    for (i, v) in variants.iter().enumerate() {
+        assert_ne!(*v, base, "variant {i}");
+    }
+}
+
+// ---- disk format ---------------------------------------------------------------------------
+
+fn cubin(seed: u64, len: usize) -> KernelImage {
+    KernelImage::new(Target::Cubin("sm_90"), payload(seed, len))
+}
+
+proptest! {
+    #[test]
+    fn format_round_trips(seed in any::<u64>(), len in 0usize..5000, key in any::<u128>(), ptx in any::<bool>()) {
+        let image = if ptx {
+            KernelImage::new(Target::Ptx("compute_86"), payload(seed, len))
+        } else {
+            KernelImage::new(Target::Cubin("sm_120"), payload(seed, len))
+        };
+        let bytes = encode(key, &image);
+        prop_assert_eq!(bytes.len(), HEADER_LEN + len);
+        prop_assert_eq!(decode(key, &bytes), Ok(image));
+    }
+
+    #[test]
+    fn any_flipped_byte_is_rejected(seed in any::<u64>(), at in any::<prop::sample::Index>(), bit in 0u8..8) {
+        let bytes = encode(7, &cubin(seed, 300));
+        let mut bad = bytes.clone();
+        let i = at.index(bad.len());
+        bad[i] ^= 1 << bit;
+        prop_assert!(decode(7, &bad).is_err(), "flip at {} accepted", i);
+    }
+
+    #[test]
+    fn any_truncation_is_rejected(seed in any::<u64>(), cut in any::<prop::sample::Index>()) {
+        let bytes = encode(7, &cubin(seed, 300));
+        let len = cut.index(bytes.len());
+        prop_assert_eq!(decode(7, &bytes[..len]), Err(Reject::Truncated));
+    }
+}
+
+#[test]
+fn each_kind_of_damage_has_its_reason() {
+    let image = cubin(1, 1000);
+    let good = encode(42, &image);
+    assert_eq!(decode(42, &good), Ok(image.clone()));
+
+    assert_eq!(decode(42, &good[..HEADER_LEN - 1]), Err(Reject::Truncated));
+    assert_eq!(decode(42, &good[..good.len() - 1]), Err(Reject::Truncated));
+    assert_eq!(
+        decode(42, &[good.clone(), vec![0]].concat()),
+        Err(Reject::TrailingBytes)
+    );
+
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert_eq!(decode(42, &bad), Err(Reject::BadMagic));
+
+    let mut bad = good.clone();
+    bad[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    assert_eq!(decode(42, &bad), Err(Reject::StaleVersion));
+
+    assert_eq!(decode(43, &good), Err(Reject::WrongKey));
+
+    let mut bad = good.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 0x80;
+    assert_eq!(decode(42, &bad), Err(Reject::BadChecksum));
+
+    // A header field changed and the checksum recomputed to match: the kind is unknown.
+    let mut bad = good.clone();
+    bad[12..16].copy_from_slice(&9u32.to_le_bytes());
+    let sum = Fnv128::new()
+        .write(&bad[8..48])
+        .write(&bad[HEADER_LEN..])
+        .finish();
+    bad[48..64].copy_from_slice(&sum.to_le_bytes());
+    assert_eq!(decode(42, &bad), Err(Reject::UnknownTarget));
+}
+
+#[test]
+fn header_fields_are_where_the_docs_say() {
+    let image = KernelImage::new(Target::Ptx("compute_89"), b".version 8.0".to_vec());
+    let bytes = encode(0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10, &image);
+    assert_eq!(&bytes[0..8], b"TTKERNEL");
+    assert_eq!(bytes[8..12], FORMAT_VERSION.to_le_bytes());
+    assert_eq!(bytes[12..16], 2u32.to_le_bytes()); // PTX
+    assert_eq!(bytes[16..20], 89u32.to_le_bytes());
+    assert_eq!(bytes[20..24], [0; 4]);
+    assert_eq!(
+        bytes[24..40],
+        0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10u128.to_le_bytes()
+    );
+    assert_eq!(bytes[40..48], 12u64.to_le_bytes());
+    assert_eq!(&bytes[64..], b".version 8.0");
+}
+
+// ---- disk cache behaviour ------------------------------------------------------------------
+
+fn compile_counting(
+    calls: &AtomicUsize,
+    image: KernelImage,
+) -> impl FnOnce() -> Result<KernelImage, GpuError> + '_ {
+    move || {
+        calls.fetch_add(1, Ordering::SeqCst);
+        Ok(image)
+    }
+}
+
+#[test]
+fn disk_cache_stores_then_hits() {
+    let dir = TempDir::new("hits");
+    let cache = DiskCache::at(dir.path());
+    let calls = AtomicUsize::new(0);
+    let image = cubin(2, 777);
+
+    let (got, origin) = cache
+        .get_or_compile(5, compile_counting(&calls, image.clone()))
+        .unwrap();
+    assert_eq!(got, image);
+    assert_eq!(
+        origin,
+        Origin::Compiled {
+            replaced: None,
+            stored: true
+        }
+    );
+    assert!(cache.entry_path(5).unwrap().is_file());
+
+    let (got, origin) = cache
+        .get_or_compile(5, compile_counting(&calls, cubin(3, 1)))
+        .unwrap();
+    assert_eq!((got, origin), (image, Origin::Disk));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // No temporary files are left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn damaged_entries_are_recompiled_and_overwritten() {
+    let dir = TempDir::new("damage");
+    let cache = DiskCache::at(dir.path());
+    let image = cubin(4, 500);
+    cache.store(9, &image).unwrap();
+    let path = cache.entry_path(9).unwrap();
+    let good = std::fs::read(&path).unwrap();
+
+    let mut flipped = good.clone();
+    flipped[HEADER_LEN + 10] ^= 1;
+    let other_key = encode(10, &image);
+    let damages: [(Vec<u8>, Reject); 4] = [
+        (flipped, Reject::BadChecksum),
+        (good[..good.len() / 2].to_vec(), Reject::Truncated),
+        (
+            b"not a kernel cache entry at all, but long enough to hold a header....".to_vec(),
+            Reject::BadMagic,
+        ),
+        (other_key, Reject::WrongKey),
+    ];
+    for (bytes, reason) in damages {
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(cache.load(9), Lookup::Rejected(reason));
+        let calls = AtomicUsize::new(0);
+        let (got, origin) = cache
+            .get_or_compile(9, compile_counting(&calls, image.clone()))
+            .unwrap();
+        assert_eq!(got, image);
+        assert_eq!(
+            origin,
+            Origin::Compiled {
+                replaced: Some(reason),
+                stored: true
+            }
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            good,
+            "entry rewritten after {reason:?}"
+        );
+    }
+}
+
+#[test]
+fn io_errors_degrade_to_compiling() {
+    let dir = TempDir::new("io");
+    std::fs::create_dir_all(dir.path()).unwrap();
+    // The cache "folder" is a regular file: every read and write fails.
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let cache = DiskCache::at(&file);
+    let calls = AtomicUsize::new(0);
+    for _ in 0..2 {
+        let (got, origin) = cache
+            .get_or_compile(1, compile_counting(&calls, cubin(5, 64)))
+            .unwrap();
+        assert_eq!(got, cubin(5, 64));
+        assert_eq!(
+            origin,
+            Origin::Compiled {
+                replaced: None,
+                stored: false
+            }
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(cache.store(1, &cubin(5, 64)).is_err());
+}
+
+#[test]
+fn compile_errors_pass_through_and_store_nothing() {
+    let dir = TempDir::new("err");
+    let cache = DiskCache::at(dir.path());
+    let err = cache
+        .get_or_compile(3, || {
+            Err(GpuError::Compile {
+                kernel: "k".into(),
+                options: vec![],
+                log: "boom".into(),
+            })
+        })
+        .unwrap_err();
+    assert!(matches!(err, GpuError::Compile { ref log, .. } if log == "boom"));
+    assert_eq!(cache.load(3), Lookup::Miss);
+}
+
+#[test]
+fn disabled_cache_always_compiles() {
+    let cache = DiskCache::disabled();
+    assert_eq!(cache.dir(), None);
+    let calls = AtomicUsize::new(0);
+    for _ in 0..3 {
+        let (_, origin) = cache
+            .get_or_compile(1, compile_counting(&calls, cubin(6, 8)))
+            .unwrap();
+        assert_eq!(
+            origin,
+            Origin::Compiled {
+                replaced: None,
+                stored: false
+            }
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn cache_folder_settings() {
+    let os = |s: &'static str| Some(OsStr::new(s));
+    let kernels = |base: &str| Some(Path::new(base).join("typestate-tensor/kernels"));
+    // Off switches.
+    assert_eq!(resolve_dir(os("off"), os("/x"), os("/h")), None);
+    assert_eq!(resolve_dir(os("0"), os("/x"), os("/h")), None);
+    // Any other value is the folder itself.
+    assert_eq!(
+        resolve_dir(os("/tmp/k"), os("/x"), os("/h")),
+        Some(PathBuf::from("/tmp/k"))
+    );
+    assert_eq!(
+        resolve_dir(os("rel/dir"), None, None),
+        Some(PathBuf::from("rel/dir"))
+    );
+    // Unset or empty: XDG_CACHE_HOME (absolute only), else HOME/.cache, else none.
+    assert_eq!(resolve_dir(None, os("/x"), os("/h")), kernels("/x"));
+    assert_eq!(resolve_dir(os(""), os("/x"), os("/h")), kernels("/x"));
+    assert_eq!(
+        resolve_dir(None, os("relative"), os("/h")),
+        kernels("/h/.cache")
+    );
+    assert_eq!(resolve_dir(None, os(""), os("/h")), kernels("/h/.cache"));
+    assert_eq!(resolve_dir(None, None, os("/h")), kernels("/h/.cache"));
+    assert_eq!(resolve_dir(None, None, None), None);
+    assert_eq!(resolve_dir(None, None, os("")), None);
+}
+
+// ---- in-process cache ----------------------------------------------------------------------
+
+#[test]
+fn racing_threads_compile_each_key_once() {
+    let cache = KernelCache::new(DiskCache::disabled());
+    let calls = AtomicUsize::new(0);
+    let threads = 8;
+    let names = ["a", "b", "c", "d"];
+    let barrier = Barrier::new(threads);
+    let results: Vec<(&str, Arc<KernelImage>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (cache, calls, barrier) = (&cache, &calls, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    // Every thread asks for all four keys, starting at a different one.
+                    (0..names.len())
+                        .map(|i| {
+                            let name = names[(i + t) % names.len()];
+                            let image = cache
+                                .image_with(&key(name), || {
+                                    calls.fetch_add(1, Ordering::SeqCst);
+                                    // Hold the build open so the other threads pile up.
+                                    std::thread::sleep(std::time::Duration::from_millis(20));
+                                    Ok(cubin(u64::from(name.as_bytes()[0]), 100))
+                                })
+                                .unwrap();
+                            (name, image)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(calls.load(Ordering::SeqCst), names.len());
+    assert_eq!(cache.stats().images_built, names.len() as u64);
+    assert_eq!(cache.image_entries(), names.len());
+    // All threads got the one Arc built for each key, holding that key's image.
+    for name in names {
+        let same: Vec<_> = results.iter().filter(|(n, _)| *n == name).collect();
+        assert_eq!(same.len(), threads);
+        for (_, image) in &same {
+            assert!(Arc::ptr_eq(image, &same[0].1), "key {name}");
+        }
+        assert_eq!(*same[0].1, cubin(u64::from(name.as_bytes()[0]), 100));
+    }
+}
+
+#[test]
+fn failed_and_panicking_builds_are_retried() {
+    let cache = KernelCache::new(DiskCache::disabled());
+    let k = key("retry");
+    let err = cache
+        .image_with(&k, || {
+            Err(GpuError::Compile {
+                kernel: "k".into(),
+                options: vec![],
+                log: "first try fails".into(),
+            })
+        })
+        .unwrap_err();
+    assert!(matches!(err, GpuError::Compile { .. }));
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = cache.image_with(&k, || panic!("build panics"));
+    }));
+    assert!(panicked.is_err());
+    let image = cache.image_with(&k, || Ok(cubin(8, 16))).unwrap();
+    assert_eq!(*image, cubin(8, 16));
+    // Now cached: a failing build is not even called.
+    let again = cache.image_with(&k, || unreachable!("cached")).unwrap();
+    assert!(Arc::ptr_eq(&image, &again));
+    assert_eq!(cache.stats().images_built, 1);
+}
+
+#[test]
+fn target_choice() {
+    let supported = [75, 80, 86, 87, 89, 90, 100, 120];
+    assert_eq!(
+        Target::choose(Arch::new(9, 0), &supported),
+        Some(Target::Cubin("sm_90"))
+    );
+    assert_eq!(
+        Target::choose(Arch::new(8, 6), &supported),
+        Some(Target::Cubin("sm_86"))
+    );
+    // Newer than this NVRTC knows: PTX of the newest older architecture.
+    assert_eq!(
+        Target::choose(Arch::new(12, 1), &supported),
+        Some(Target::Ptx("compute_120"))
+    );
+    assert_eq!(
+        Target::choose(Arch::new(10, 3), &supported),
+        Some(Target::Ptx("compute_100"))
+    );
+    // Older than every supported architecture: nothing.
+    assert_eq!(Target::choose(Arch::new(7, 0), &supported), None);
+    assert_eq!(Arch::new(9, 0).real_name(), Some("sm_90"));
+    assert_eq!(Arch::from_number(121), Arch::new(12, 1));
+    let args = NvrtcOptions::default().args(Target::Cubin("sm_90"));
+    assert_eq!(args, ["--gpu-architecture=sm_90", "-std=c++17"]);
+    let fast = NvrtcOptions {
+        fast_math: true,
+        extra: &["-DVEC=4"],
+    }
+    .args(Target::Ptx("compute_80"));
+    assert_eq!(
+        fast,
+        [
+            "--gpu-architecture=compute_80",
+            "-std=c++17",
+            "--use_fast_math",
+            "-DVEC=4"
+        ]
+    );
+}
+
+// ---- with NVRTC (skipped without it) -------------------------------------------------------
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    if nvrtc::available() {
+        true
+    } else {
+        println!("skipping {test}: NVRTC (libnvrtc) not found");
+        false
+    }
+}
+
+/// Kernels over the crate's CUDA headers, instantiated for both index widths.
+fn layout_kernels_source() -> String {
+    use typestate_tensor::int_divider::INT_DIVIDER_CUH;
+    use typestate_tensor::offset_calculator::OFFSET_CALCULATOR_CUH;
+    format!(
+        "{INT_DIVIDER_CUH}\n{OFFSET_CALCULATOR_CUH}\n{}",
+        r#"
+template <typename index_t>
+__device__ void divmods(const IntDivider<index_t>* divs, const index_t* ns, index_t* out, unsigned int count) {
+  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) {
+    DivMod<index_t> qr = divs[i].divmod(ns[i]);
+    out[2 * i] = qr.div;
+    out[2 * i + 1] = qr.mod;
+  }
+}
+extern "C" __global__ void divmod32(const IntDivider<unsigned int>* d, const unsigned int* n, unsigned int* o, unsigned int c) { divmods(d, n, o, c); }
+extern "C" __global__ void divmod64(const IntDivider<unsigned long long>* d, const unsigned long long* n, unsigned long long* o, unsigned int c) { divmods(d, n, o, c); }
+
+template <int NDIMS, int NARGS, typename index_t, typename offset_t>
+__device__ void offsets(const OffsetCalculator<NDIMS, NARGS, index_t, offset_t>& calc, index_t numel, long long* out) {
+  for (index_t i = blockIdx.x * blockDim.x + threadIdx.x; i < numel; i += gridDim.x * blockDim.x) {
+    offset_t o[NARGS];
+    calc.get(i, o);
+    for (int a = 0; a < NARGS; ++a) out[(unsigned long long)i * NARGS + a] = o[a];
+  }
+}
+extern "C" __global__ void offsets32(OffsetCalculator<3, 3, unsigned int, int> calc, unsigned int numel, long long* out) { offsets(calc, numel, out); }
+extern "C" __global__ void offsets64(OffsetCalculator<4, 2, unsigned long long, long long> calc, unsigned long long numel, long long* out) { offsets(calc, numel, out); }
+"#
+    )
+}
+
+#[test]
+fn headers_compile_under_nvrtc_without_includes() {
+    if !nvrtc_or_skip("headers_compile_under_nvrtc_without_includes") {
+        return;
+    }
+    let supported = nvrtc::supported_archs().unwrap();
+    let newest = *supported.iter().max().unwrap();
+    let cubin_target = Target::choose(Arch::from_number(newest), &supported).unwrap();
+    let src = layout_kernels_source();
+    let image = nvrtc::compile("layout", &src, cubin_target, &NvrtcOptions::default()).unwrap();
+    assert!(image.is_cubin());
+    assert_eq!(&image.bytes()[..4], b"\x7fELF");
+    let ptx_name = Arch::from_number(newest).virtual_name().unwrap();
+    let ptx = nvrtc::compile(
+        "layout",
+        &src,
+        Target::Ptx(ptx_name),
+        &NvrtcOptions::default(),
+    )
+    .unwrap();
+    let text = std::str::from_utf8(ptx.bytes()).unwrap();
+    for entry in ["divmod32", "divmod64", "offsets32", "offsets64"] {
+        assert!(
+            text.contains(&format!(".entry {entry}(")),
+            "{entry} missing from PTX"
+        );
+    }
+    // By-value parameter sizes match the Rust byte images (3 dims x (12 + 3*4), 4 x (24 + 2*8)).
+    assert!(text.contains("offsets32_param_0[72]"), "{text}");
+    assert!(text.contains("offsets64_param_0[160]"));
+}
+
+#[test]
+fn compile_errors_carry_the_log_and_options() {
+    if !nvrtc_or_skip("compile_errors_carry_the_log_and_options") {
+        return;
+    }
+    let supported = nvrtc::supported_archs().unwrap();
+    let target = Target::choose(
+        Arch::from_number(*supported.iter().max().unwrap()),
+        &supported,
+    )
+    .unwrap();
+    let err = nvrtc::compile(
+        "broken",
+        "extern \"C\" __global__ void broken() { undeclared_name = 1; }",
+        target,
+        &NvrtcOptions::default(),
+    )
+    .unwrap_err();
+    match err {
+        GpuError::Compile {
+            kernel,
+            options,
+            log,
+        } => {
+            assert_eq!(kernel, "broken");
+            assert_eq!(options, NvrtcOptions::default().args(target));
+            assert!(log.contains("undeclared_name"), "{log}");
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+}
+
+#[test]
+fn image_cache_goes_through_disk() {
+    if !nvrtc_or_skip("image_cache_goes_through_disk") {
+        return;
+    }
+    let dir = TempDir::new("nvrtc");
+    let supported = nvrtc::supported_archs().unwrap();
+    let mut k = key("tiny");
+    k.arch = Arch::from_number(*supported.iter().max().unwrap());
+    let src = || r#"extern "C" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }"#.to_owned();
+
+    let first = KernelCache::new(DiskCache::at(dir.path()));
+    let image = first.image(&k, src).unwrap();
+    let again = first
+        .image(&k, || unreachable!("cached in memory"))
+        .unwrap();
+    assert!(Arc::ptr_eq(&image, &again));
+    assert_eq!(
+        (first.stats().nvrtc_compiles, first.stats().disk_hits),
+        (1, 0)
+    );
+
+    // A new process (a new cache) finds it on disk.
+    let second = KernelCache::new(DiskCache::at(dir.path()));
+    let from_disk = second.image(&k, src).unwrap();
+    assert_eq!(*from_disk, *image);
+    assert_eq!(
+        (second.stats().nvrtc_compiles, second.stats().disk_hits),
+        (0, 1)
+    );
+}
+
+// ---- with a GPU (skipped without one) ------------------------------------------------------
+
+fn gpu_or_skip(test: &str) -> Option<Arc<cudarc::driver::CudaContext>> {
+    // SAFETY: only tries to dlopen libcuda; cudarc would panic on first use without it.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        println!("skipping {test}: no CUDA driver");
+        return None;
+    }
+    if !nvrtc::available() {
+        println!("skipping {test}: NVRTC (libnvrtc) not found");
+        return None;
+    }
+    match cudarc::driver::CudaContext::new(0) {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            println!("skipping {test}: no usable GPU ({e:?})");
+            None
+        }
+    }
+}
+
+#[test]
+fn gpu_compile_load_launch() {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let Some(ctx) = gpu_or_skip("gpu_compile_load_launch") else {
+        return;
+    };
+    let stream = ctx.default_stream();
+    let arch = typestate_tensor::gpu::compile::device_arch(&ctx).unwrap();
+    let mut k = key("axpb");
+    k.entry = "axpb".into();
+    k.arch = arch;
+    let src = r#"
+extern "C" __global__ void axpb(float* out, const float* x, float a, float b, unsigned int n) {
+  unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __fmaf_rn(a, x[i], b);  // one rounding, as f32::mul_add
+}"#;
+    let cache = KernelCache::new(DiskCache::disabled());
+    let f = cache.function(&ctx, &k, || src.to_owned()).unwrap();
+    let f2 = cache.function(&ctx, &k, || unreachable!("cached")).unwrap();
+    assert!(Arc::ptr_eq(&f, &f2));
+    assert_eq!(cache.stats().module_loads, 1);
+
+    let n = 1000u32;
+    let x: Vec<f32> = payload(11, n as usize)
+        .iter()
+        .map(|&b| f32::from(b) / 7.0 - 9.0)
+        .collect();
+    let x_dev = stream.clone_htod(&x).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(n as usize).unwrap();
+    let (a, b) = (1.5f32, -0.25f32);
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&mut out).arg(&x_dev).arg(&a).arg(&b).arg(&n);
+    // SAFETY: the argument list matches the kernel's signature; `out` and `x` hold n floats
+    // and the kernel guards i < n.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }.unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for (i, (&g, &xi)) in got.iter().zip(&x).enumerate() {
+        assert_eq!(g, a.mul_add(xi, b), "element {i}");
+    }
+}
+
+/// The CUDA `IntDivider` and `OffsetCalculator`, fed the Rust byte images (in device memory
+/// for dividers, by value for calculators), give the Rust results.
+#[test]
+fn gpu_layouts_and_math_match_rust() {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    use typestate_tensor::int_divider::IntDivider;
+    use typestate_tensor::offset_calculator::OffsetCalculator;
+    let Some(ctx) = gpu_or_skip("gpu_layouts_and_math_match_rust") else {
+        return;
+    };
+    let stream = ctx.default_stream();
+    let arch = typestate_tensor::gpu::compile::device_arch(&ctx).unwrap();
+    let cache = KernelCache::new(DiskCache::disabled());
+    let function = |entry: &'static str| {
+        let mut k = key("layout");
+        k.entry = entry.into();
+        k.arch = arch;
+        cache.function(&ctx, &k, layout_kernels_source).unwrap()
+    };
+    let rand = payload(99, 4096);
+    let word = |i: usize| u64::from_le_bytes(rand[8 * i..8 * i + 8].try_into().unwrap());
+
+    // 32-bit divmod: edge divisors x edge dividends, plus random pairs.
+    let mut pairs32: Vec<(u32, u32)> = Vec::new();
+    for d in [
+        1u32,
+        2,
+        3,
+        7,
+        641,
+        (1 << 31) - 1,
+        1 << 31,
+        (1 << 31) + 1,
+        u32::MAX - 1,
+        u32::MAX,
+    ] {
+        for n in [
+            0,
+            1,
+            d - 1,
+            d,
+            d.wrapping_add(1),
+            u32::MAX / d * d,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            pairs32.push((d, n));
+        }
+    }
+    pairs32.extend((0..200).map(|i| {
+        (
+            ((word(i) >> (word(i) % 32)) as u32).max(1),
+            word(i + 200) as u32,
+        )
+    }));
+    // 64-bit divmod likewise.
+    let mut pairs64: Vec<(u64, u64)> = Vec::new();
+    for d in [
+        1u64,
+        2,
+        3,
+        7,
+        u64::from(u32::MAX),
+        1 << 32,
+        (1 << 63) - 1,
+        1 << 63,
+        (1 << 63) + 1,
+        u64::MAX,
+    ] {
+        for n in [
+            0,
+            1,
+            d - 1,
+            d,
+            d.wrapping_add(1),
+            u64::MAX / d * d,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            pairs64.push((d, n));
+        }
+    }
+    pairs64.extend((0..200).map(|i| ((word(i) >> (word(i + 100) % 64)).max(1), word(i + 300))));
+
+    macro_rules! check_divmod {
+        ($pairs:expr, $t:ty, $entry:literal) => {{
+            let pairs = $pairs;
+            let count = u32::try_from(pairs.len()).unwrap();
+            let divs: Vec<u8> = pairs
+                .iter()
+                .flat_map(|&(d, _)| IntDivider::<$t>::new(d).unwrap().kernel_param_bytes())
+                .collect();
+            let ns: Vec<$t> = pairs.iter().map(|&(_, n)| n).collect();
+            let divs_dev = stream.clone_htod(&divs).unwrap();
+            let ns_dev = stream.clone_htod(&ns).unwrap();
+            let mut out = stream.alloc_zeros::<$t>(2 * pairs.len()).unwrap();
+            let f = function($entry);
+            let mut launch = stream.launch_builder(&f);
+            launch.arg(&divs_dev).arg(&ns_dev).arg(&mut out).arg(&count);
+            // SAFETY: arguments match the kernel; each buffer holds `count` entries (divs:
+            // `count` IntDivider images, out: 2 * count) and the kernel guards i < count.
+            unsafe { launch.launch(LaunchConfig::for_num_elems(count)) }.unwrap();
+            let got = stream.clone_dtoh(&out).unwrap();
+            for (i, &(d, n)) in pairs.iter().enumerate() {
+                assert_eq!(
+                    (got[2 * i], got[2 * i + 1]),
+                    (n / d, n % d),
+                    "{} divmod {}",
+                    n,
+                    d
+                );
+            }
+        }};
+    }
+    check_divmod!(&pairs32, u32, "divmod32");
+    check_divmod!(&pairs64, u64, "divmod64");
+
+    // Offsets, the calculator passed by value as its byte image.
+    let calc32 =
+        OffsetCalculator::<u32, 3>::new(&[5, 7, 9], [&[63, 9, 1], &[-1, 0, 35], &[0, -200, 3]])
+            .unwrap();
+    let bytes = calc32.kernel_param_bytes();
+    let param32: [u32; 18] =
+        std::array::from_fn(|i| u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()));
+    let calc64 = OffsetCalculator::<u64, 2>::new(
+        &[3, 4, 5, 6],
+        [&[-(1 << 40), 30, -6, 1], &[1, 0, 1 << 35, -7]],
+    )
+    .unwrap();
+    let bytes = calc64.kernel_param_bytes();
+    let param64: [u64; 20] =
+        std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()));
+    assert_eq!(
+        (calc32.kernel_param_size(), calc64.kernel_param_size()),
+        (72, 160)
+    );
+
+    let numel32 = calc32.numel();
+    let mut out = stream.alloc_zeros::<i64>(numel32 as usize * 3).unwrap();
+    let f = function("offsets32");
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&param32).arg(&numel32).arg(&mut out);
+    // SAFETY: `param32` is the exact image of OffsetCalculator<3, 3, unsigned int, int>
+    // (72 bytes, checked above); out holds numel * 3 values; the kernel loops i < numel.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(numel32)) }.unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for i in 0..numel32 {
+        let want = calc32.offsets(i).unwrap();
+        assert_eq!(
+            &got[3 * i as usize..3 * i as usize + 3],
+            &want,
+            "offsets32 at {i}"
+        );
+    }
+
+    let numel64 = calc64.numel();
+    let mut out = stream.alloc_zeros::<i64>(numel64 as usize * 2).unwrap();
+    let f = function("offsets64");
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&param64).arg(&numel64).arg(&mut out);
+    // SAFETY: `param64` is the exact image of OffsetCalculator<4, 2, unsigned long long,
+    // long long> (160 bytes); out holds numel * 2 values; the kernel loops i < numel.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(u32::try_from(numel64).unwrap())) }.unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    for i in 0..numel64 {
+        let want = calc64.offsets(i).unwrap();
+        assert_eq!(
+            &got[2 * i as usize..2 * i as usize + 2],
+            &want,
+            "offsets64 at {i}"
+        );
+    }
+}
