@@ -7,7 +7,8 @@
 
 use super::host::HostBuffer;
 use crate::element::Element;
-use crate::error::Error;
+use crate::error::{Error, GpuError};
+use crate::gpu::{Gpu, GpuStorage, PinnedBuffer, Stream};
 
 /// What the state machine needs from a device: zero-filled allocations on both sides and
 /// blocking copies. Every call is fallible and leaves its arguments valid on failure.
@@ -22,31 +23,125 @@ pub(crate) trait Accel: Clone + std::fmt::Debug + Send + Sync + 'static {
     fn upload<T: Element>(&self, src: &[T], dst: &mut Self::Buf<T>) -> Result<(), Error>;
     /// Copies `src` into `dst` (same length), returning when done.
     fn download<T: Element>(&self, src: &Self::Buf<T>, dst: &mut [T]) -> Result<(), Error>;
+
+    /// A queue of device work.
+    type Stream;
+    /// Queues a copy of `src` into `dst` on `stream`. A page-locked `src` tracks the copy
+    /// itself (its host access and its free wait for it); other memory is copied before this
+    /// returns.
+    fn upload_async<T: Element>(
+        &self,
+        src: &HostBuffer<T>,
+        dst: &mut Self::Buf<T>,
+        stream: &Self::Stream,
+    ) -> Result<(), Error>;
+    /// Blocks until every copy queued on `buf` has finished.
+    fn wait_host<T: Element>(&self, buf: &HostBuffer<T>) -> Result<(), Error>;
+    /// Makes later work on `stream` wait for the copies queued on `buf`, and prepares `dev`
+    /// for use on `stream`.
+    fn order_after<T: Element>(
+        &self,
+        buf: &HostBuffer<T>,
+        dev: &Self::Buf<T>,
+        stream: &Self::Stream,
+    ) -> Result<(), Error>;
 }
 
-/// Stands in for the GPU runtime until `crate::gpu` provides `Gpu` and `GpuStorage`: a
-/// device that cannot exist, so no memory can be tied to it.
-#[derive(Clone, Copy, Debug)]
-pub enum NoGpu {}
+/// The GPU a memory is tied to and its stream: every copy a transition makes runs on that
+/// stream and is waited for, and device memory is allocated (zero-filled) on it.
+#[derive(Clone, Debug)]
+pub(crate) struct GpuAccel {
+    gpu: Gpu,
+    stream: Stream,
+}
 
-impl Accel for NoGpu {
-    type Buf<T: Element> = std::convert::Infallible;
-    fn alloc_device<T: Element>(&self, _len: usize) -> Result<Self::Buf<T>, Error> {
-        match *self {}
+impl GpuAccel {
+    /// Ties memory to `gpu`, copying on `stream` (which must belong to it).
+    pub(crate) fn new(gpu: &Gpu, stream: &Stream) -> Result<Self, Error> {
+        if stream.ordinal() != gpu.ordinal() {
+            return Err(GpuError::DeviceMismatch {
+                op: "SyncedMemory::with_gpu_stream",
+                lhs: gpu.ordinal(),
+                rhs: stream.ordinal(),
+            }
+            .into());
+        }
+        Ok(GpuAccel {
+            gpu: gpu.clone(),
+            stream: stream.clone(),
+        })
     }
-    fn alloc_host<T: Element>(&self, _len: usize) -> Result<HostBuffer<T>, Error> {
-        match *self {}
+
+    /// Ties memory to `gpu`, copying on its default stream.
+    pub(crate) fn on_default_stream(gpu: &Gpu) -> Self {
+        GpuAccel {
+            gpu: gpu.clone(),
+            stream: gpu.default_stream().clone(),
+        }
     }
-    fn upload<T: Element>(&self, _src: &[T], _dst: &mut Self::Buf<T>) -> Result<(), Error> {
-        match *self {}
+
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
     }
-    fn download<T: Element>(&self, _src: &Self::Buf<T>, _dst: &mut [T]) -> Result<(), Error> {
-        match *self {}
+
+    pub(crate) fn stream(&self) -> &Stream {
+        &self.stream
     }
 }
 
-/// The device that typed memories are tied to.
-pub(crate) type GpuAccel = NoGpu;
+impl Accel for GpuAccel {
+    type Buf<T: Element> = GpuStorage<T>;
+    fn alloc_device<T: Element>(&self, len: usize) -> Result<GpuStorage<T>, Error> {
+        GpuStorage::zeros(&self.gpu, len, &self.stream)
+    }
+    fn alloc_host<T: Element>(&self, len: usize) -> Result<HostBuffer<T>, Error> {
+        Ok(HostBuffer::pinned(PinnedBuffer::zeros(&self.gpu, len)?))
+    }
+    fn upload<T: Element>(&self, src: &[T], dst: &mut GpuStorage<T>) -> Result<(), Error> {
+        dst.copy_from_host(src, &self.stream)
+    }
+    fn download<T: Element>(&self, src: &GpuStorage<T>, dst: &mut [T]) -> Result<(), Error> {
+        src.copy_to_host(dst, &self.stream)
+    }
+
+    type Stream = Stream;
+    fn upload_async<T: Element>(
+        &self,
+        src: &HostBuffer<T>,
+        dst: &mut GpuStorage<T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        match src.as_pinned() {
+            Some(pinned) => {
+                let pending = dst.copy_from_pinned_async(pinned, stream)?;
+                // The pinned buffer tracks the copy, so the guard need not outlive this call,
+                // but dropping it blocks until the copy is done and `crate::gpu` offers no way
+                // to release it without waiting. So the push completes here, for now; the
+                // `InFlight` protocol around it is already the asynchronous one.
+                pending.wait()?;
+                Ok(())
+            }
+            None => dst.copy_from_host(src.as_slice(), stream),
+        }
+    }
+    fn wait_host<T: Element>(&self, buf: &HostBuffer<T>) -> Result<(), Error> {
+        match buf.as_pinned() {
+            Some(pinned) => Ok(pinned.wait()?),
+            None => Ok(()),
+        }
+    }
+    fn order_after<T: Element>(
+        &self,
+        buf: &HostBuffer<T>,
+        dev: &GpuStorage<T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        if let Some(pinned) = buf.as_pinned() {
+            pinned.order_after_pending(stream)?;
+        }
+        dev.use_on("SyncedMemory::gpu_after", stream)
+    }
+}
 
 #[cfg(test)]
 pub(crate) use sim::{SimAccel, SimOp};
@@ -54,7 +149,7 @@ pub(crate) use sim::{SimAccel, SimOp};
 #[cfg(test)]
 mod sim {
     use super::*;
-    use crate::error::{AllocError, GpuError};
+    use crate::error::AllocError;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::sync::Arc;
 
@@ -114,6 +209,27 @@ mod sim {
         fn download<T: Element>(&self, src: &Vec<T>, dst: &mut [T]) -> Result<(), Error> {
             self.check(SimOp::Download)?;
             dst.copy_from_slice(src);
+            Ok(())
+        }
+
+        type Stream = ();
+        fn upload_async<T: Element>(
+            &self,
+            src: &HostBuffer<T>,
+            dst: &mut Vec<T>,
+            _stream: &(),
+        ) -> Result<(), Error> {
+            self.upload(src.as_slice(), dst)
+        }
+        fn wait_host<T: Element>(&self, _buf: &HostBuffer<T>) -> Result<(), Error> {
+            Ok(())
+        }
+        fn order_after<T: Element>(
+            &self,
+            _buf: &HostBuffer<T>,
+            _dev: &Vec<T>,
+            _stream: &(),
+        ) -> Result<(), Error> {
             Ok(())
         }
     }

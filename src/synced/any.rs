@@ -49,8 +49,16 @@ impl<T: Element, H: HostSlot<T>> AnySyncedMemory<T, H> {
         self.raw.stats()
     }
 
+    pub(crate) fn raw(&self) -> &RawSynced<T, H, GpuAccel> {
+        &self.raw
+    }
+
+    pub(crate) fn raw_mut(&mut self) -> &mut RawSynced<T, H, GpuAccel> {
+        &mut self.raw
+    }
+
     /// Runs one machine step; the head changes only on success.
-    fn step(
+    pub(crate) fn step(
         &mut self,
         f: impl FnOnce(&mut RawSynced<T, H, GpuAccel>, Head) -> Result<Head, Error>,
     ) -> Result<(), Error> {

@@ -7,6 +7,7 @@
 
 use crate::element::Element;
 use crate::error::{AllocError, Error};
+use crate::gpu::PinnedBuffer;
 
 mod sealed {
     pub trait Sealed {}
@@ -42,6 +43,21 @@ pub struct HostBuffer<T: Element> {
 enum HostRepr<T: Element> {
     /// Pageable memory: the memory is not tied to a GPU, or a caller's `Vec` was adopted.
     Plain(Vec<T>),
+    /// Page-locked memory from the GPU's pinned source. It tracks the asynchronous copies
+    /// queued on it; a synced memory keeps none pending outside `InFlight`.
+    Pinned(PinnedBuffer<T>),
+}
+
+/// The elements of a pinned buffer with no copy pending.
+///
+/// `PinnedBuffer` refuses access only after the driver failed while tracking one of its
+/// asynchronous copies (its context is then broken, and the buffer unusable): nothing
+/// sensible can be returned, so this is the one place that panics on a driver failure.
+fn pinned_access<R>(result: Result<R, crate::error::GpuError>) -> R {
+    match result {
+        Ok(r) => r,
+        Err(e) => panic!("pinned host buffer unusable after a driver failure: {e}"),
+    }
 }
 
 impl<T: Element> HostBuffer<T> {
@@ -70,31 +86,66 @@ impl<T: Element> HostBuffer<T> {
         Ok(Self::from_vec(v))
     }
 
-    /// Whether the memory is page-locked (pinned).
-    pub fn is_pinned(&self) -> bool {
-        match &self.repr {
-            HostRepr::Plain(_) => false,
+    pub(crate) fn pinned(buf: PinnedBuffer<T>) -> Self {
+        HostBuffer {
+            repr: HostRepr::Pinned(buf),
         }
     }
 
-    /// The elements.
+    /// The page-locked buffer, if this is one (for asynchronous copies).
+    pub(crate) fn as_pinned(&self) -> Option<&PinnedBuffer<T>> {
+        match &self.repr {
+            HostRepr::Pinned(p) => Some(p),
+            HostRepr::Plain(_) => None,
+        }
+    }
+
+    /// Whether the memory is page-locked (pinned).
+    pub fn is_pinned(&self) -> bool {
+        matches!(self.repr, HostRepr::Pinned(_))
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            HostRepr::Plain(v) => v.len(),
+            HostRepr::Pinned(p) => p.len(),
+        }
+    }
+
+    /// Whether it holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements (waits for copies queued on a pinned buffer, of which a synced memory
+    /// leaves none outside `InFlight`).
+    ///
+    /// # Panics
+    ///
+    /// Only if a pinned buffer became unusable because the driver failed while tracking an
+    /// asynchronous copy of it.
     pub fn as_slice(&self) -> &[T] {
         match &self.repr {
             HostRepr::Plain(v) => v,
+            HostRepr::Pinned(p) => pinned_access(p.as_slice()),
         }
     }
 
-    /// The elements, mutably.
+    /// The elements, mutably (see [`as_slice`](Self::as_slice) for the one panic).
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         match &mut self.repr {
             HostRepr::Plain(v) => v,
+            HostRepr::Pinned(p) => pinned_access(p.as_mut_slice()),
         }
     }
 
-    /// The elements as a `Vec` (moves a plain buffer out, copies a pinned one).
+    /// The elements as a `Vec` (moves a plain buffer out, copies a pinned one; see
+    /// [`as_slice`](Self::as_slice) for the one panic).
     pub fn into_vec(self) -> Vec<T> {
         match self.repr {
             HostRepr::Plain(v) => v,
+            HostRepr::Pinned(p) => pinned_access(p.to_vec()),
         }
     }
 }

@@ -3,7 +3,9 @@
 mod accel;
 mod any;
 pub mod blob;
+mod gpu_side;
 pub mod host;
+mod push;
 mod raw;
 mod shared;
 pub mod state;

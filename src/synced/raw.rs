@@ -8,7 +8,7 @@
 //! newly allocated, unused side (kept for the retry); the data and the head are untouched.
 
 use super::accel::Accel;
-use super::host::{HostBuffer, HostSlot};
+use super::host::{HostBuffer, HostSlot, OwnedHost};
 use super::state::Head;
 use crate::element::Element;
 use crate::error::{Error, StateError};
@@ -134,18 +134,15 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
         self.host
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by the GPU side once `crate::gpu` lands
     pub(crate) fn device(&self) -> Option<&A::Buf<T>> {
         self.device.as_ref()
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // used by the GPU side once `crate::gpu` lands
     pub(crate) fn device_mut(&mut self) -> Option<&mut A::Buf<T>> {
         self.device.as_mut()
     }
 
     /// Replaces the device buffer (adoption); returns the old one.
-    #[allow(dead_code)] // used by `set_gpu_data` once `crate::gpu` lands
     pub(crate) fn replace_device(&mut self, buf: A::Buf<T>) -> Option<A::Buf<T>> {
         self.device.replace(buf)
     }
@@ -241,10 +238,46 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
     }
 }
 
+impl<T: Element, A: Accel> RawSynced<T, OwnedHost<T>, A> {
+    /// Caffe's `async_gpu_push(stream)` from `HeadAtCpu`: allocates the device copy if
+    /// needed and queues the upload on `stream`. The caller's head becomes `InFlight`.
+    pub(crate) fn push(&mut self, stream: &A::Stream) -> Result<Head, Error> {
+        const OP: &str = "async_gpu_push";
+        self.ensure_device(OP)?;
+        let (Some(accel), Some(device), Some(host)) =
+            (&self.accel, &mut self.device, self.host.buffer())
+        else {
+            unreachable!("invariants 3 and 6: HeadAtCpu has a CPU copy; a device was ensured");
+        };
+        accel.upload_async(host, device, stream)?;
+        self.stats.h2d_copies += 1;
+        self.stats.h2d_bytes += self.bytes;
+        Ok(Head::InFlight)
+    }
+
+    /// Waits for a queued push: `InFlight -> Synced`.
+    pub(crate) fn wait_push(&self) -> Result<Head, Error> {
+        if let (Some(accel), Some(host)) = (&self.accel, self.host.buffer()) {
+            accel.wait_host(host)?;
+        }
+        Ok(Head::Synced)
+    }
+
+    /// The device copy for work on `stream`, ordered after a queued push.
+    pub(crate) fn device_after(&self, stream: &A::Stream) -> Result<&A::Buf<T>, Error> {
+        let (Some(accel), Some(device), Some(host)) =
+            (&self.accel, &self.device, self.host.buffer())
+        else {
+            unreachable!("invariant 5: InFlight has both copies");
+        };
+        accel.order_after(host, device, stream)?;
+        Ok(device)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::accel::{SimAccel, SimOp};
-    use super::super::host::OwnedHost;
     use super::*;
     use proptest::prelude::*;
 
@@ -296,6 +329,24 @@ mod tests {
         }
         assert_eq!(m.host().unwrap(), &data[..]);
         assert_eq!(m.device().unwrap(), &data);
+    }
+
+    #[test]
+    fn push_counts_one_upload_and_waits_to_synced() {
+        let (mut m, sim) = raw(3);
+        let h = m.make_cpu_head(Head::Uninitialized).unwrap();
+        m.host_mut().unwrap().copy_from_slice(&[4.0, -5.0, 6.5]);
+        sim.fail_next(SimOp::Upload);
+        assert!(
+            m.push(&()).is_err(),
+            "a failed push leaves the caller's head"
+        );
+        assert_eq!(m.stats().h2d_copies, 0);
+        assert_eq!(m.push(&()).unwrap(), Head::InFlight);
+        assert_eq!(m.device_after(&()).unwrap(), &vec![4.0, -5.0, 6.5]);
+        assert_eq!(m.wait_push().unwrap(), Head::Synced);
+        assert_eq!(m.stats(), stats(1, 0, 1, 1, 12));
+        assert_eq!(h, Head::HeadAtCpu);
     }
 
     #[test]

@@ -39,7 +39,7 @@ use crate::error::{Error, LayoutError};
 /// | `mutable_gpu_data()` | [`into_gpu_mut()`](Self::into_gpu_mut) then [`gpu_mut()`](Self::gpu_mut) | H2D if `HeadAtCpu` |
 /// | `set_cpu_data(p)` | [`SyncedMemory::from_vec`], [`set_cpu_data`](Self::set_cpu_data), [`SyncedMemory::borrow_cpu`] | none |
 /// | `set_gpu_data(p)` | [`SyncedMemory::from_gpu_storage`], [`set_gpu_data`](Self::set_gpu_data) | none |
-/// | `async_gpu_push(stream)` | [`async_gpu_push`](Self::async_gpu_push), then `wait()` | H2D, queued |
+/// | `async_gpu_push(stream)` | [`async_gpu_push`](Self::async_gpu_push) (gives `InFlight`), then [`wait()`](Self::wait) or [`gpu_after(&stream)`](Self::gpu_after) | H2D, queued |
 /// | `head()` | the type `S`, or [`head()`](Self::head) at run time | |
 pub struct SyncedMemory<T: Element, S: HeadState, H: HostSlot<T> = OwnedHost<T>> {
     // Boxed: transitions move the memory by value, and so only move a pointer; a failed

@@ -26,17 +26,19 @@ pub use side::{BlobSide, Frozen};
 
 use side::private::SideImpl;
 
+use super::accel::GpuAccel;
 use super::raw::{RawSynced, TransferStats};
 use super::shared::SharedMemory;
 use super::state::{
-    CpuReadable, CpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState, Settled, ToCpu, ToGpu,
-    Uninitialized,
+    CpuReadable, CpuWritable, GpuReadable, GpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState,
+    Settled, ToCpu, ToGpu, Uninitialized,
 };
 use super::synced_memory::SyncedMemory;
 use super::transition_error::TransitionError;
 use super::OwnedHost;
 use crate::element::Element;
 use crate::error::{Error, LayoutError, StateError};
+use crate::gpu::{Gpu, GpuStorage, Stream};
 
 /// Caffe's `Blob`: a shape, a data memory in state `D` and a diff memory in state `G`.
 ///
@@ -75,7 +77,7 @@ impl<T: Element> Reshaped<T, Uninitialized, Uninitialized> {
 fn fresh_like<T: Element>(
     op: &'static str,
     len: usize,
-    like: &RawSynced<T, OwnedHost<T>, super::accel::GpuAccel>,
+    like: &RawSynced<T, OwnedHost<T>, GpuAccel>,
 ) -> Result<SyncedMemory<T, Uninitialized>, Error> {
     Ok(SyncedMemory::from_raw(Box::new(RawSynced::new(
         op,
@@ -110,6 +112,17 @@ impl<T: Element> Blob<T, Uninitialized> {
                 None,
             ))),
         }
+    }
+
+    /// A blob of the given shape tied to `gpu` (Caffe's `Blob(shape)` in GPU mode); its
+    /// transitions copy on the GPU's default stream.
+    pub fn with_gpu(gpu: &Gpu, shape: &[usize]) -> Result<Self, Error> {
+        let shape = BlobShape::new(shape)?;
+        Ok(Blob {
+            data: SyncedMemory::with_gpu(gpu, shape.count())?,
+            diff: SyncedMemory::with_gpu(gpu, shape.count())?,
+            shape,
+        })
     }
 
     fn from_shape(shape: BlobShape) -> Result<Self, Error> {
@@ -150,11 +163,11 @@ impl<T: Element> Blob<T, HeadAtCpu, Uninitialized> {
 }
 
 impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
-    fn data_raw(&self) -> &RawSynced<T, OwnedHost<T>, super::accel::GpuAccel> {
+    fn data_raw(&self) -> &RawSynced<T, OwnedHost<T>, GpuAccel> {
         D::raw(&self.data)
     }
 
-    fn diff_raw(&self) -> &RawSynced<T, OwnedHost<T>, super::accel::GpuAccel> {
+    fn diff_raw(&self) -> &RawSynced<T, OwnedHost<T>, GpuAccel> {
         G::raw(&self.diff)
     }
 
@@ -219,6 +232,33 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
         cpu_prefix(self.diff_raw(), self.count())
     }
 
+    /// The data on the GPU (Caffe `gpu_data()` once current). The storage holds
+    /// [`capacity()`](Self::capacity) elements; the blob's are the first `count()`.
+    pub fn gpu_data(&self) -> &GpuStorage<T>
+    where
+        D::Base: GpuReadable,
+    {
+        gpu_of(self.data_raw())
+    }
+
+    /// The diff on the GPU (Caffe `gpu_diff()` once current); see [`gpu_data`](Self::gpu_data).
+    pub fn gpu_diff(&self) -> &GpuStorage<T>
+    where
+        G::Base: GpuReadable,
+    {
+        gpu_of(self.diff_raw())
+    }
+
+    /// The GPU the blob is tied to, if any.
+    pub fn gpu_device(&self) -> Option<&Gpu> {
+        self.data_raw().accel().map(GpuAccel::gpu)
+    }
+
+    /// The stream the blob's transitions copy on, if it is tied to a GPU.
+    pub fn stream(&self) -> Option<&Stream> {
+        self.data_raw().accel().map(GpuAccel::stream)
+    }
+
     /// Changes the shape within the capacity, keeping the memories and their states (the
     /// case of Caffe's `Reshape` that does not reallocate); growing past the capacity is
     /// [`StateError::ExceedsCapacity`] (use [`reshape`](Self::reshape)).
@@ -272,13 +312,18 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
 }
 
 /// The first `count` elements of a CPU copy the caller's state says is current.
-fn cpu_prefix<T: Element>(
-    raw: &RawSynced<T, OwnedHost<T>, super::accel::GpuAccel>,
-    count: usize,
-) -> &[T] {
+fn cpu_prefix<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>, count: usize) -> &[T] {
     match raw.host().and_then(|h| h.get(..count)) {
         Some(h) => h,
         None => unreachable!("invariants 1 and 2: a readable side holds at least count elements"),
+    }
+}
+
+/// The device copy of a side the caller's state says is current.
+fn gpu_of<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>) -> &GpuStorage<T> {
+    match raw.device() {
+        Some(d) => d,
+        None => unreachable!("invariant 2: a GPU-readable side has a GPU copy"),
     }
 }
 
@@ -286,7 +331,7 @@ fn cpu_prefix<T: Element>(
 macro_rules! side_transitions {
     ($side:ident, $Side:ident, $with:ident, $split:ident,
      $into_cpu:ident, $into_gpu:ident, $into_cpu_mut:ident, $into_gpu_mut:ident,
-     $mut_cpu:ident, $freeze:ident, $with_shared:ident, $name:literal,
+     $mut_cpu:ident, $mut_gpu:ident, $freeze:ident, $with_shared:ident, $name:literal,
      [$($pre:tt)*] [$($post:tt)*] [$($generics:tt)*]) => {
         // The side's parameter is bounded by `HeadState` (not `BlobSide`) so that its slot
         // type normalizes to `SyncedMemory<T, _>` through the blanket impl.
@@ -349,6 +394,14 @@ macro_rules! side_transitions {
                     Some(h) => h,
                     None => unreachable!("invariant 1: a side holds at least count elements"),
                 }
+            }
+
+            #[doc = concat!("The ", $name, " on the GPU, writable (Caffe `mutable_gpu_", $name, "()` once the GPU side is the head); it holds `capacity()` elements.")]
+            pub fn $mut_gpu(&mut self) -> &mut GpuStorage<T>
+            where
+                $Side: GpuWritable,
+            {
+                self.$side.gpu_mut()
             }
 
             #[doc = concat!("Freezes the ", $name, " for read-only sharing with other blobs (the first half of Caffe's `Share", $name, "`); `shared_", $name, "()` then hands out the shared memory.")]
@@ -435,12 +488,12 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
 
 side_transitions!(
     data, D, put_data, split_data, into_cpu_data, into_gpu_data, into_cpu_data_mut,
-    into_gpu_data_mut, cpu_data_mut, freeze_data, with_shared_data,
+    into_gpu_data_mut, cpu_data_mut, gpu_data_mut, freeze_data, with_shared_data,
     "data", [] [, G] [D: HeadState, G: BlobSide]
 );
 side_transitions!(
     diff, G, put_diff, split_diff, into_cpu_diff, into_gpu_diff, into_cpu_diff_mut,
-    into_gpu_diff_mut, cpu_diff_mut, freeze_diff, with_shared_diff,
+    into_gpu_diff_mut, cpu_diff_mut, gpu_diff_mut, freeze_diff, with_shared_diff,
     "diff", [D,] [] [D: BlobSide, G: HeadState]
 );
 
