@@ -33,6 +33,20 @@ pub trait HostSlot<T: Element>: sealed::Sealed + Send + Sync {
     ) -> Result<(&mut [T], bool), Error>;
 }
 
+/// CPU slots the memory owns: only these may be pushed asynchronously, since a borrowed
+/// buffer could be handed back (by leaking the memory) while the copy still reads it.
+/// Sealed: [`OwnedHost`].
+#[diagnostic::on_unimplemented(
+    message = "an asynchronous push needs a CPU buffer the memory owns, not `{Self}`",
+    label = "a borrowed buffer could be released while the copy still reads it",
+    note = "create the memory with `SyncedMemory::with_gpu` (pinned, truly asynchronous) or `from_vec_with_gpu`, or use the blocking `.into_gpu()`"
+)]
+pub trait OwnsHost<T: Element>: HostSlot<T> {
+    /// The owned buffer, if allocated.
+    #[doc(hidden)]
+    fn buffer(&self) -> Option<&HostBuffer<T>>;
+}
+
 /// An owned CPU buffer: plain memory, or page-locked memory for fast, asynchronous copies.
 #[derive(Debug)]
 pub struct HostBuffer<T: Element> {
@@ -173,8 +187,10 @@ impl<T: Element> OwnedHost<T> {
     pub(crate) fn take(&mut self) -> Option<HostBuffer<T>> {
         self.buf.take()
     }
+}
 
-    pub(crate) fn buffer(&self) -> Option<&HostBuffer<T>> {
+impl<T: Element> OwnsHost<T> for OwnedHost<T> {
+    fn buffer(&self) -> Option<&HostBuffer<T>> {
         self.buf.as_ref()
     }
 }

@@ -13,8 +13,8 @@ mod synced_memory;
 mod transition_error;
 
 pub use any::AnySyncedMemory;
-pub use blob::{Blob, BlobShape, BlobSide, DynBlob, Frozen, Reshaped, SideState};
-pub use host::{HostBuffer, HostSlot, OwnedHost};
+pub use blob::{Blob, BlobShape, BlobSide, DynBlob, Frozen, OwnedSide, Reshaped, SideState};
+pub use host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 pub use raw::TransferStats;
 pub use shared::SharedMemory;
 pub use state::{

@@ -9,7 +9,7 @@
 //! itself, so dropping or leaking the memory mid-copy frees nothing under the DMA engine.
 
 use super::any::AnySyncedMemory;
-use super::host::OwnedHost;
+use super::host::{HostSlot, OwnsHost};
 use super::state::{Head, HeadAtCpu, InFlight, Synced};
 use super::synced_memory::SyncedMemory;
 use super::transition_error::TransitionError;
@@ -17,7 +17,7 @@ use crate::element::Element;
 use crate::error::{Error, GpuError, StateError};
 use crate::gpu::{GpuStorage, Stream};
 
-impl<T: Element> SyncedMemory<T, HeadAtCpu> {
+impl<T: Element, H: HostSlot<T>> SyncedMemory<T, HeadAtCpu, H> {
     /// Queues the host-to-device copy on `stream` (Caffe `async_gpu_push`, which requires
     /// `HEAD_AT_CPU`), allocating the GPU copy if needed. The copy is asynchronous when the
     /// CPU copy is page-locked (memory tied to a GPU allocates it so); an adopted pageable
@@ -29,7 +29,10 @@ impl<T: Element> SyncedMemory<T, HeadAtCpu> {
     pub fn async_gpu_push(
         mut self,
         stream: &Stream,
-    ) -> Result<SyncedMemory<T, InFlight>, TransitionError<Self>> {
+    ) -> Result<SyncedMemory<T, InFlight, H>, TransitionError<Self>>
+    where
+        H: OwnsHost<T>,
+    {
         const OP: &str = "SyncedMemory::async_gpu_push";
         let check = match self.raw.accel() {
             None => Err(StateError::NoGpu { op: OP }.into()),
@@ -51,9 +54,9 @@ impl<T: Element> SyncedMemory<T, HeadAtCpu> {
     }
 }
 
-impl<T: Element> SyncedMemory<T, InFlight> {
+impl<T: Element, H: OwnsHost<T>> SyncedMemory<T, InFlight, H> {
     /// Blocks until the push has finished: both copies are then equal (`Synced`).
-    pub fn wait(self) -> Result<SyncedMemory<T, Synced>, TransitionError<Self>> {
+    pub fn wait(self) -> Result<SyncedMemory<T, Synced, H>, TransitionError<Self>> {
         match self.raw.wait_push() {
             Ok(next) => {
                 debug_assert_eq!(next, Head::Synced);
@@ -71,7 +74,7 @@ impl<T: Element> SyncedMemory<T, InFlight> {
     }
 }
 
-impl<T: Element> AnySyncedMemory<T, OwnedHost<T>> {
+impl<T: Element, H: OwnsHost<T>> AnySyncedMemory<T, H> {
     /// Waits for a queued push (`InFlight -> Synced`); does nothing in other states.
     pub fn wait(&mut self) -> Result<(), Error> {
         if self.head() == Head::InFlight {

@@ -8,7 +8,7 @@
 //! newly allocated, unused side (kept for the retry); the data and the head are untouched.
 
 use super::accel::Accel;
-use super::host::{HostBuffer, HostSlot, OwnedHost};
+use super::host::{HostBuffer, HostSlot, OwnsHost};
 use super::state::Head;
 use crate::element::Element;
 use crate::error::{Error, StateError};
@@ -238,7 +238,7 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
     }
 }
 
-impl<T: Element, A: Accel> RawSynced<T, OwnedHost<T>, A> {
+impl<T: Element, H: OwnsHost<T>, A: Accel> RawSynced<T, H, A> {
     /// Caffe's `async_gpu_push(stream)` from `HeadAtCpu`: allocates the device copy if
     /// needed and queues the upload on `stream`. The caller's head becomes `InFlight`.
     pub(crate) fn push(&mut self, stream: &A::Stream) -> Result<Head, Error> {
@@ -278,6 +278,7 @@ impl<T: Element, A: Accel> RawSynced<T, OwnedHost<T>, A> {
 #[cfg(test)]
 mod tests {
     use super::super::accel::{SimAccel, SimOp};
+    use super::super::host::OwnedHost;
     use super::*;
     use proptest::prelude::*;
 

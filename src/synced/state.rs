@@ -113,7 +113,7 @@ pub trait GpuReadable: HeadState {}
 #[diagnostic::on_unimplemented(
     message = "the CPU side is not the head in state `{Self}`, so it may not be written",
     label = "writing here would leave the other copy stale without the type saying so",
-    note = "call `.into_cpu_mut()` first (Caffe's `mutable_cpu_data()`): it syncs the CPU copy if stale and makes the CPU side the head; on a Blob call `.into_cpu_data_mut()` / `.into_cpu_diff_mut()`"
+    note = "call `.into_cpu_mut()` first (Caffe's `mutable_cpu_data()`): it syncs the CPU copy if stale and makes the CPU side the head (after `async_gpu_push`, `.wait()` before that); on a Blob call `.into_cpu_data_mut()` / `.into_cpu_diff_mut()`"
 )]
 pub trait CpuWritable: CpuReadable {}
 
@@ -121,7 +121,7 @@ pub trait CpuWritable: CpuReadable {}
 #[diagnostic::on_unimplemented(
     message = "the GPU side is not the head in state `{Self}`, so it may not be written",
     label = "writing here would leave the other copy stale without the type saying so",
-    note = "call `.into_gpu_mut()` first (Caffe's `mutable_gpu_data()`): it syncs the GPU copy if stale and makes the GPU side the head; on a Blob call `.into_gpu_data_mut()` / `.into_gpu_diff_mut()`"
+    note = "call `.into_gpu_mut()` first (Caffe's `mutable_gpu_data()`): it syncs the GPU copy if stale and makes the GPU side the head (after `async_gpu_push`, `.wait()` before that); on a Blob call `.into_gpu_data_mut()` / `.into_gpu_diff_mut()`"
 )]
 pub trait GpuWritable: GpuReadable {}
 

@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use super::accel::GpuAccel;
-use super::host::{HostBuffer, HostSlot, OwnedHost};
+use super::host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 use super::raw::{RawSynced, TransferStats};
 use super::state::{
     CpuReadable, CpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState, Settled, ToCpu, ToGpu,

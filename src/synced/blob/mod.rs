@@ -22,7 +22,7 @@ mod side;
 
 pub use dyn_blob::{DynBlob, SideState};
 pub use shape::BlobShape;
-pub use side::{BlobSide, Frozen};
+pub use side::{BlobSide, Frozen, OwnedSide};
 
 use side::private::SideImpl;
 
@@ -327,70 +327,83 @@ fn gpu_of<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>) -> &GpuStorage
     }
 }
 
-/// Generates the four transitions of one side (data or diff).
-macro_rules! side_transitions {
-    ($side:ident, $Side:ident, $with:ident, $split:ident,
+/// Generates one side's (data's or diff's) transitions, writable borrows and sharing.
+///
+/// The bounds are on the side's `Base` state behind [`OwnedSide`], so misuse reports the
+/// capability or ownership that is missing, with its message, rather than a bare "method
+/// not found".
+macro_rules! side_methods {
+    ($side:ident, $Side:ident, $put:ident, $split:ident,
      $into_cpu:ident, $into_gpu:ident, $into_cpu_mut:ident, $into_gpu_mut:ident,
      $mut_cpu:ident, $mut_gpu:ident, $freeze:ident, $with_shared:ident, $name:literal,
-     [$($pre:tt)*] [$($post:tt)*] [$($generics:tt)*]) => {
-        // The side's parameter is bounded by `HeadState` (not `BlobSide`) so that its slot
-        // type normalizes to `SyncedMemory<T, _>` through the blanket impl.
-        impl<T: Element, $($generics)*> Blob<T, D, G> {
+     [$($pre:tt)*] [$($post:tt)*]) => {
+        impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
             #[doc = concat!("Makes the ", $name, " readable on the CPU (Caffe `cpu_", $name, "()`; see [`SyncedMemory::into_cpu`]).")]
-            pub fn $into_cpu(self) -> Result<Blob<T, $($pre)* <$Side as ToCpu>::Next $($post)*>, TransitionError<Self>>
+            #[allow(clippy::type_complexity)] // the next state is computed by the trait
+            pub fn $into_cpu(
+                self,
+            ) -> Result<Blob<T, $($pre)* <$Side::Base as ToCpu>::Next $($post)*>, TransitionError<Self>>
             where
-                $Side: ToCpu,
+                $Side: OwnedSide,
+                $Side::Base: ToCpu,
             {
                 let (mem, rest) = self.$split();
-                match mem.into_cpu() {
-                    Ok(m) => Ok(rest.$with(m)),
-                    Err(e) => Err(e.map(|m| rest.$with(m))),
+                match $Side::into_owned(mem).into_cpu() {
+                    Ok(m) => Ok(rest.$put(m)),
+                    Err(e) => Err(e.map(|m| rest.$put($Side::from_owned(m)))),
                 }
             }
 
             #[doc = concat!("Makes the ", $name, " readable on the GPU (Caffe `gpu_", $name, "()`; see [`SyncedMemory::into_gpu`]).")]
-            pub fn $into_gpu(self) -> Result<Blob<T, $($pre)* <$Side as ToGpu>::Next $($post)*>, TransitionError<Self>>
+            #[allow(clippy::type_complexity)] // the next state is computed by the trait
+            pub fn $into_gpu(
+                self,
+            ) -> Result<Blob<T, $($pre)* <$Side::Base as ToGpu>::Next $($post)*>, TransitionError<Self>>
             where
-                $Side: ToGpu,
+                $Side: OwnedSide,
+                $Side::Base: ToGpu,
             {
                 let (mem, rest) = self.$split();
-                match mem.into_gpu() {
-                    Ok(m) => Ok(rest.$with(m)),
-                    Err(e) => Err(e.map(|m| rest.$with(m))),
+                match $Side::into_owned(mem).into_gpu() {
+                    Ok(m) => Ok(rest.$put(m)),
+                    Err(e) => Err(e.map(|m| rest.$put($Side::from_owned(m)))),
                 }
             }
 
             #[doc = concat!("Takes the ", $name, " for writing on the CPU (Caffe `mutable_cpu_", $name, "()`).")]
             pub fn $into_cpu_mut(self) -> Result<Blob<T, $($pre)* HeadAtCpu $($post)*>, TransitionError<Self>>
             where
-                $Side: Settled,
+                $Side: OwnedSide,
+                $Side::Base: Settled,
             {
                 let (mem, rest) = self.$split();
-                match mem.into_cpu_mut() {
-                    Ok(m) => Ok(rest.$with(m)),
-                    Err(e) => Err(e.map(|m| rest.$with(m))),
+                match $Side::into_owned(mem).into_cpu_mut() {
+                    Ok(m) => Ok(rest.$put(m)),
+                    Err(e) => Err(e.map(|m| rest.$put($Side::from_owned(m)))),
                 }
             }
 
             #[doc = concat!("Takes the ", $name, " for writing on the GPU (Caffe `mutable_gpu_", $name, "()`).")]
             pub fn $into_gpu_mut(self) -> Result<Blob<T, $($pre)* HeadAtGpu $($post)*>, TransitionError<Self>>
             where
-                $Side: Settled,
+                $Side: OwnedSide,
+                $Side::Base: Settled,
             {
                 let (mem, rest) = self.$split();
-                match mem.into_gpu_mut() {
-                    Ok(m) => Ok(rest.$with(m)),
-                    Err(e) => Err(e.map(|m| rest.$with(m))),
+                match $Side::into_owned(mem).into_gpu_mut() {
+                    Ok(m) => Ok(rest.$put(m)),
+                    Err(e) => Err(e.map(|m| rest.$put($Side::from_owned(m)))),
                 }
             }
 
             #[doc = concat!("The ", $name, " on the CPU, writable (Caffe `mutable_cpu_", $name, "()` once the CPU side is the head): `count()` elements.")]
             pub fn $mut_cpu(&mut self) -> &mut [T]
             where
-                $Side: CpuWritable,
+                $Side: OwnedSide,
+                $Side::Base: CpuWritable,
             {
                 let count = self.shape.count();
-                match self.$side.cpu_mut().get_mut(..count) {
+                match $Side::owned_mut(&mut self.$side).cpu_mut().get_mut(..count) {
                     Some(h) => h,
                     None => unreachable!("invariant 1: a side holds at least count elements"),
                 }
@@ -399,18 +412,20 @@ macro_rules! side_transitions {
             #[doc = concat!("The ", $name, " on the GPU, writable (Caffe `mutable_gpu_", $name, "()` once the GPU side is the head); it holds `capacity()` elements.")]
             pub fn $mut_gpu(&mut self) -> &mut GpuStorage<T>
             where
-                $Side: GpuWritable,
+                $Side: OwnedSide,
+                $Side::Base: GpuWritable,
             {
-                self.$side.gpu_mut()
+                $Side::owned_mut(&mut self.$side).gpu_mut()
             }
 
             #[doc = concat!("Freezes the ", $name, " for read-only sharing with other blobs (the first half of Caffe's `Share", $name, "`); `shared_", $name, "()` then hands out the shared memory.")]
-            pub fn $freeze(self) -> Blob<T, $($pre)* Frozen<$Side> $($post)*>
+            pub fn $freeze(self) -> Blob<T, $($pre)* Frozen<$Side::Base> $($post)*>
             where
-                $Side: Settled,
+                $Side: OwnedSide,
+                $Side::Base: Settled,
             {
                 let (mem, rest) = self.$split();
-                rest.$with(mem.freeze())
+                rest.$put($Side::into_owned(mem).freeze())
             }
 
             #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch hands the blob back.")]
@@ -427,7 +442,7 @@ macro_rules! side_transitions {
                     return Err(TransitionError::new(self, error));
                 }
                 let (_, rest) = self.$split();
-                Ok(rest.$with(shared))
+                Ok(rest.$put(shared))
             }
         }
     };
@@ -486,15 +501,15 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     }
 }
 
-side_transitions!(
+side_methods!(
     data, D, put_data, split_data, into_cpu_data, into_gpu_data, into_cpu_data_mut,
     into_gpu_data_mut, cpu_data_mut, gpu_data_mut, freeze_data, with_shared_data,
-    "data", [] [, G] [D: HeadState, G: BlobSide]
+    "data", [] [, G]
 );
-side_transitions!(
+side_methods!(
     diff, G, put_diff, split_diff, into_cpu_diff, into_gpu_diff, into_cpu_diff_mut,
     into_gpu_diff_mut, cpu_diff_mut, gpu_diff_mut, freeze_diff, with_shared_diff,
-    "diff", [D,] [] [D: BlobSide, G: HeadState]
+    "diff", [D,] []
 );
 
 impl<T: Element, S: HeadState, G: BlobSide> Blob<T, Frozen<S>, G> {

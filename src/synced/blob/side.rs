@@ -36,8 +36,15 @@ pub(crate) mod private {
         /// Back from erasure, if the ownership matches (the caller checked the head).
         fn from_any<T: Element>(side: AnySide<T>) -> Result<Self::Slot<T>, AnySide<T>>;
     }
+
+    /// An owned side's slot is the memory itself: these are identities for head states.
+    pub trait OwnedImpl: super::BlobSide {
+        fn into_owned<T: Element>(slot: Self::Slot<T>) -> SyncedMemory<T, Self::Base>;
+        fn from_owned<T: Element>(mem: SyncedMemory<T, Self::Base>) -> Self::Slot<T>;
+        fn owned_mut<T: Element>(slot: &mut Self::Slot<T>) -> &mut SyncedMemory<T, Self::Base>;
+    }
 }
-use private::SideImpl;
+use private::{OwnedImpl, SideImpl};
 
 /// A side's memory with its ownership known only at run time.
 pub(crate) enum AnySide<T: Element> {
@@ -89,6 +96,28 @@ impl<S: HeadState> BlobSide for S {
     type Base = S;
     const FROZEN: bool = false;
 }
+
+/// Blob sides the blob owns, in a head state: only these can be written or change state.
+/// A [`Frozen`] side is shared read-only until thawed.
+#[diagnostic::on_unimplemented(
+    message = "this blob side is shared read-only (`{Self}`): it cannot be written or change state",
+    label = "other blobs read this memory and rely on its state",
+    note = "call `.thaw_data()` / `.thaw_diff()` first: it hands the side back in its head state once no other blob shares it"
+)]
+pub trait OwnedSide: OwnedImpl {}
+
+impl<S: HeadState> OwnedImpl for S {
+    fn into_owned<T: Element>(slot: SyncedMemory<T, S>) -> SyncedMemory<T, S> {
+        slot
+    }
+    fn from_owned<T: Element>(mem: SyncedMemory<T, S>) -> SyncedMemory<T, S> {
+        mem
+    }
+    fn owned_mut<T: Element>(slot: &mut SyncedMemory<T, S>) -> &mut SyncedMemory<T, S> {
+        slot
+    }
+}
+impl<S: HeadState> OwnedSide for S {}
 
 #[allow(private_interfaces)] // see `private`
 impl<S: HeadState> SideImpl for Frozen<S> {
