@@ -285,3 +285,220 @@ fn dyn_blobs_convert_back_only_to_their_states() {
         err.into_inner().try_into_blob().unwrap();
     assert_eq!(back.cpu_data(), &[3.0, 4.0]);
 }
+
+// ---- BlobMathTest: asum, sumsq, scale, update on the CPU and the GPU -------------------
+
+use typestate_tensor::gpu::Gpu;
+use typestate_tensor::synced::{BlobElement, HeadAtGpu};
+use typestate_tensor::Element;
+
+/// Caffe's tolerance for blob math, relative to the expected value.
+const EPSILON: f64 = 1e-6;
+
+fn assert_near(expected: f64, got: f64, what: &str) {
+    let tol = EPSILON * expected.abs().max(1.0);
+    assert!(
+        (expected - got).abs() <= tol,
+        "{what}: expected {expected}, got {got}"
+    );
+}
+
+/// Random values in ±[0.25, 3] (Caffe fills uniformly in [-3, 3]; no zeros here).
+fn filler<T: BlobElement>(n: usize, seed: u64) -> Vec<T> {
+    random_nonzero(n, seed)
+        .into_iter()
+        .map(|v| T::from_f64(f64::from(v)))
+        .collect()
+}
+
+fn asum64<T: BlobElement>(x: &[T]) -> f64 {
+    x.iter().map(|&v| v.to_f64().abs()).sum()
+}
+
+fn sumsq64<T: BlobElement>(x: &[T]) -> f64 {
+    x.iter().map(|&v| v.to_f64() * v.to_f64()).sum()
+}
+
+fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    if !Gpu::available() {
+        println!("{test}: skipped, no CUDA driver or GPU on this machine");
+        return None;
+    }
+    Some(Gpu::new(0).expect("GPU 0 opens when one is available"))
+}
+
+/// A 2x3x4x5 blob (Caffe's BlobMathTest shape) with random data and diff = 7 * data, both
+/// written on the CPU; on `gpu` when given.
+fn filled<T: BlobElement>(gpu: Option<&Gpu>, seed: u64) -> (Blob<T, HeadAtCpu>, Vec<T>, Vec<T>) {
+    let shape = [2, 3, 4, 5];
+    let blob = match gpu {
+        Some(g) => Blob::<T, Uninitialized>::with_gpu(g, &shape).unwrap(),
+        None => Blob::<T, Uninitialized>::new(&shape).unwrap(),
+    };
+    // Uninitialized blobs have zero sums, and computing them allocates nothing.
+    assert_eq!(blob.asum_data().unwrap(), T::ZERO);
+    assert_eq!(blob.sumsq_diff().unwrap(), T::ZERO);
+    assert_eq!(
+        blob.data_stats().host_allocs + blob.data_stats().device_allocs,
+        0
+    );
+    let data = filler::<T>(120, seed);
+    let diff: Vec<T> = data
+        .iter()
+        .map(|&v| T::from_f64(v.to_f64() * 7.0))
+        .collect();
+    let mut blob = blob
+        .into_cpu_data_mut()
+        .unwrap()
+        .into_cpu_diff_mut()
+        .unwrap();
+    blob.cpu_data_mut().copy_from_slice(&data);
+    blob.cpu_diff_mut().copy_from_slice(&diff);
+    (blob, data, diff)
+}
+
+fn check_sums<T: BlobElement, D, G>(blob: &Blob<T, D, G>, data: &[T], diff: &[T], what: &str)
+where
+    D: typestate_tensor::synced::BlobSide,
+    G: typestate_tensor::synced::BlobSide,
+    D::Base: typestate_tensor::synced::MathSide,
+    G::Base: typestate_tensor::synced::MathSide,
+{
+    assert_near(
+        asum64(data),
+        blob.asum_data().unwrap().to_f64(),
+        &format!("{what} asum_data"),
+    );
+    assert_near(
+        asum64(diff),
+        blob.asum_diff().unwrap().to_f64(),
+        &format!("{what} asum_diff"),
+    );
+    assert_near(
+        sumsq64(data),
+        blob.sumsq_data().unwrap().to_f64(),
+        &format!("{what} sumsq_data"),
+    );
+    assert_near(
+        sumsq64(diff),
+        blob.sumsq_diff().unwrap().to_f64(),
+        &format!("{what} sumsq_diff"),
+    );
+}
+
+fn scaled<T: BlobElement>(x: &[T], factor: f64) -> Vec<T> {
+    x.iter()
+        .map(|&v| T::from_f64(v.to_f64() * factor))
+        .collect()
+}
+
+fn math_on_cpu<T: BlobElement>(seed: u64) {
+    let (blob, data, diff) = filled::<T>(None, seed);
+    check_sums(&blob, &data, &diff, "cpu");
+    // scale_data(3), then scale_diff(3): values and sums against the f64 reference.
+    let blob = blob.scale_data(T::from_f64(3.0)).unwrap();
+    let data3 = scaled(&data, 3.0);
+    assert_eq!(blob.cpu_data(), &data3[..]);
+    let blob: Blob<T, HeadAtCpu> = blob.scale_diff(T::from_f64(3.0)).unwrap();
+    let diff3 = scaled(&diff, 3.0);
+    assert_eq!(blob.cpu_diff(), &diff3[..]);
+    check_sums(&blob, &data3, &diff3, "cpu scaled");
+    // update: data -= diff.
+    let blob: Blob<T, HeadAtCpu> = blob.update().unwrap();
+    let expected: Vec<T> = data3.iter().zip(&diff3).map(|(&a, &b)| a - b).collect();
+    assert_eq!(blob.cpu_data(), &expected[..]);
+    assert_eq!(blob.data_stats().copies() + blob.diff_stats().copies(), 0);
+}
+
+#[test]
+fn math_cpu_f32() {
+    math_on_cpu::<f32>(40);
+}
+
+#[test]
+fn math_cpu_f64() {
+    math_on_cpu::<f64>(41);
+}
+
+#[test]
+fn scale_of_uninitialized_does_nothing() {
+    let blob = Blob::<f32, Uninitialized>::new(&[4]).unwrap();
+    let blob: Blob<f32, Uninitialized> = blob.scale_data(2.0).unwrap().scale_diff(3.0).unwrap();
+    assert_eq!(blob.data_stats().host_allocs, 0);
+}
+
+fn math_on_gpu<T: BlobElement>(gpu: &Gpu, seed: u64) {
+    let (blob, data, diff) = filled::<T>(Some(gpu), seed);
+    let stream = blob.stream().unwrap().clone();
+    // Move both heads to the GPU, so the math runs there (Caffe's mutable_gpu_data()).
+    let blob: Blob<T, HeadAtGpu> = blob
+        .into_gpu_data_mut()
+        .unwrap()
+        .into_gpu_diff_mut()
+        .unwrap();
+    check_sums(&blob, &data, &diff, "gpu");
+    let blob = blob.scale_data(T::from_f64(3.0)).unwrap();
+    let blob: Blob<T, HeadAtGpu> = blob.scale_diff(T::from_f64(3.0)).unwrap();
+    let (data3, diff3) = (scaled(&data, 3.0), scaled(&diff, 3.0));
+    assert_eq!(blob.gpu_data().to_vec(&stream).unwrap(), data3);
+    assert_eq!(blob.gpu_diff().to_vec(&stream).unwrap(), diff3);
+    check_sums(&blob, &data3, &diff3, "gpu scaled");
+    let blob: Blob<T, HeadAtGpu> = blob.update().unwrap();
+    let expected: Vec<T> = data3.iter().zip(&diff3).map(|(&a, &b)| a - b).collect();
+    let blob = blob.into_cpu_data().unwrap();
+    assert_eq!(blob.cpu_data(), &expected[..]);
+    // One upload per side, one download of the data at the end: the math made no copies.
+    assert_eq!(blob.data_stats().h2d_copies, 1);
+    assert_eq!(blob.data_stats().d2h_copies, 1);
+    assert_eq!(blob.diff_stats().copies(), 1);
+}
+
+#[test]
+fn math_gpu_f32() {
+    if let Some(gpu) = gpu_or_skip("math_gpu_f32") {
+        math_on_gpu::<f32>(&gpu, 42);
+    }
+}
+
+#[test]
+fn math_gpu_f64() {
+    if let Some(gpu) = gpu_or_skip("math_gpu_f64") {
+        math_on_gpu::<f64>(&gpu, 43);
+    }
+}
+
+#[test]
+fn math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head() {
+    let Some(gpu) = gpu_or_skip("math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head")
+    else {
+        return;
+    };
+    let (blob, data, diff) = filled::<f32>(Some(&gpu), 44);
+    let blob: Blob<f32, Synced> = blob.into_gpu_data().unwrap().into_gpu_diff().unwrap();
+    check_sums(&blob, &data, &diff, "synced");
+    let blob: Blob<f32, HeadAtGpu, Synced> = blob.scale_data(0.5).unwrap();
+    let blob = blob.into_cpu_data().unwrap();
+    assert_eq!(blob.cpu_data(), &scaled(&data, 0.5)[..]);
+    let s = blob.data_stats();
+    assert_eq!(
+        (s.h2d_copies, s.d2h_copies),
+        (1, 1),
+        "the scale ran on the GPU copy"
+    );
+}
+
+#[test]
+fn large_gpu_sums_match_the_reference() {
+    let Some(gpu) = gpu_or_skip("large_gpu_sums_match_the_reference") else {
+        return;
+    };
+    // More elements than one grid pass covers, and not a multiple of the block size.
+    let n = 1024 * 256 * 3 + 17;
+    let data = filler::<f32>(n, 45);
+    let blob = Blob::<f32, Uninitialized>::with_gpu(&gpu, &[n]).unwrap();
+    let mut blob = blob.into_cpu_data_mut().unwrap();
+    blob.cpu_data_mut().copy_from_slice(&data);
+    let blob = blob.into_gpu_data_mut().unwrap();
+    assert_near(asum64(&data), blob.asum_data().unwrap().to_f64(), "asum");
+    assert_near(sumsq64(&data), blob.sumsq_data().unwrap().to_f64(), "sumsq");
+}

@@ -13,7 +13,10 @@ mod synced_memory;
 mod transition_error;
 
 pub use any::AnySyncedMemory;
-pub use blob::{Blob, BlobShape, BlobSide, DynBlob, Frozen, OwnedSide, Reshaped, SideState};
+pub use blob::{
+    Blob, BlobElement, BlobShape, BlobSide, DynBlob, Frozen, MathPlace, MathSide, OwnedSide,
+    Reshaped, SideState, UpdateWith,
+};
 pub use host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 pub use raw::TransferStats;
 pub use shared::SharedMemory;

@@ -107,6 +107,14 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
         }
     }
 
+    /// Changes the state in the type without a transition.
+    ///
+    /// Precondition: the memory is in state `N` (callers know it from the run-time machine,
+    /// e.g. `HeadAtCpu` is its own `MathSide::AfterWrite`).
+    pub(crate) fn retype<N: HeadState>(self) -> SyncedMemory<T, N, H> {
+        SyncedMemory::from_raw(self.raw)
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.raw.len()

@@ -17,10 +17,13 @@
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
 
 mod dyn_blob;
+mod gpu_math;
+mod math;
 mod shape;
 mod side;
 
 pub use dyn_blob::{DynBlob, SideState};
+pub use math::{BlobElement, MathPlace, MathSide, UpdateWith};
 pub use shape::BlobShape;
 pub use side::{BlobSide, Frozen, OwnedSide};
 
