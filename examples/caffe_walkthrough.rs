@@ -24,8 +24,14 @@ impl Log {
             now.d2h_copies - self.before.d2h_copies,
         ) {
             (0, 0) => "no copy".to_owned(),
-            (1, 0) => format!("copied cpu->gpu ({} bytes)", now.h2d_bytes - self.before.h2d_bytes),
-            (0, 1) => format!("copied gpu->cpu ({} bytes)", now.d2h_bytes - self.before.d2h_bytes),
+            (1, 0) => format!(
+                "copied cpu->gpu ({} bytes)",
+                now.h2d_bytes - self.before.h2d_bytes
+            ),
+            (0, 1) => format!(
+                "copied gpu->cpu ({} bytes)",
+                now.d2h_bytes - self.before.d2h_bytes
+            ),
             (h, d) => format!("{h} uploads, {d} downloads"),
         };
         println!("{caffe:<34} -> {:<10} {copy}", m.head().name());
@@ -50,9 +56,7 @@ fn main() -> Result<()> {
 
     let m = SyncedMemory::<f32, Uninitialized>::with_gpu(&gpu, N)?;
     let stream = gpu.default_stream().clone();
-    let mut log = Log {
-        before: m.stats(),
-    };
+    let mut log = Log { before: m.stats() };
 
     // "Assuming that data are on the CPU initially."
     let mut m: SyncedMemory<f32, HeadAtCpu> = m.into_cpu_mut()?;

@@ -120,3 +120,5 @@ impl<T: Element, H: HostSlot<T>> std::fmt::Debug for AnySyncedMemory<T, H> {
             .finish()
     }
 }
+
+static_assertions::assert_impl_all!(AnySyncedMemory<f32>: Send, Sync);

@@ -147,3 +147,5 @@ impl<T: Element> std::fmt::Debug for DynBlob<T> {
             .finish()
     }
 }
+
+static_assertions::assert_impl_all!(DynBlob<f32>: Send, Sync);
