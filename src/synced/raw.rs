@@ -161,17 +161,13 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
     }
 
     /// The device copy, allocating it zero-filled if absent.
-    fn ensure_device(&mut self, op: &'static str) -> Result<(&A, &mut A::Buf<T>), Error> {
+    fn ensure_device(&mut self, op: &'static str) -> Result<(), Error> {
         let accel = self.accel.as_ref().ok_or(StateError::NoGpu { op })?;
-        let buf = match &mut self.device {
-            Some(b) => b,
-            slot => {
-                let b = slot.insert(accel.alloc_device(self.len)?);
-                self.stats.device_allocs += 1;
-                b
-            }
-        };
-        Ok((accel, buf))
+        if self.device.is_none() {
+            self.device = Some(accel.alloc_device(self.len)?);
+            self.stats.device_allocs += 1;
+        }
+        Ok(())
     }
 
     /// Caffe's `to_cpu()`.

@@ -5,7 +5,7 @@
 //! Caffe's `mutable_*_data()` leaves: a scale of `Synced` data makes the GPU side the head.
 
 use super::gpu_math::{self, Term};
-use super::{Blob, BlobSide, OwnedSide};
+use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
 use crate::element::{Element, FloatElement};
 use crate::error::Error;
 use crate::synced::accel::GpuAccel;
@@ -104,17 +104,8 @@ fn reduce_side<T: BlobElement, S: MathSide>(
 ) -> Result<T, Error> {
     let sum = match S::PLACE {
         MathPlace::Nowhere => 0.0,
-        MathPlace::Cpu => {
-            let x = match raw.host().and_then(|h| h.get(..count)) {
-                Some(x) => x,
-                None => unreachable!("HeadAtCpu holds a CPU copy of at least count elements"),
-            };
-            cpu_reduce(x, term)
-        }
-        MathPlace::Gpu => match raw.device() {
-            Some(d) => gpu_math::reduce(d, count, term, stream_of(raw))?,
-            None => unreachable!("a GPU-side state holds a GPU copy"),
-        },
+        MathPlace::Cpu => cpu_reduce(cpu_prefix(raw, count), term),
+        MathPlace::Gpu => gpu_math::reduce(gpu_of(raw), count, term, stream_of(raw))?,
     };
     Ok(T::from_f64(sum))
 }
@@ -269,17 +260,12 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
         let written = write_side(
             D::into_owned(mem),
             count,
+            // `UpdateWith` made the diff readable on the side the data's math runs on.
             |y| {
-                let x = match diff.host().and_then(|h| h.get(..count)) {
-                    Some(x) => x,
-                    None => unreachable!("UpdateWith: the diff is CPU-readable here"),
-                };
+                let x = cpu_prefix(diff, count);
                 y.iter_mut().zip(x).for_each(|(y, &x)| *y = *y - x);
             },
-            |y, s| match diff.device() {
-                Some(x) => gpu_math::sub_assign(y, x, count, s),
-                None => unreachable!("UpdateWith: the diff is GPU-readable here"),
-            },
+            |y, s| gpu_math::sub_assign(y, gpu_of(diff), count, s),
         );
         match written {
             Ok(m) => Ok(rest.put_data(m)),

@@ -315,7 +315,10 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
 }
 
 /// The first `count` elements of a CPU copy the caller's state says is current.
-fn cpu_prefix<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>, count: usize) -> &[T] {
+pub(super) fn cpu_prefix<T: Element>(
+    raw: &RawSynced<T, OwnedHost<T>, GpuAccel>,
+    count: usize,
+) -> &[T] {
     match raw.host().and_then(|h| h.get(..count)) {
         Some(h) => h,
         None => unreachable!("invariants 1 and 2: a readable side holds at least count elements"),
@@ -323,7 +326,7 @@ fn cpu_prefix<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>, count: usi
 }
 
 /// The device copy of a side the caller's state says is current.
-fn gpu_of<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>) -> &GpuStorage<T> {
+pub(super) fn gpu_of<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>) -> &GpuStorage<T> {
     match raw.device() {
         Some(d) => d,
         None => unreachable!("invariant 2: a GPU-readable side has a GPU copy"),
