@@ -282,6 +282,10 @@ pub enum GpuError {
         /// NVRTC's log.
         log: String,
     },
+    /// The device allocator's configuration (`TYPESTATE_TENSOR_ALLOC_CONF` or
+    /// `TYPESTATE_TENSOR_POOL_CONF`) is invalid.
+    #[error("invalid GPU allocator configuration: {0}")]
+    AllocatorConfig(AllocError),
     /// Two tensors in one op live on different GPUs.
     #[error("{op}: operands live on GPU {lhs} and GPU {rhs}")]
     DeviceMismatch {

@@ -158,7 +158,7 @@ fn device_properties_match_the_driver() -> TestResult {
     let (free, total) = gpu.memory_info()?;
     assert_eq!(total, gpu.total_memory());
     assert!(free > 0 && free <= total);
-    assert_eq!(gpu.allocator().name(), "driver-pool");
+    assert_eq!(gpu.allocator().name(), "caching");
     gpu.check_err()
 }
 

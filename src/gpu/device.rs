@@ -18,39 +18,64 @@ use super::stream::Stream;
 use crate::element::Element;
 use crate::error::{Error, GpuError};
 use crate::storage::allocator::{AllocatorStats, DeviceAllocator};
+use crate::storage::{
+    CachingAllocator, CachingConfig, NaiveAllocator, PooledAllocator, PooledConfig,
+};
 
 /// Which device allocator a [`Gpu`] hands out memory from.
 ///
 /// The naive, pooled and caching allocators of [`crate::storage`] run on a
-/// [`DeviceMemorySource`]; until they are listed here, build one
-/// yourself and pass it to [`Gpu::with_allocator`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// [`DeviceMemorySource`] (`cuMemAlloc`/`cuMemFree`); the driver pool is CUDA's own
+/// stream-ordered allocator. Any other [`DeviceAllocator`] can be passed to
+/// [`Gpu::with_allocator`].
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum AllocatorKind {
+    /// `cuMemAlloc`/`cuMemFree` per request ([`NaiveAllocator`]): the debugging baseline.
+    Naive,
+    /// MXNet's exact-size buckets ([`PooledAllocator`]).
+    Pooled(PooledConfig),
+    /// PyTorch's best-fit caching allocator ([`CachingAllocator`]), the default.
+    Caching(CachingConfig),
     /// The driver's stream-ordered pool ([`DriverPoolAllocator`]).
     DriverPool(DriverPoolOptions),
 }
 
 impl Default for AllocatorKind {
     fn default() -> AllocatorKind {
-        AllocatorKind::DriverPool(DriverPoolOptions::default())
+        AllocatorKind::Caching(CachingConfig::default())
     }
 }
 
 impl AllocatorKind {
+    /// The caching allocator configured by `TYPESTATE_TENSOR_ALLOC_CONF` (PyTorch's
+    /// `key:value,key:value` syntax; unset means the defaults).
+    pub fn from_env() -> Result<AllocatorKind, GpuError> {
+        CachingConfig::from_env()
+            .map(AllocatorKind::Caching)
+            .map_err(GpuError::AllocatorConfig)
+    }
+
     /// Builds the allocator on `ctx`'s device.
     fn build(self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn DeviceAllocator>, GpuError> {
-        match self {
-            AllocatorKind::DriverPool(options) => Ok(Arc::new(DriverPoolAllocator::from_context(
-                Arc::clone(ctx),
-                options,
-            )?)),
-        }
+        let source = || DeviceMemorySource::from_context(Arc::clone(ctx));
+        Ok(match self {
+            AllocatorKind::Naive => Arc::new(NaiveAllocator::new(source())),
+            AllocatorKind::Pooled(config) => {
+                Arc::new(PooledAllocator::with_config(source(), config))
+            }
+            AllocatorKind::Caching(config) => {
+                Arc::new(CachingAllocator::with_config(source(), config))
+            }
+            AllocatorKind::DriverPool(options) => {
+                Arc::new(DriverPoolAllocator::from_context(Arc::clone(ctx), options)?)
+            }
+        })
     }
 }
 
 /// How [`Gpu::with_options`] sets a device up.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GpuOptions {
     /// The device allocator.
     pub allocator: AllocatorKind,
@@ -117,12 +142,18 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// GPU `ordinal` with the default options.
+    /// GPU `ordinal` with the caching allocator, configured by `TYPESTATE_TENSOR_ALLOC_CONF`
+    /// when set, and default pinned-host options.
     ///
     /// Errors: [`GpuError::NoDriver`] without a loadable libcuda (never a panic),
-    /// [`GpuError::NoSuchDevice`] for an ordinal past the last device.
+    /// [`GpuError::NoSuchDevice`] for an ordinal past the last device,
+    /// [`GpuError::AllocatorConfig`] for an invalid configuration variable.
     pub fn new(ordinal: usize) -> Result<Gpu, GpuError> {
-        Gpu::with_options(ordinal, GpuOptions::default())
+        let options = GpuOptions {
+            allocator: AllocatorKind::from_env()?,
+            ..GpuOptions::default()
+        };
+        Gpu::with_options(ordinal, options)
     }
 
     /// GPU `ordinal` set up as `options` says.

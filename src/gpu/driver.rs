@@ -272,17 +272,16 @@ pub(crate) fn is_driver_host_memory(ctx: &CudaContext, ptr: *const u8) -> bool {
         return true;
     }
     let mut memory_type: u32 = 0;
-    // SAFETY: `cuPointerGetAttribute(MEMORY_TYPE)` writes one `CUmemorytype` (a 32-bit enum)
-    // through `data`, which points to a live `u32`. The queried address is only looked up in
-    // the driver's tables, never dereferenced.
-    let res = unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut memory_type as *mut u32).cast::<c_void>(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            ptr as u64,
-        )
-    };
-    !matches!(res, CUresult::CUDA_ERROR_INVALID_VALUE)
+    let mut attribute = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    let mut data = (&mut memory_type as *mut u32).cast::<c_void>();
+    // SAFETY: `cuPointerGetAttributes` with one MEMORY_TYPE attribute writes one
+    // `CUmemorytype` (a 32-bit enum) through `data[0]`, which points to a live `u32`; the
+    // attribute and data arrays are one live element each. The queried address is only looked
+    // up in the driver's tables, never dereferenced. Unlike the singular call, it answers 0
+    // ("not a CUDA pointer") for pageable memory instead of failing, so sanitizers see no
+    // API error on this routine probe.
+    let res = unsafe { sys::cuPointerGetAttributes(1, &mut attribute, &mut data, ptr as u64) };
+    res != CUresult::CUDA_SUCCESS || memory_type != 0
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,6 +52,15 @@ impl Event {
     /// Milliseconds of GPU time from `self` to `end` (`cuEventElapsedTime`), waiting for both.
     /// Both must be timing events recorded on streams of one device.
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32, GpuError> {
+        if !(self.timing && end.timing) {
+            // Refused here rather than by the driver: same error, no failed API call.
+            return Err(GpuError::Driver {
+                call: "cuEventElapsedTime",
+                message: "CUDA_ERROR_INVALID_HANDLE: both events must be timing events \
+                          (record them with `record_timing_event`)"
+                    .to_owned(),
+            });
+        }
         driver::event_elapsed_ms(&self.inner, &end.inner)
     }
 

@@ -30,6 +30,28 @@ pub struct Stat {
     pub peak: usize,
 }
 
+impl Stat {
+    /// Adds `n` to the current value and raises the peak to match.
+    pub fn increase(&mut self, n: usize) {
+        self.current = self.current.saturating_add(n);
+        self.peak = self.peak.max(self.current);
+    }
+
+    /// Subtracts `n` from the current value.
+    ///
+    /// Saturates at zero rather than panicking: a broken count must not take the program
+    /// down (debug builds assert the count stays consistent).
+    pub fn decrease(&mut self, n: usize) {
+        debug_assert!(self.current >= n, "statistic would go negative");
+        self.current = self.current.saturating_sub(n);
+    }
+
+    /// Sets the peak to the current value.
+    pub fn reset_peak(&mut self) {
+        self.peak = self.current;
+    }
+}
+
 /// What an allocator holds and has done (PyTorch's `memory_stats`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AllocatorStats {
@@ -55,10 +77,45 @@ pub struct AllocatorStats {
     pub num_segment_frees: u64,
 }
 
+impl AllocatorStats {
+    /// Reserved bytes not handed out to users: the cache (PyTorch's "reserved but
+    /// unallocated").
+    pub fn cached_bytes(&self) -> usize {
+        self.reserved_bytes
+            .current
+            .saturating_sub(self.allocated_bytes.current)
+    }
+
+    /// Sets every peak to its current value.
+    pub fn reset_peaks(&mut self) {
+        for stat in [
+            &mut self.allocated_bytes,
+            &mut self.reserved_bytes,
+            &mut self.active_bytes,
+            &mut self.requested_bytes,
+            &mut self.segments,
+            &mut self.allocations,
+        ] {
+            stat.reset_peak();
+        }
+    }
+
+    /// Zeroes the event counters (`num_allocs`, `num_alloc_retries`, `num_ooms`,
+    /// `num_segment_frees`); current values and peaks are untouched (PyTorch's
+    /// `reset_accumulated_memory_stats`).
+    pub fn reset_counters(&mut self) {
+        self.num_allocs = 0;
+        self.num_alloc_retries = 0;
+        self.num_ooms = 0;
+        self.num_segment_frees = 0;
+    }
+}
+
 /// A device memory allocator: MXNet's `Alloc` / `Free` / `DirectFree` / `ReleaseAll`, plus
 /// PyTorch's `recordStream`, statistics and peak resets. Shared across threads.
 pub trait DeviceAllocator: Send + Sync {
-    /// Short name of the strategy (`"naive"`, `"pooled"`, `"caching"`, `"driver-pool"`).
+    /// Short name of the strategy (`"naive"`, `"pooled"`, `"caching"`, `"caching-host"`,
+    /// `"driver-pool"`).
     fn name(&self) -> &'static str;
 
     /// Allocates at least `bytes` bytes usable on `stream`.
@@ -83,4 +140,19 @@ pub trait DeviceAllocator: Send + Sync {
 
     /// Sets every peak to its current value.
     fn reset_peak_stats(&self);
+
+    /// Keeps an error raised where it cannot be returned, typically a failed free in the
+    /// `Drop` of an [`Allocation`](super::allocation::Allocation) (cudarc's `record_err`).
+    ///
+    /// The default discards the error; every allocator in this crate overrides it and keeps
+    /// the first error until [`check_err`](Self::check_err) takes it.
+    fn record_err(&self, err: AllocError) {
+        let _ = err;
+    }
+
+    /// Returns the first error kept by [`record_err`](Self::record_err) since the last call,
+    /// and forgets it (cudarc's `check_err`).
+    fn check_err(&self) -> Result<(), AllocError> {
+        Ok(())
+    }
 }

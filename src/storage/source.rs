@@ -61,3 +61,39 @@ pub trait MemorySource: Send + Sync + 'static {
     /// `(free, total)` bytes, if the source knows them.
     fn mem_info(&self) -> Option<(usize, usize)>;
 }
+
+/// A shared source is a source: several allocators (or a test and its allocator) can hold
+/// one through an `Arc`.
+impl<S: MemorySource> MemorySource for std::sync::Arc<S> {
+    type Event = S::Event;
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {
+        (**self).allocate(bytes)
+    }
+
+    unsafe fn free(&self, addr: u64, bytes: usize) -> Result<(), SourceError> {
+        // SAFETY: the caller upholds `free`'s contract for this source, which is the one
+        // behind the `Arc`.
+        unsafe { (**self).free(addr, bytes) }
+    }
+
+    fn record_event(&self, stream: StreamId) -> Result<Self::Event, SourceError> {
+        (**self).record_event(stream)
+    }
+
+    fn event_completed(&self, event: &Self::Event) -> Result<bool, SourceError> {
+        (**self).event_completed(event)
+    }
+
+    fn synchronize(&self) -> Result<(), SourceError> {
+        (**self).synchronize()
+    }
+
+    fn mem_info(&self) -> Option<(usize, usize)> {
+        (**self).mem_info()
+    }
+}

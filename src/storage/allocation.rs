@@ -1,0 +1,123 @@
+//! [`Allocation`]: a block that gives itself back to its allocator when dropped.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::allocator::{Block, DeviceAllocator};
+use super::source::StreamId;
+use crate::error::AllocError;
+
+/// An owned [`Block`] together with the allocator it came from; dropping it frees the
+/// block to the allocator's cache. The storage behind a tensor.
+///
+/// A failed free in `Drop` cannot be returned; it is handed to the allocator's
+/// [`record_err`](DeviceAllocator::record_err) and comes back from
+/// [`check_err`](DeviceAllocator::check_err) (cudarc's pattern). `Drop` never panics.
+///
+/// Invariant: `block` is `Some` from construction until `into_block` or `Drop` takes it.
+pub struct Allocation {
+    block: Option<Block>,
+    allocator: Arc<dyn DeviceAllocator>,
+}
+
+impl Allocation {
+    /// Allocates `bytes` bytes on `stream` from `allocator`.
+    pub fn new(
+        allocator: &Arc<dyn DeviceAllocator>,
+        bytes: usize,
+        stream: StreamId,
+    ) -> Result<Self, AllocError> {
+        let block = allocator.allocate(bytes, stream)?;
+        Ok(Self::from_block(block, Arc::clone(allocator)))
+    }
+
+    /// Takes ownership of `block`, which `allocator` handed out.
+    pub fn from_block(block: Block, allocator: Arc<dyn DeviceAllocator>) -> Self {
+        Self {
+            block: Some(block),
+            allocator,
+        }
+    }
+
+    fn block_ref(&self) -> &Block {
+        // The invariant guarantees `Some` while `self` exists.
+        self.block.as_ref().unwrap_or(&EMPTY)
+    }
+
+    /// The block.
+    pub fn block(&self) -> &Block {
+        self.block_ref()
+    }
+
+    /// Start address.
+    pub fn addr(&self) -> u64 {
+        self.block_ref().addr
+    }
+
+    /// Usable bytes.
+    pub fn size(&self) -> usize {
+        self.block_ref().size
+    }
+
+    /// Bytes asked for.
+    pub fn requested(&self) -> usize {
+        self.block_ref().requested
+    }
+
+    /// The stream it was allocated on.
+    pub fn stream(&self) -> StreamId {
+        self.block_ref().stream
+    }
+
+    /// The allocator it returns to.
+    pub fn allocator(&self) -> &Arc<dyn DeviceAllocator> {
+        &self.allocator
+    }
+
+    /// Marks the memory as used on `stream` too (see
+    /// [`DeviceAllocator::record_stream`]).
+    pub fn record_stream(&self, stream: StreamId) -> Result<(), AllocError> {
+        self.allocator.record_stream(self.block_ref(), stream)
+    }
+
+    /// Frees now, returning any error (instead of recording it as `Drop` would).
+    pub fn free(mut self) -> Result<(), AllocError> {
+        match self.block.take() {
+            Some(block) => self.allocator.free(block),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives up ownership: the caller must return the block to
+    /// [`allocator`](Self::allocator) itself.
+    pub fn into_block(mut self) -> Block {
+        self.block.take().unwrap_or(EMPTY)
+    }
+}
+
+/// Stand-in for the impossible empty case, so accessors need not panic.
+const EMPTY: Block = Block {
+    addr: 0,
+    size: 0,
+    requested: 0,
+    stream: StreamId(0),
+};
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if let Some(block) = self.block.take() {
+            if let Err(err) = self.allocator.free(block) {
+                self.allocator.record_err(err);
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Allocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Allocation")
+            .field("block", self.block_ref())
+            .field("allocator", &self.allocator.name())
+            .finish()
+    }
+}

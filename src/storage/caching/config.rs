@@ -1,0 +1,322 @@
+//! [`CachingConfig`]: the caching allocator's settings, from PyTorch's
+//! `PYTORCH_CUDA_ALLOC_CONF` syntax or built in code.
+
+use super::sizes::{LARGE_BUFFER, ROUNDUP_INTERVALS};
+use crate::error::AllocError;
+use crate::storage::conf::{expect_word, invalid, parse_f64, parse_pairs, parse_usize, ConfValue};
+
+const MIB: usize = 1 << 20;
+
+/// Settings of a [`CachingAllocator`](super::CachingAllocator).
+///
+/// Read from the environment variable [`ENV_VAR`](Self::ENV_VAR)
+/// (`TYPESTATE_TENSOR_ALLOC_CONF`) in PyTorch's `key:value,key:value` form, e.g.
+/// `max_split_size_mb:256,roundup_power2_divisions:4,garbage_collection_threshold:0.8`.
+/// Keys (PyTorch's names and rules):
+///
+/// - `max_split_size_mb` (>= 20): blocks this large or larger are never split, and serve
+///   only requests at least this large that leave less than `max_non_split_rounding_mb`
+///   unused. Default: unlimited (every block may be split).
+/// - `max_non_split_rounding_mb` (>= 20): that slack. Default 20 (`kLargeBuffer`).
+/// - `roundup_power2_divisions`: round requests above `512 * d` bytes up to one of `d` equal
+///   steps between powers of two, reducing fragmentation from near-miss sizes. Either one
+///   power of two for all sizes (`4`), or per size interval:
+///   `[256:1,512:2,1024:4,>:8]` means requests below 256 MiB use 1 division, 256 MiB up to
+///   512 MiB use 2, 512 MiB up to 1 GiB use 4, and larger ones 8. List keys are increasing
+///   powers of two in MiB, values 0 (off) or powers of two. (This is PyTorch's documented
+///   meaning; its parser assigns each list value to the interval starting at its key and
+///   lets `>` overwrite the last key's interval.) Default: off.
+/// - `garbage_collection_threshold` (strictly between 0 and 1): when the allocator holds
+///   more than this fraction of the allowed memory (the source's total times
+///   [`memory_fraction`](Self::memory_fraction)), it returns its least recently reused
+///   cached segments before asking the source for more, instead of waiting for an
+///   out-of-memory. PyTorch only collects when a memory fraction is set; here the whole
+///   source counts when none is. Needs a source that reports
+///   [`mem_info`](crate::storage::source::MemorySource::mem_info). Default: off.
+/// - `expandable_segments`: only `False` is accepted (expandable segments are not built).
+/// - `backend`: only `native` is accepted (this allocator).
+///
+/// Any other key, or a bad value, is an [`AllocError::InvalidConfig`].
+///
+/// The per-process memory fraction (PyTorch's `set_per_process_memory_fraction`) is set in
+/// code with [`with_memory_fraction`](Self::with_memory_fraction).
+///
+/// Invariants (kept by every constructor): `max_split_size` and `max_non_split_rounding`
+/// are at least 20 MiB; every division count is 0 or a power of two; the threshold is in
+/// (0, 1) and the fraction in (0, 1].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachingConfig {
+    max_split_size: Option<usize>,
+    max_non_split_rounding: usize,
+    roundup_power2_divisions: [usize; ROUNDUP_INTERVALS],
+    garbage_collection_threshold: Option<f64>,
+    memory_fraction: Option<f64>,
+}
+
+impl Default for CachingConfig {
+    fn default() -> Self {
+        Self {
+            max_split_size: None,
+            max_non_split_rounding: LARGE_BUFFER,
+            roundup_power2_divisions: [0; ROUNDUP_INTERVALS],
+            garbage_collection_threshold: None,
+            memory_fraction: None,
+        }
+    }
+}
+
+impl CachingConfig {
+    /// The environment variable [`from_env`](Self::from_env) reads.
+    pub const ENV_VAR: &'static str = "TYPESTATE_TENSOR_ALLOC_CONF";
+
+    /// The settings in [`ENV_VAR`](Self::ENV_VAR), or the defaults if it is unset or empty.
+    pub fn from_env() -> Result<Self, AllocError> {
+        match std::env::var(Self::ENV_VAR) {
+            Ok(text) => Self::parse(&text),
+            Err(std::env::VarError::NotPresent) => Ok(Self::default()),
+            Err(std::env::VarError::NotUnicode(raw)) => Err(invalid(
+                &raw.to_string_lossy(),
+                format!("{} is not valid UTF-8", Self::ENV_VAR),
+            )),
+        }
+    }
+
+    /// Parses `key:value,key:value` text (see the type's documentation for the keys).
+    pub fn parse(input: &str) -> Result<Self, AllocError> {
+        let mut config = Self::default();
+        for (key, value) in parse_pairs(input)? {
+            match key.as_str() {
+                "max_split_size_mb" => {
+                    let mb = parse_usize(input, &key, expect_word(input, &key, &value)?)?;
+                    config.max_split_size = Some(mib_at_least_20(input, &key, mb)?);
+                }
+                "max_non_split_rounding_mb" => {
+                    let mb = parse_usize(input, &key, expect_word(input, &key, &value)?)?;
+                    config.max_non_split_rounding = mib_at_least_20(input, &key, mb)?;
+                }
+                "roundup_power2_divisions" => {
+                    config.roundup_power2_divisions = parse_divisions(input, &value)?;
+                }
+                "garbage_collection_threshold" => {
+                    let t = parse_f64(input, &key, expect_word(input, &key, &value)?)?;
+                    config.garbage_collection_threshold = Some(check_threshold(input, t)?);
+                }
+                "expandable_segments" => match expect_word(input, &key, &value)? {
+                    "False" => {}
+                    "True" => {
+                        return Err(invalid(input, "expandable_segments:True is not supported"))
+                    }
+                    other => {
+                        return Err(invalid(
+                            input,
+                            format!("expandable_segments takes True or False, not {other:?}"),
+                        ))
+                    }
+                },
+                "backend" => match expect_word(input, &key, &value)? {
+                    "native" => {}
+                    other => {
+                        return Err(invalid(
+                            input,
+                            format!(
+                                "backend {other:?} is not this allocator; only native is accepted"
+                            ),
+                        ))
+                    }
+                },
+                _ => return Err(invalid(input, format!("unknown key {key:?}"))),
+            }
+        }
+        Ok(config)
+    }
+
+    /// Sets `max_split_size_mb` (at least 20).
+    pub fn with_max_split_size_mb(mut self, mb: usize) -> Result<Self, AllocError> {
+        let input = format!("max_split_size_mb:{mb}");
+        self.max_split_size = Some(mib_at_least_20(&input, "max_split_size_mb", mb)?);
+        Ok(self)
+    }
+
+    /// Sets `max_non_split_rounding_mb` (at least 20).
+    pub fn with_max_non_split_rounding_mb(mut self, mb: usize) -> Result<Self, AllocError> {
+        let input = format!("max_non_split_rounding_mb:{mb}");
+        self.max_non_split_rounding = mib_at_least_20(&input, "max_non_split_rounding_mb", mb)?;
+        Ok(self)
+    }
+
+    /// Uses `divisions` (a power of two) for every size.
+    pub fn with_roundup_power2_divisions(mut self, divisions: usize) -> Result<Self, AllocError> {
+        let input = format!("roundup_power2_divisions:{divisions}");
+        self.roundup_power2_divisions =
+            parse_divisions(&input, &ConfValue::Word(divisions.to_string()))?;
+        Ok(self)
+    }
+
+    /// Sets the division count per size interval: entry `i` applies to requests in
+    /// `[2^i, 2^(i+1))` MiB (entry 0 also to smaller ones, entry 15 to larger ones). Each
+    /// entry is 0 (off) or a power of two.
+    pub fn with_roundup_power2_divisions_per_interval(
+        mut self,
+        table: [usize; ROUNDUP_INTERVALS],
+    ) -> Result<Self, AllocError> {
+        if let Some(bad) = table.iter().find(|&&d| d != 0 && !d.is_power_of_two()) {
+            return Err(invalid(
+                &format!("roundup_power2_divisions:{table:?}"),
+                format!("division count {bad} is neither 0 nor a power of two"),
+            ));
+        }
+        self.roundup_power2_divisions = table;
+        Ok(self)
+    }
+
+    /// Sets `garbage_collection_threshold` (strictly between 0 and 1).
+    pub fn with_garbage_collection_threshold(mut self, threshold: f64) -> Result<Self, AllocError> {
+        let input = format!("garbage_collection_threshold:{threshold}");
+        self.garbage_collection_threshold = Some(check_threshold(&input, threshold)?);
+        Ok(self)
+    }
+
+    /// Limits the allocator to this fraction (in (0, 1]) of the source's total memory
+    /// (PyTorch's `set_per_process_memory_fraction`); requests beyond it fail as out of
+    /// memory. Needs a source that reports `mem_info`; ignored otherwise.
+    pub fn with_memory_fraction(mut self, fraction: f64) -> Result<Self, AllocError> {
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return Err(invalid(
+                &format!("memory_fraction:{fraction}"),
+                "the memory fraction must be in (0, 1]",
+            ));
+        }
+        self.memory_fraction = Some(fraction);
+        Ok(self)
+    }
+
+    /// Bytes from which blocks are never split; `None` means unlimited.
+    pub fn max_split_size(&self) -> Option<usize> {
+        self.max_split_size
+    }
+
+    /// Largest slack an unsplittable block may have over a request it serves.
+    pub fn max_non_split_rounding(&self) -> usize {
+        self.max_non_split_rounding
+    }
+
+    /// Division counts per size interval (0 means off).
+    pub fn roundup_power2_divisions(&self) -> &[usize; ROUNDUP_INTERVALS] {
+        &self.roundup_power2_divisions
+    }
+
+    /// The garbage collection threshold, if set.
+    pub fn garbage_collection_threshold(&self) -> Option<f64> {
+        self.garbage_collection_threshold
+    }
+
+    /// The memory fraction, if set.
+    pub fn memory_fraction(&self) -> Option<f64> {
+        self.memory_fraction
+    }
+}
+
+fn mib_at_least_20(input: &str, key: &str, mb: usize) -> Result<usize, AllocError> {
+    let min = LARGE_BUFFER / MIB;
+    if mb < min {
+        return Err(invalid(
+            input,
+            format!("{key} must be at least {min}, got {mb}"),
+        ));
+    }
+    // PyTorch clamps absurd values rather than rejecting them.
+    Ok(mb.min(usize::MAX / MIB) * MIB)
+}
+
+fn check_threshold(input: &str, t: f64) -> Result<f64, AllocError> {
+    if t > 0.0 && t < 1.0 {
+        Ok(t)
+    } else {
+        Err(invalid(
+            input,
+            format!("garbage_collection_threshold must be in (0, 1), got {t}"),
+        ))
+    }
+}
+
+fn parse_divisions(
+    input: &str,
+    value: &ConfValue,
+) -> Result<[usize; ROUNDUP_INTERVALS], AllocError> {
+    let key = "roundup_power2_divisions";
+    let count = |text: &str, zero_ok: bool| -> Result<usize, AllocError> {
+        let d = parse_usize(input, key, text)?;
+        if d.is_power_of_two() || (zero_ok && d == 0) {
+            Ok(d)
+        } else {
+            Err(invalid(
+                input,
+                format!("{key}: division count {d} must be a power of two"),
+            ))
+        }
+    };
+    match value {
+        ConfValue::Word(w) => Ok([count(w, false)?; ROUNDUP_INTERVALS]),
+        ConfValue::List(entries) => {
+            let mut table = [0; ROUNDUP_INTERVALS];
+            // Intervals below `start` are already assigned.
+            let mut start = 0;
+            let mut saw_rest = false;
+            let mut last_bound = 0;
+            for (bound, d) in entries {
+                if saw_rest {
+                    return Err(invalid(input, format!("{key}: '>' must be the last entry")));
+                }
+                let d = count(d, true)?;
+                if bound == ">" {
+                    table[start..].fill(d);
+                    saw_rest = true;
+                    continue;
+                }
+                let mb = parse_usize(input, key, bound)?;
+                if !mb.is_power_of_two() {
+                    return Err(invalid(
+                        input,
+                        format!("{key}: interval bound {mb} MiB must be a power of two"),
+                    ));
+                }
+                if mb <= last_bound {
+                    return Err(invalid(
+                        input,
+                        format!("{key}: interval bounds must increase"),
+                    ));
+                }
+                last_bound = mb;
+                // Requests below `mb` MiB: intervals whose lower end 2^i MiB is below it
+                // (ilog2 of a usize is below 64, so the conversion is exact).
+                let end = (mb.ilog2() as usize).min(ROUNDUP_INTERVALS);
+                table[start..end].fill(d);
+                start = end;
+            }
+            Ok(table)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_form_follows_the_documented_meaning() {
+        let c = CachingConfig::parse("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]").unwrap();
+        let mut want = [1; ROUNDUP_INTERVALS];
+        want[8] = 2; // [256, 512) MiB
+        want[9] = 4; // [512, 1024) MiB
+        want[10..].fill(8);
+        assert_eq!(c.roundup_power2_divisions(), &want);
+    }
+
+    #[test]
+    fn list_bounds_must_increase_and_rest_must_be_last() {
+        assert!(CachingConfig::parse("roundup_power2_divisions:[512:1,256:2]").is_err());
+        assert!(CachingConfig::parse("roundup_power2_divisions:[>:1,256:2]").is_err());
+        assert!(CachingConfig::parse("roundup_power2_divisions:[3:1]").is_err());
+        assert!(CachingConfig::parse("roundup_power2_divisions:[4:3]").is_err());
+    }
+}

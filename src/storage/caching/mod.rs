@@ -1,0 +1,256 @@
+//! [`CachingAllocator`]: PyTorch's `CUDACachingAllocator` algorithm over any
+//! [`MemorySource`].
+//!
+//! How a request of `n` bytes on stream `s` is served:
+//!
+//! 1. Round `n` up to a multiple of 512 bytes ([`round_size`]; optionally to power-of-two
+//!    divisions). Rounded sizes up to 1 MiB use the small pool, larger ones the large pool.
+//! 2. Return blocks freed after `record_stream` whose events have completed to their pools.
+//! 3. Best fit: the smallest cached block of stream `s` in that pool that is at least as
+//!    large (one ordered lookup on (stream, size, address)). Blocks of other streams are
+//!    never used, so reuse needs no synchronization: work on `s` is ordered.
+//! 4. On a miss, get a segment from the source: 2 MiB for small requests, 20 MiB for
+//!    requests under 10 MiB, else the request rounded up to 2 MiB ([`allocation_size`]).
+//!    If the source is out of memory: free cached oversize segments and retry
+//!    (`max_split_size` only), then synchronize, finish all events, free every cached
+//!    whole segment and retry (counted in `num_alloc_retries`), then fail with
+//!    [`AllocError::OutOfMemory`] (counted in `num_ooms`).
+//! 5. Split the block if the remainder is worth keeping (small pool: at least 512 bytes;
+//!    large pool: more than 1 MiB, and never for requests of `max_split_size` or more);
+//!    the remainder goes back to the pool.
+//!
+//! Freeing merges the block with free neighbours in its segment; a block used on other
+//! streams first waits for an event recorded on each of them. Segments go back to the
+//! source only on `empty_cache`, `free_direct`, out-of-memory recovery, garbage collection
+//! or drop, always after synchronizing the source.
+
+mod arena;
+mod config;
+mod pool;
+mod sizes;
+mod state;
+
+use std::sync::Mutex;
+
+pub use config::CachingConfig;
+pub use sizes::{
+    allocation_size, is_small, round_size, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC,
+    ROUNDUP_INTERVALS, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
+};
+
+use self::arena::BlockId;
+use self::state::{Limits, State};
+use super::allocator::{AllocatorStats, Block, DeviceAllocator};
+use super::failure::{out_of_memory, source_failure};
+use super::locking::{get_mut, lock};
+use super::snapshot::SegmentSnapshot;
+use super::source::{MemorySource, StreamId};
+use crate::error::AllocError;
+
+/// PyTorch's caching device allocator (the crate's default), generic over where memory
+/// comes from.
+///
+/// One mutex guards all state, as in PyTorch (one per device): every operation is one
+/// critical section, so no decision is made on state another thread may change before it
+/// acts. Source calls happen under the lock.
+///
+/// Invariants (see the private `State` for the full list): every block lies in exactly
+/// one segment and the blocks of a segment tile it; no two neighbouring blocks are both
+/// free; blocks handed out never overlap; a block used on other streams returns to a pool
+/// only after events recorded on those streams at its free have completed; statistics
+/// equal a recount of the blocks ([`snapshot`](Self::snapshot)).
+///
+/// Dropping the allocator synchronizes and returns every cached whole segment. Segments
+/// with blocks still handed out stay with the source: their owners hold raw addresses.
+pub struct CachingAllocator<S: MemorySource> {
+    source: S,
+    limits: Limits,
+    state: Mutex<State<S::Event>>,
+}
+
+impl<S: MemorySource> CachingAllocator<S> {
+    /// An allocator over `source` with the default settings.
+    pub fn new(source: S) -> Self {
+        Self::with_config(source, CachingConfig::default())
+    }
+
+    /// An allocator over `source` with the settings in the environment variable
+    /// [`CachingConfig::ENV_VAR`].
+    pub fn from_env(source: S) -> Result<Self, AllocError> {
+        Ok(Self::with_config(source, CachingConfig::from_env()?))
+    }
+
+    /// An allocator over `source` with `config`.
+    pub fn with_config(source: S, config: CachingConfig) -> Self {
+        let total = source.mem_info().map(|(_, total)| total);
+        // Fractions of the total, truncated: a float-to-int `as` saturates and cannot wrap.
+        let allowed_max = config
+            .memory_fraction()
+            .zip(total)
+            .map(|(fraction, total)| (fraction * total as f64) as usize);
+        let gc_threshold = config
+            .garbage_collection_threshold()
+            .zip(allowed_max.or(total))
+            .map(|(threshold, max)| (threshold * max as f64) as usize);
+        Self {
+            source,
+            limits: Limits {
+                config,
+                allowed_max,
+                gc_threshold,
+            },
+            state: Mutex::new(State::new()),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &CachingConfig {
+        &self.limits.config
+    }
+
+    /// The memory source.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// Every segment with its blocks, in address order (PyTorch's `memory_snapshot`).
+    pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
+        lock(&self.state).snapshot()
+    }
+
+    /// Returns blocks whose stream events have completed to the pools now, rather than at
+    /// the next allocation.
+    pub fn process_events(&self) -> Result<(), AllocError> {
+        lock(&self.state).process_events(&self.source)
+    }
+
+    /// Zeroes the counters (`num_allocs`, `num_alloc_retries`, `num_ooms`,
+    /// `num_segment_frees`), keeping current values and peaks.
+    pub fn reset_accumulated_stats(&self) {
+        lock(&self.state).stats.reset_counters();
+    }
+
+    /// A new segment for a request that missed the cache, with out-of-memory recovery.
+    fn new_segment(
+        &self,
+        st: &mut State<S::Event>,
+        small: bool,
+        stream: StreamId,
+        size: usize,
+        requested: usize,
+    ) -> Result<BlockId, AllocError> {
+        let alloc_size = allocation_size(size)?;
+        let source = &self.source;
+        let limits = &self.limits;
+        if let Some(threshold) = limits.gc_threshold {
+            st.garbage_collect(source, threshold)?;
+        }
+        if let Some(id) = st.alloc_block(source, limits, small, stream, alloc_size, false)? {
+            return Ok(id);
+        }
+        // Stage 1: oversize cached segments are useless to smaller requests; free them.
+        if st.release_available_cached_blocks(source, limits, small, stream, size)? {
+            if let Some(id) = st.alloc_block(source, limits, small, stream, alloc_size, false)? {
+                return Ok(id);
+            }
+        }
+        // Stage 2: synchronize, finish all events, free every cached whole segment, retry.
+        st.release_cached_blocks(source)?;
+        if let Some(id) = st.alloc_block(source, limits, small, stream, alloc_size, true)? {
+            return Ok(id);
+        }
+        st.stats.num_ooms += 1;
+        Err(out_of_memory(source, requested, &st.stats))
+    }
+}
+
+impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
+    fn name(&self) -> &'static str {
+        "caching"
+    }
+
+    fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
+        if bytes == 0 {
+            return Ok(Block {
+                addr: 0,
+                size: 0,
+                requested: 0,
+                stream,
+            });
+        }
+        let size = round_size(bytes, self.limits.config.roundup_power2_divisions())?;
+        let small = is_small(size);
+        let mut st = lock(&self.state);
+        st.process_events(&self.source)?;
+        let id = match st.get_free_block(&self.limits, small, stream, size) {
+            Some(id) => id,
+            None => self.new_segment(&mut st, small, stream, size, bytes)?,
+        };
+        let split = st.should_split(id, size, &self.limits);
+        Ok(st.alloc_found_block(id, size, bytes, split))
+    }
+
+    /// Returns `block` to the cache. If it was used on other streams it stays out of the
+    /// pool until events recorded now on each of them complete. If an event cannot be
+    /// recorded the allocator synchronizes instead and reports the failure; the block is
+    /// still taken back (and leaked, never reused, if even synchronizing fails).
+    fn free(&self, block: Block) -> Result<(), AllocError> {
+        if block.size == 0 {
+            return Ok(());
+        }
+        lock(&self.state).free(&self.source, &block).map(|_| ())
+    }
+
+    /// Returns `block` to the cache, then synchronizes and, if that leaves its whole
+    /// segment free, returns the segment to the source. (A block is usually a piece of a
+    /// segment, which can only go back whole.)
+    fn free_direct(&self, block: Block) -> Result<(), AllocError> {
+        if block.size == 0 {
+            return Ok(());
+        }
+        let mut st = lock(&self.state);
+        let id = st.free(&self.source, &block)?;
+        let (small, key) = st.segment_key(id);
+        self.source
+            .synchronize()
+            .map_err(|e| source_failure(&self.source, e))?;
+        st.drain_events();
+        st.release_if_whole(&self.source, small, &key)
+    }
+
+    fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
+        if block.size == 0 {
+            return Ok(());
+        }
+        lock(&self.state).record_stream(block, stream)
+    }
+
+    fn empty_cache(&self) -> Result<(), AllocError> {
+        lock(&self.state).release_cached_blocks(&self.source)
+    }
+
+    fn stats(&self) -> AllocatorStats {
+        lock(&self.state).stats.clone()
+    }
+
+    fn reset_peak_stats(&self) {
+        lock(&self.state).stats.reset_peaks();
+    }
+
+    fn record_err(&self, err: AllocError) {
+        lock(&self.state).error.get_or_insert(err);
+    }
+
+    fn check_err(&self) -> Result<(), AllocError> {
+        lock(&self.state).error.take().map_or(Ok(()), Err)
+    }
+}
+
+impl<S: MemorySource> Drop for CachingAllocator<S> {
+    fn drop(&mut self) {
+        let st = get_mut(&mut self.state);
+        // Nowhere to report a failure from here; the source reclaims what it can on its own
+        // drop.
+        let _ = st.release_cached_blocks(&self.source);
+    }
+}

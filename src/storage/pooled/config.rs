@@ -1,0 +1,281 @@
+//! [`PoolRounding`] and [`PooledConfig`]: MXNet's GPU memory pool settings.
+
+use crate::error::AllocError;
+use crate::storage::conf::{expect_word, invalid, parse_pairs, parse_usize};
+use crate::storage::round_up;
+
+/// How a [`PooledAllocator`](super::PooledAllocator) rounds requests; each rounded size is
+/// one bucket of cached regions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolRounding {
+    /// MXNet's `Naive` pool type (`GPUPooledStorageManager`): round up to a multiple of
+    /// `page_size` (`MXNET_GPU_MEM_POOL_PAGE_SIZE`, default 4096), and sizes above
+    /// `large_alloc_round_size` (`MXNET_GPU_MEM_LARGE_ALLOC_ROUND_SIZE`, default 2 MiB) up
+    /// to a multiple of that, so large regions fill whole driver slabs.
+    Page {
+        /// Rounding unit, at least 32 bytes.
+        page_size: usize,
+        /// Rounding unit above this size, more than 0.
+        large_alloc_round_size: usize,
+    },
+    /// MXNet's `Round` pool type (`GPUPooledRoundedStorageManager`): round up to a power
+    /// of two of at least `page_size`, until `2^linear_cutoff`
+    /// (`MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF`, default 24, i.e. 16 MiB); larger sizes
+    /// round up to a multiple of `2^linear_cutoff`.
+    Power2 {
+        /// Smallest bucket: a power of two, at least 32 bytes.
+        page_size: usize,
+        /// log2 of where power-of-two buckets give way to linear steps, in 20..=34 and at
+        /// least log2(`page_size`).
+        linear_cutoff: u32,
+    },
+}
+
+/// MXNet's bound on `MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF` (`LOG2_MAX_MEM`).
+const MAX_LINEAR_CUTOFF: u32 = 34;
+/// MXNet's lower bound on page sizes (`NDEV`).
+const MIN_PAGE_SIZE: usize = 32;
+
+impl PoolRounding {
+    /// MXNet's default `Naive` pool: 4 KiB pages, 2 MiB above 2 MiB.
+    pub const MXNET_PAGE: Self = Self::Page {
+        page_size: 4096,
+        large_alloc_round_size: 2 << 20,
+    };
+
+    /// MXNet's default `Round` pool: powers of two from 4 KiB up to 16 MiB, then multiples
+    /// of 16 MiB.
+    pub const MXNET_ROUND: Self = Self::Power2 {
+        page_size: 4096,
+        linear_cutoff: 24,
+    };
+
+    /// The bucket size for a request of `bytes` (> 0) bytes.
+    pub fn round(&self, bytes: usize) -> Result<usize, AllocError> {
+        let overflow = AllocError::SizeOverflow { requested: bytes };
+        match *self {
+            Self::Page {
+                page_size,
+                large_alloc_round_size,
+            } => {
+                let size = round_up(bytes, page_size).ok_or(overflow.clone())?;
+                if size > large_alloc_round_size {
+                    round_up(size, large_alloc_round_size).ok_or(overflow)
+                } else {
+                    Ok(size)
+                }
+            }
+            Self::Power2 {
+                page_size,
+                linear_cutoff,
+            } => {
+                // ceil(log2(bytes)): MXNet's `ilog2ul(bytes - 1)`.
+                let log2 = if bytes <= 1 {
+                    0
+                } else {
+                    (bytes - 1).ilog2() + 1
+                };
+                if log2 > linear_cutoff {
+                    round_up(bytes, 1 << linear_cutoff).ok_or(overflow)
+                } else {
+                    Ok(1 << log2.max(page_size.ilog2()))
+                }
+            }
+        }
+    }
+
+    /// Checks MXNet's bounds on the settings.
+    fn check(&self) -> Result<(), String> {
+        match *self {
+            Self::Page {
+                page_size,
+                large_alloc_round_size,
+            } => {
+                if page_size < MIN_PAGE_SIZE {
+                    return Err(format!(
+                        "page_size must be at least {MIN_PAGE_SIZE}, got {page_size}"
+                    ));
+                }
+                if large_alloc_round_size == 0 {
+                    return Err("large_alloc_round_size must be more than 0".to_owned());
+                }
+            }
+            Self::Power2 {
+                page_size,
+                linear_cutoff,
+            } => {
+                if page_size < MIN_PAGE_SIZE || !page_size.is_power_of_two() {
+                    return Err(format!(
+                        "page_size must be a power of two of at least {MIN_PAGE_SIZE}, got {page_size}"
+                    ));
+                }
+                if !(20..=MAX_LINEAR_CUTOFF).contains(&linear_cutoff) {
+                    return Err(format!(
+                        "round_linear_cutoff must be in 20..={MAX_LINEAR_CUTOFF}, got {linear_cutoff}"
+                    ));
+                }
+                if linear_cutoff < page_size.ilog2() {
+                    return Err(format!(
+                        "round_linear_cutoff {linear_cutoff} is below log2 of page_size {page_size}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Settings of a [`PooledAllocator`](super::PooledAllocator).
+///
+/// Read from [`ENV_VAR`](Self::ENV_VAR) (`TYPESTATE_TENSOR_POOL_CONF`) in the same
+/// `key:value,key:value` form as the caching allocator's settings, with MXNet's variables
+/// as keys:
+///
+/// | key | MXNet variable | default |
+/// | --- | --- | --- |
+/// | `type` (`page` or `round`) | `MXNET_GPU_MEM_POOL_TYPE` (`Naive` or `Round`) | `page` |
+/// | `page_size` | `MXNET_GPU_MEM_POOL_PAGE_SIZE` | 4096 |
+/// | `large_alloc_round_size` (type `page`) | `MXNET_GPU_MEM_LARGE_ALLOC_ROUND_SIZE` | 2097152 |
+/// | `round_linear_cutoff` (type `round`) | `MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF` | 24 |
+/// | `reserve` (percent, 0..=100) | `MXNET_GPU_MEM_POOL_RESERVE` | 5 |
+///
+/// Unknown keys, keys of the other pool type and bad values are
+/// [`AllocError::InvalidConfig`].
+///
+/// Invariant: the rounding satisfies MXNet's bounds (see [`PoolRounding`]) and the reserve
+/// is at most 100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PooledConfig {
+    rounding: PoolRounding,
+    reserve_percent: usize,
+}
+
+impl Default for PooledConfig {
+    fn default() -> Self {
+        Self {
+            rounding: PoolRounding::MXNET_PAGE,
+            reserve_percent: 5,
+        }
+    }
+}
+
+impl PooledConfig {
+    /// The environment variable [`from_env`](Self::from_env) reads.
+    pub const ENV_VAR: &'static str = "TYPESTATE_TENSOR_POOL_CONF";
+
+    /// Settings with `rounding` and a reserve of `reserve_percent` percent of the source's
+    /// total memory.
+    pub fn new(rounding: PoolRounding, reserve_percent: usize) -> Result<Self, AllocError> {
+        let describe = || format!("{rounding:?}, reserve {reserve_percent}%");
+        rounding
+            .check()
+            .map_err(|reason| invalid(&describe(), reason))?;
+        if reserve_percent > 100 {
+            return Err(invalid(
+                &describe(),
+                "reserve must be a percentage in 0..=100",
+            ));
+        }
+        Ok(Self {
+            rounding,
+            reserve_percent,
+        })
+    }
+
+    /// The settings in [`ENV_VAR`](Self::ENV_VAR), or the defaults if it is unset.
+    pub fn from_env() -> Result<Self, AllocError> {
+        match std::env::var(Self::ENV_VAR) {
+            Ok(text) => Self::parse(&text),
+            Err(std::env::VarError::NotPresent) => Ok(Self::default()),
+            Err(std::env::VarError::NotUnicode(raw)) => Err(invalid(
+                &raw.to_string_lossy(),
+                format!("{} is not valid UTF-8", Self::ENV_VAR),
+            )),
+        }
+    }
+
+    /// Parses `key:value,key:value` text (see the type's documentation for the keys).
+    pub fn parse(input: &str) -> Result<Self, AllocError> {
+        let mut round = false;
+        let mut page_size = 4096;
+        let mut large_alloc_round_size = None;
+        let mut linear_cutoff = None;
+        let mut reserve = 5;
+        for (key, value) in parse_pairs(input)? {
+            let word = expect_word(input, &key, &value)?;
+            match key.as_str() {
+                "type" => {
+                    round = match word {
+                        "page" => false,
+                        "round" => true,
+                        other => {
+                            return Err(invalid(
+                                input,
+                                format!("type must be page or round, not {other:?}"),
+                            ))
+                        }
+                    }
+                }
+                "page_size" => page_size = parse_usize(input, &key, word)?,
+                "large_alloc_round_size" => {
+                    large_alloc_round_size = Some(parse_usize(input, &key, word)?)
+                }
+                "round_linear_cutoff" => {
+                    let cutoff = parse_usize(input, &key, word)?;
+                    linear_cutoff = Some(u32::try_from(cutoff).map_err(|_| {
+                        invalid(
+                            input,
+                            format!("round_linear_cutoff {cutoff} is out of range"),
+                        )
+                    })?);
+                }
+                "reserve" => reserve = parse_usize(input, &key, word)?,
+                _ => return Err(invalid(input, format!("unknown key {key:?}"))),
+            }
+        }
+        let rounding = if round {
+            if large_alloc_round_size.is_some() {
+                return Err(invalid(
+                    input,
+                    "large_alloc_round_size applies only to type:page",
+                ));
+            }
+            PoolRounding::Power2 {
+                page_size,
+                linear_cutoff: linear_cutoff.unwrap_or(24),
+            }
+        } else {
+            if linear_cutoff.is_some() {
+                return Err(invalid(
+                    input,
+                    "round_linear_cutoff applies only to type:round",
+                ));
+            }
+            PoolRounding::Page {
+                page_size,
+                large_alloc_round_size: large_alloc_round_size.unwrap_or(2 << 20),
+            }
+        };
+        rounding.check().map_err(|reason| invalid(input, reason))?;
+        if reserve > 100 {
+            return Err(invalid(
+                input,
+                format!("reserve must be a percentage in 0..=100, got {reserve}"),
+            ));
+        }
+        Ok(Self {
+            rounding,
+            reserve_percent: reserve,
+        })
+    }
+
+    /// The rounding strategy.
+    pub fn rounding(&self) -> PoolRounding {
+        self.rounding
+    }
+
+    /// Percent of the source's total memory never handed out.
+    pub fn reserve_percent(&self) -> usize {
+        self.reserve_percent
+    }
+}

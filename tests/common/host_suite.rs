@@ -1,0 +1,170 @@
+//! The caching host (pinned) allocator's rules, generic over the memory source (at least
+//! 160 MiB available). `host_suite_tests!` turns them into `#[test]`s.
+
+use typestate_tensor::error::AllocError;
+use typestate_tensor::storage::{
+    Block, BlockState, CachingHostAllocator, DeviceAllocator, StreamId,
+};
+
+use super::{assert_consistent, SuiteSource, MIB};
+
+const S0: StreamId = StreamId(0);
+const S1: StreamId = StreamId(1);
+const S2: StreamId = StreamId(2);
+
+fn alloc<S: SuiteSource>(a: &CachingHostAllocator<S>, bytes: usize, stream: StreamId) -> Block {
+    a.allocate(bytes, stream)
+        .unwrap_or_else(|e| panic!("allocating {bytes} bytes: {e}"))
+}
+
+fn state_of<S: SuiteSource>(a: &CachingHostAllocator<S>, addr: u64) -> BlockState {
+    a.snapshot()
+        .iter()
+        .find(|s| s.addr == addr)
+        .map(|s| s.blocks[0].state)
+        .unwrap_or_else(|| panic!("no block at {addr:#x}"))
+}
+
+pub fn sizes_round_up_to_powers_of_two<S: SuiteSource>(source: S) {
+    let a = CachingHostAllocator::new(source);
+    let table = [
+        (1, 1),
+        (3, 4),
+        (4096, 4096),
+        (5000, 8192),
+        (MIB + 1, 2 * MIB),
+    ];
+    let mut held = Vec::new();
+    for (request, want) in table {
+        let block = alloc(&a, request, S0);
+        assert_eq!((block.size, block.requested), (want, request));
+        held.push(block);
+    }
+    assert_eq!(a.stats().segments.current, table.len());
+    assert_consistent(&a, &held.iter().collect::<Vec<_>>());
+}
+
+pub fn a_freed_block_waits_for_its_streams_then_serves_its_class<S: SuiteSource>(source: S) {
+    let a = CachingHostAllocator::new(source);
+    let x = alloc(&a, 5000, S1);
+    let x_addr = x.addr;
+    a.record_stream(&x, S2).unwrap();
+    a.free(x).unwrap();
+    assert_eq!(state_of(&a, x_addr), BlockState::AwaitingEvents);
+    assert_consistent(&a, &[]);
+    a.source().suite_complete(S1);
+    a.source().suite_complete(S2);
+    a.process_events().unwrap();
+    assert_eq!(state_of(&a, x_addr), BlockState::Free);
+    // Host blocks serve any stream: the CPU, not a stream, reuses them.
+    let y = alloc(&a, 7000, S0);
+    assert_eq!((y.addr, y.size), (x_addr, 8192));
+    let z = alloc(&a, 5000, S0);
+    assert_ne!(z.addr, x_addr);
+    assert_consistent(&a, &[&y, &z]);
+}
+
+pub fn empty_cache_and_free_direct_return_blocks<S: SuiteSource>(source: S) {
+    let a = CachingHostAllocator::new(source);
+    let x = alloc(&a, 1000, S0);
+    let y = alloc(&a, 3 * MIB, S1);
+    let z = alloc(&a, 100, S2);
+    a.free_direct(x).unwrap();
+    assert_eq!(a.stats().segments.current, 2);
+    a.free(y).unwrap();
+    a.free(z).unwrap();
+    a.empty_cache().unwrap();
+    let stats = a.stats();
+    assert_eq!(
+        (stats.segments.current, stats.reserved_bytes.current),
+        (0, 0)
+    );
+    assert_eq!((stats.num_segment_frees, stats.segments.peak), (3, 3));
+    assert_consistent(&a, &[]);
+}
+
+pub fn zero_and_unknown_blocks<S: SuiteSource>(source: S) {
+    let a = CachingHostAllocator::new(source);
+    let empty = alloc(&a, 0, S1);
+    assert_eq!((empty.addr, empty.size), (0, 0));
+    a.free(empty).unwrap();
+    let x = alloc(&a, 100, S0);
+    let x_addr = x.addr;
+    let copy = Block {
+        addr: x.addr,
+        size: x.size,
+        requested: x.requested,
+        stream: x.stream,
+    };
+    a.free(x).unwrap();
+    assert_eq!(a.free(copy), Err(AllocError::UnknownBlock { addr: x_addr }));
+    assert!(matches!(
+        a.allocate(usize::MAX, S0),
+        Err(AllocError::SizeOverflow {
+            requested: usize::MAX
+        })
+    ));
+    assert_consistent(&a, &[]);
+}
+
+/// Random workloads on host allocators.
+pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, cases: u32) {
+    super::random_sequences(|| CachingHostAllocator::new(make()), &|_| {}, cases, 48);
+}
+
+/// `#[test]`s for every function above, on sources from `$make` (a closure). With
+/// `skip_unless: $available`, each test first calls `$available()` and returns early, with
+/// a printed line, when it is false (a GPU source on a machine without a GPU).
+macro_rules! host_suite_tests {
+    ($make:expr) => {
+        crate::common::host_suite::host_suite_tests!($make, skip_unless: || true);
+    };
+    ($make:expr, skip_unless: $available:expr) => {
+        mod host_suite {
+            use super::*;
+            use crate::common::host_suite as suite;
+
+            #[test]
+            fn sizes_round_up_to_powers_of_two() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
+                suite::sizes_round_up_to_powers_of_two(($make)());
+            }
+            #[test]
+            fn a_freed_block_waits_for_its_streams_then_serves_its_class() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
+                suite::a_freed_block_waits_for_its_streams_then_serves_its_class(($make)());
+            }
+            #[test]
+            fn empty_cache_and_free_direct_return_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
+                suite::empty_cache_and_free_direct_return_blocks(($make)());
+            }
+            #[test]
+            fn zero_and_unknown_blocks() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
+                suite::zero_and_unknown_blocks(($make)());
+            }
+            #[test]
+            fn random_sequences() {
+                if !($available)() {
+                    eprintln!("skipping: memory source not available");
+                    return;
+                }
+                suite::random_sequences($make, 32);
+            }
+        }
+    };
+}
+pub(crate) use host_suite_tests;
