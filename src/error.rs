@@ -185,6 +185,17 @@ pub enum LayoutError {
         /// The number of strides given.
         got: usize,
     },
+    /// A borrowed array's elements leave gaps in the memory they span (a stepped slice), so
+    /// the span cannot be borrowed as one slice: the gaps may be borrowed by someone else.
+    #[error("{op}: array (shape {shape:?}, strides {strides:?}) has gaps between its elements and cannot be borrowed without a copy; use `Tensor::from_ndarray` to copy it")]
+    NotDense {
+        /// The operation.
+        op: &'static str,
+        /// Shape.
+        shape: Vec<usize>,
+        /// Strides (in elements).
+        strides: Vec<isize>,
+    },
     /// Too many dims.
     #[error("{op}: rank {rank} exceeds the maximum of {max}")]
     RankTooLarge {

@@ -36,6 +36,7 @@ mod event;
 mod memory_source;
 mod pinned_buffer;
 mod pinned_source;
+pub mod pointwise;
 mod stream;
 
 pub use buffer::{GpuStorage, PendingCopy};

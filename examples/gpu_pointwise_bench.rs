@@ -1,0 +1,372 @@
+//! Pointwise kernel bandwidth on 16384 x 16384 tensors (2^28 elements), against the device's
+//! measured device-to-device copy bandwidth; the same cases as `scripts/bench_torch.py`.
+//!
+//! ```text
+//! cargo run --release --example gpu_pointwise_bench -- [--json ours.json] [--repeats 20]
+//! python3 scripts/bench_torch.py --compare ours.json
+//! ```
+//!
+//! Each case: random non-zero data, three warm-up launches (the first compiles the kernel),
+//! then the median of `--repeats` CUDA-event timings of one launch. GB/s counts the bytes the
+//! op must read plus write (a broadcast row once); "of copy" divides by the bandwidth of
+//! `cuMemcpyDtoDAsync` of one 1 GiB f32 tensor. The small-op case is host time: 1024-element
+//! adds launched back to back, microseconds per call. Without a GPU it says so and exits.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use half::{bf16, f16};
+
+use typestate_tensor::element::Element;
+use typestate_tensor::gpu::pointwise::{self as pw, plan};
+use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
+use typestate_tensor::layout::{collapse, Layout};
+use typestate_tensor::ops::table::{Add, Exp};
+
+type Res<T> = Result<T, Box<dyn Error>>;
+
+const N: usize = 16384;
+
+struct Options {
+    json: Option<String>,
+    repeats: usize,
+    small_calls: usize,
+}
+
+fn options() -> Res<Options> {
+    let mut opts = Options {
+        json: None,
+        repeats: 20,
+        small_calls: 20000,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--json" => opts.json = Some(value()?),
+            "--repeats" => opts.repeats = value()?.parse()?,
+            "--small-calls" => opts.small_calls = value()?.parse()?,
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    opts.repeats = opts.repeats.max(1);
+    Ok(opts)
+}
+
+/// Random values in [0.5, 1.5): non-zero, and safe for `exp`.
+fn random<T: Element>(len: usize, seed: u64) -> Vec<T> {
+    let mut state = seed | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            T::from_f64(0.5 + (state >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+/// Median of `repeats` CUDA-event timings of `f` on `stream`, after warm-up.
+fn time_ms(stream: &Stream, repeats: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
+    for _ in 0..3 {
+        f()?;
+    }
+    stream.synchronize()?;
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = stream.record_timing_event()?;
+        f()?;
+        let end = stream.record_timing_event()?;
+        end.synchronize()?;
+        times.push(f64::from(start.elapsed_ms(&end)?));
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+struct Row {
+    case: &'static str,
+    shape: &'static str,
+    layout: &'static str,
+    dtype: &'static str,
+    form: String,
+    ms: f64,
+    gbps: f64,
+    of_copy: f64,
+}
+
+struct Bench {
+    gpu: Gpu,
+    stream: Stream,
+    repeats: usize,
+    copy_gbps: f64,
+    rows: Vec<Row>,
+}
+
+impl Bench {
+    fn upload<T: Element>(&self, len: usize, seed: u64) -> Res<GpuStorage<T>> {
+        Ok(GpuStorage::from_host(
+            &self.gpu,
+            &random::<T>(len, seed),
+            &self.stream,
+        )?)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        case: &'static str,
+        shape: &'static str,
+        layout: &'static str,
+        dtype: &'static str,
+        form: String,
+        bytes: usize,
+        ms: f64,
+    ) {
+        let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
+        if case == "copy" {
+            self.copy_gbps = gbps;
+        }
+        self.rows.push(Row {
+            case,
+            shape,
+            layout,
+            dtype,
+            form,
+            ms,
+            gbps,
+            of_copy: gbps / self.copy_gbps,
+        });
+    }
+
+    /// `out = a' + b'` where a' and b' are `a`, `b` viewed through `la`, `lb`.
+    #[allow(clippy::too_many_arguments)]
+    fn add<T: Element>(
+        &mut self,
+        case: &'static str,
+        layout: &'static str,
+        la: &Layout,
+        lb: &Layout,
+        b_len: usize,
+        bytes: usize,
+    ) -> Res<()>
+    where
+        Add: typestate_tensor::ops::BinaryOp<T, Output = T>,
+    {
+        let n = N * N;
+        let a = self.upload::<T>(n, 1)?;
+        let b = self.upload::<T>(b_len, 2)?;
+        // Zeros, not `uninit`: the fill is outside the timing and keeps the example safe.
+        let mut out = GpuStorage::<T>::zeros(&self.gpu, n, &self.stream)?;
+        let lo = Layout::contiguous(&[N, N])?;
+        let form = form_of([&lo, la, lb], T::DTYPE.size_in_bytes());
+        let stream = self.stream.clone();
+        let ms = time_ms(&stream, self.repeats, || {
+            Ok(pw::binary(
+                &stream,
+                &Add,
+                (&a, la),
+                (&b, lb),
+                &mut out,
+                &lo,
+            )?)
+        })?;
+        self.record(case, "16384x16384", layout, T::NAME, form, bytes, ms);
+        Ok(())
+    }
+}
+
+/// The kernel form a launch over these layouts takes (operands 256-byte aligned).
+fn form_of<const K: usize>(layouts: [&Layout; K], size: usize) -> String {
+    plan::plan(&collapse(layouts), [size; K], [0; K])
+        .form
+        .to_string()
+}
+
+fn main() -> Res<()> {
+    let opts = options()?;
+    if !Gpu::available() {
+        println!("no CUDA driver: nothing to measure");
+        return Ok(());
+    }
+    let gpu = Gpu::new(0)?;
+    let stream = gpu.new_stream()?;
+    let mut bench = Bench {
+        gpu: gpu.clone(),
+        stream: stream.clone(),
+        repeats: opts.repeats,
+        copy_gbps: f64::NAN,
+        rows: Vec::new(),
+    };
+    let n = N * N;
+    let dense = Layout::contiguous(&[N, N])?;
+    let t = dense.t();
+    let row = Layout::contiguous(&[1, N])?.broadcast_to(&[N, N])?;
+
+    // Device-to-device copy: the bandwidth everything else is measured against.
+    {
+        let a = bench.upload::<f32>(n, 3)?;
+        let mut out = GpuStorage::<f32>::zeros(&gpu, n, &stream)?;
+        let ms = time_ms(&stream, opts.repeats, || {
+            Ok(out.copy_from_device_async(&a, &stream)?)
+        })?;
+        bench.record(
+            "copy",
+            "16384x16384",
+            "contiguous",
+            "f32",
+            "memcpy".into(),
+            8 * n,
+            ms,
+        );
+        let lo = &dense;
+        let ms = time_ms(&stream, opts.repeats, || {
+            Ok(pw::unary(
+                &stream,
+                &typestate_tensor::ops::table::Identity,
+                &a,
+                lo,
+                &mut out,
+                lo,
+            )?)
+        })?;
+        let form = form_of([lo, lo], 4);
+        bench.record(
+            "copy (kernel)",
+            "16384x16384",
+            "contiguous",
+            "f32",
+            form,
+            8 * n,
+            ms,
+        );
+        let ms = time_ms(&stream, opts.repeats, || {
+            Ok(pw::fill(&stream, 1.25f32, &mut out, lo)?)
+        })?;
+        bench.record(
+            "fill",
+            "16384x16384",
+            "contiguous",
+            "f32",
+            form_of([lo], 4),
+            4 * n,
+            ms,
+        );
+    }
+    bench.add::<f32>("add", "contiguous", &dense, &dense, n, 12 * n)?;
+    bench.add::<f16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
+    bench.add::<bf16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
+    {
+        let a = bench.upload::<f32>(n, 4)?;
+        let mut out = GpuStorage::<f32>::zeros(&gpu, n, &stream)?;
+        let ms = time_ms(&stream, opts.repeats, || {
+            Ok(pw::unary(&stream, &Exp, &a, &dense, &mut out, &dense)?)
+        })?;
+        bench.record(
+            "exp",
+            "16384x16384",
+            "contiguous",
+            "f32",
+            form_of([&dense, &dense], 4),
+            8 * n,
+            ms,
+        );
+        let every_other = dense.slice(1, 0, N, 2)?;
+        let half_out = Layout::contiguous(&[N, N / 2])?;
+        let ms = time_ms(&stream, opts.repeats, || {
+            Ok(pw::unary(
+                &stream,
+                &Exp,
+                &a,
+                &every_other,
+                &mut out,
+                &half_out,
+            )?)
+        })?;
+        bench.record(
+            "exp a[:, ::2]",
+            "16384x8192",
+            "step 2 columns",
+            "f32",
+            form_of([&half_out, &every_other], 4),
+            4 * n,
+            ms,
+        );
+    }
+    bench.add::<f32>("add a.T+b", "a transposed", &t, &dense, n, 12 * n)?;
+    bench.add::<f32>("add a.T+b.T", "both transposed", &t, &t, n, 12 * n)?;
+    bench.add::<f32>(
+        "add row bcast",
+        "b is [1, 16384]",
+        &dense,
+        &row,
+        N,
+        8 * n + 4 * N,
+    )?;
+    bench.add::<f16>("add a.T+b", "a transposed", &t, &dense, n, 6 * n)?;
+
+    // Host time of small launches.
+    let small_us = {
+        let a = bench.upload::<f32>(1024, 5)?;
+        let b = bench.upload::<f32>(1024, 6)?;
+        let mut out = GpuStorage::<f32>::zeros(&gpu, 1024, &stream)?;
+        let l = Layout::contiguous(&[1024])?;
+        for _ in 0..100 {
+            pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
+        }
+        stream.synchronize()?;
+        let start = Instant::now();
+        for _ in 0..opts.small_calls {
+            pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
+        }
+        let host = start.elapsed();
+        stream.synchronize()?;
+        host.as_secs_f64() / opts.small_calls as f64 * 1e6
+    };
+
+    println!(
+        "typestate-tensor pointwise kernels on {} (compute capability {:?}, {} SMs)",
+        gpu.device_name(),
+        gpu.compute_capability(),
+        gpu.multiprocessor_count()
+    );
+    println!(
+        "{:<16} {:<12} {:<18} {:<5} {:<26} {:>9} {:>8} {:>8}",
+        "case", "shape", "layout", "dtype", "kernel form", "ms", "GB/s", "of copy"
+    );
+    for r in &bench.rows {
+        println!(
+            "{:<16} {:<12} {:<18} {:<5} {:<26} {:>9.3} {:>8.0} {:>8.2}",
+            r.case, r.shape, r.layout, r.dtype, r.form, r.ms, r.gbps, r.of_copy
+        );
+    }
+    println!(
+        "{:<16} {:<12} {:<18} {:<5} {:<26} {:>7.2}us/call (host)",
+        "small add", "1024", "contiguous", "f32", "vec4", small_us
+    );
+
+    if let Some(path) = opts.json {
+        let mut json = String::new();
+        let _ = write!(
+            json,
+            "{{\"device\": \"{}\", \"rows\": [",
+            gpu.device_name().replace('"', "'")
+        );
+        for r in &bench.rows {
+            let _ = write!(
+                json,
+                "\n {{\"case\": \"{}\", \"shape\": \"{}\", \"layout\": \"{}\", \"dtype\": \"{}\", \"form\": \"{}\", \"ms\": {}, \"gbps\": {}, \"of_copy\": {}}},",
+                r.case, r.shape, r.layout, r.dtype, r.form, r.ms, r.gbps, r.of_copy
+            );
+        }
+        let _ = write!(
+            json,
+            "\n {{\"case\": \"small add\", \"shape\": \"1024\", \"layout\": \"contiguous\", \"dtype\": \"f32\", \"us_per_call\": {small_us}}}\n]}}\n"
+        );
+        std::fs::write(&path, json)?;
+        println!("wrote {path}");
+    }
+    gpu.check_err()?;
+    Ok(())
+}

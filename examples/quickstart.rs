@@ -1,0 +1,69 @@
+//! A first tour: tensors, views, broadcasting, pointwise ops, a mask and `where_`, and an
+//! ndarray round trip. Runs anywhere; the GPU part is added where a GPU exists.
+//!
+//! `cargo run --example quickstart`
+
+use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::Result;
+
+fn main() -> Result<()> {
+    // A 2x3 matrix and a row vector, both on the CPU.
+    let a = Tensor::from_vec(&[2, 3], vec![0.5f32, -1.0, 2.0, 3.0, -0.25, 1.5])?;
+    let row = Tensor::from_vec(&[3], vec![10.0f32, 20.0, 30.0])?;
+    println!("a =\n{a}");
+
+    // Views never copy: a transposed, flipped view of `a`.
+    let at = a.t().flip(0)?;
+    println!(
+        "a.t().flip(0) (shape {:?}, strides {:?}) =\n{at}",
+        at.shape(),
+        at.strides()
+    );
+
+    // Broadcasting add: the row is added to every row of `a`. Errors are values, not panics.
+    let sum = (&a + &row)?;
+    println!("a + row =\n{sum}");
+    if let Err(e) = &a + &Tensor::<f32>::zeros(&[2])? {
+        println!("a + zeros([2]) -> error: {e}");
+    }
+
+    // Pointwise math, out of place and in place.
+    let e = a.exp()?;
+    println!("exp(a) =\n{e}");
+    let mut g = a.clone();
+    g.gelu_()?;
+    println!("gelu(a) in place =\n{g}");
+
+    // A comparison gives a bool mask; `where_` selects with it.
+    let positive = a.gt(&Tensor::scalar(0.0f32))?;
+    let relu_by_hand = Tensor::where_(&positive, &a, &Tensor::scalar(0.0f32))?;
+    println!("a > 0 =\n{positive}\nwhere(a > 0, a, 0) =\n{relu_by_hand}");
+    assert_eq!(relu_by_hand.to_vec(), a.relu()?.to_vec());
+
+    // Explicit conversion is the only way to change element type.
+    let counts = a.mul_scalar(4.0)?.cast::<i32>()?;
+    println!("(4a) as i32 =\n{counts}");
+
+    // ndarray round trip: borrow an ndarray view (no copy, negative strides kept), compute,
+    // and hand the result back as an ndarray.
+    let nd = ndarray::Array2::from_shape_fn((3, 2), |(i, j)| (i * 2 + j) as f32);
+    let mut flipped = nd.view();
+    flipped.invert_axis(ndarray::Axis(0));
+    let borrowed = TensorView::from_ndarray(flipped)?;
+    println!(
+        "borrowed ndarray view: shape {:?}, strides {:?}",
+        borrowed.shape(),
+        borrowed.strides()
+    );
+    let back = (&borrowed + &a.t())?.to_ndarray()?;
+    println!("flipped ndarray + a.t() =\n{back}");
+    println!(
+        "sum {}, sum of |x| {}, sum of squares {}",
+        a.sum(),
+        a.abs_sum(),
+        a.sq_sum()
+    );
+
+    println!("no GPU: ran on the CPU");
+    Ok(())
+}

@@ -1,0 +1,406 @@
+// Pointwise Apply kernels (PyTorch THC's kernelPointwiseApply1..3 and TensorFillOp, rebuilt):
+// `out[i] = op(a[i], b[i], c[i])` over one output and 0 to 3 inputs, with the op a functor
+// whose body is the op table's CUDA expression (the host generates it, see
+// src/gpu/pointwise/source.rs).
+//
+// Forms, chosen per launch by the host (src/gpu/pointwise/launch.rs):
+// - ts_apply_contiguous:     every operand is one dense run; no index math.
+// - ts_apply_contiguous_vec: the same, VEC elements per aligned load/store (16 bytes for the
+//                            widest operand); the last n % VEC elements run one per thread.
+// - ts_apply_strided:        any strides; an OffsetCalculator compiled for the launch's rank
+//                            turns the linear index into one offset per operand.
+// - ts_apply_strided_vec:    strided, but VEC elements at a time along an innermost dim that
+//                            every operand reads contiguously or broadcasts (a row broadcast).
+// - ts_apply_tiled_2d:       rank 2 where some input walks the output's rows in its memory
+//                            order (a transposed input): each block stages a tile of every such
+//                            input in shared memory, read along the input's own rows.
+//
+// Every form is a grid-stride loop (the host sizes the grid from the multiprocessor count, so
+// any n runs), and each thread handles W elements (or W vectors) per step: all loads first,
+// then all stores, for memory-level parallelism. index_t is `unsigned int` when the host proved
+// that n and every offset fit in 31 bits, else `unsigned long long`; the loops never wrap:
+// n + step < 2^32 in the 32-bit case.
+//
+// Requires half.cuh, ops.cuh, int_divider.cuh and offset_calculator.cuh before it.
+// No #include: NVRTC compiles this without toolkit headers.
+#ifndef TYPESTATE_TENSOR_APPLY_CUH
+#define TYPESTATE_TENSOR_APPLY_CUH
+
+// N elements of T in one naturally aligned aggregate, so that a load or store of it is one
+// vector memory instruction (ld.global.v4.u32 and the like).
+template <typename T, int N>
+struct __align__(sizeof(T) * N) ts_vec {
+  T v[N];
+};
+
+// The inputs of one launch, as a recursive list: each level holds one input's pointer and the
+// W values loaded from it (already in its compute type) for the current step. After inlining
+// and unrolling every index is a constant, so the values live in registers.
+template <int W, typename... In>
+struct ts_inputs;
+
+template <int W>
+struct ts_inputs<W> {
+  __device__ __forceinline__ ts_inputs() {}
+  template <typename index_t>
+  __device__ __forceinline__ void load(int, index_t) {}
+  template <typename offset_t>
+  __device__ __forceinline__ void load_at(int, const offset_t*) {}
+  template <int VEC, typename index_t>
+  __device__ __forceinline__ void load_vec(int, index_t) {}
+  template <int VEC, unsigned BCAST, typename offset_t>
+  __device__ __forceinline__ void load_vec_at(int, const offset_t*) {}
+  // Calls the op on the values gathered so far (all inputs' value j).
+  template <typename Op, typename... C>
+  __device__ __forceinline__ auto call(const Op& op, int, C... c) const {
+    return op(c...);
+  }
+};
+
+template <int W, typename H, typename... T>
+struct ts_inputs<W, H, T...> {
+  typedef typename ts_compute<H>::type compute_t;
+  const H* ptr;
+  compute_t v[W];
+  ts_inputs<W, T...> rest;
+
+  __device__ __forceinline__ ts_inputs(const H* p, const T*... ps) : ptr(p), rest(ps...) {}
+
+  // Value j from element i of every input (contiguous inputs).
+  template <typename index_t>
+  __device__ __forceinline__ void load(int j, index_t i) {
+    v[j] = ts_conv<compute_t>::from(ptr[i]);
+    rest.load(j, i);
+  }
+  // Value j from this input's element offset off[0] (the next input's is off[1], ...).
+  template <typename offset_t>
+  __device__ __forceinline__ void load_at(int j, const offset_t* off) {
+    v[j] = ts_conv<compute_t>::from(ptr[off[0]]);
+    rest.load_at(j, off + 1);
+  }
+  // Values j*VEC .. j*VEC + VEC - 1 from one aligned vector at element i (a multiple of VEC).
+  template <int VEC, typename index_t>
+  __device__ __forceinline__ void load_vec(int j, index_t i) {
+    const ts_vec<H, VEC> x = *reinterpret_cast<const ts_vec<H, VEC>*>(ptr + i);
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      v[j * VEC + e] = ts_conv<compute_t>::from(x.v[e]);
+    }
+    rest.template load_vec<VEC>(j, i);
+  }
+  // Values j*VEC .. j*VEC + VEC - 1 of one vector of the innermost dim starting at element
+  // offset off[0]: one aligned vector load, or, when bit 0 of BCAST is set (this input is
+  // broadcast along the innermost dim), one element repeated.
+  template <int VEC, unsigned BCAST, typename offset_t>
+  __device__ __forceinline__ void load_vec_at(int j, const offset_t* off) {
+    if constexpr ((BCAST & 1u) != 0) {
+      const compute_t x = ts_conv<compute_t>::from(ptr[off[0]]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = x;
+      }
+    } else {
+      const ts_vec<H, VEC> x = *reinterpret_cast<const ts_vec<H, VEC>*>(ptr + off[0]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = ts_conv<compute_t>::from(x.v[e]);
+      }
+    }
+    rest.template load_vec_at<VEC, (BCAST >> 1)>(j, off + 1);
+  }
+  template <typename Op, typename... C>
+  __device__ __forceinline__ auto call(const Op& op, int j, C... c) const {
+    return rest.call(op, j, c..., v[j]);
+  }
+};
+
+// ---- contiguous ------------------------------------------------------------------------
+
+template <int BLOCK, int W, typename index_t, typename Op, typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_contiguous(const Op& op, index_t n, out_t* out,
+                                                    const In*... in) {
+  ts_inputs<W, In...> ins(in...);
+  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
+  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < n;
+       base += step) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < n) ins.load(j, i);
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < n) out[i] = ts_conv<out_t>::from(ins.call(op, j));
+    }
+  }
+}
+
+// Precondition (host-checked): every pointer is aligned to VEC * sizeof(its element type).
+template <int BLOCK, int W, int VEC, typename index_t, typename Op, typename out_t,
+          typename... In>
+__device__ __forceinline__ void ts_apply_contiguous_vec(const Op& op, index_t n, out_t* out,
+                                                        const In*... in) {
+  ts_inputs<W * VEC, In...> ins(in...);
+  const index_t nvec = n / VEC;
+  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
+  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < nvec;
+       base += step) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t iv = base + (index_t)(j * BLOCK);
+      if (iv < nvec) ins.template load_vec<VEC>(j, iv * VEC);
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t iv = base + (index_t)(j * BLOCK);
+      if (iv < nvec) {
+        ts_vec<out_t, VEC> o;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
+        }
+        *reinterpret_cast<ts_vec<out_t, VEC>*>(out + iv * VEC) = o;
+      }
+    }
+  }
+  // The last n % VEC (< VEC <= blockDim.x) elements: one per thread of block 0.
+  const index_t t = nvec * VEC + (index_t)blockIdx.x * BLOCK + threadIdx.x;
+  if (t < n) {
+    ts_inputs<1, In...> one(in...);
+    one.load(0, t);
+    out[t] = ts_conv<out_t>::from(one.call(op, 0));
+  }
+}
+
+// ---- strided ---------------------------------------------------------------------------
+
+// Pointers are each operand's element at linear index 0; calc gives every other element's
+// offset from it (negative for inputs walked backwards).
+template <int BLOCK, int W, int NDIMS, typename index_t, typename offset_t, typename Op,
+          typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_strided(
+    const Op& op, index_t n,
+    const OffsetCalculator<NDIMS, 1 + sizeof...(In), index_t, offset_t>& calc, out_t* out,
+    const In*... in) {
+  constexpr int NARGS = 1 + sizeof...(In);
+  ts_inputs<W, In...> ins(in...);
+  offset_t out_off[W];
+  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
+  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < n;
+       base += step) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < n) {
+        offset_t off[NARGS];
+        calc.get(i, off);
+        out_off[j] = off[0];
+        ins.load_at(j, off + 1);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < n) out[out_off[j]] = ts_conv<out_t>::from(ins.call(op, j));
+    }
+  }
+}
+
+// Strided, VEC elements at a time along the innermost dim. calc describes the shape with the
+// innermost size divided by VEC, and innermost strides VEC (for inputs read along it) or 0
+// (bit k of BCAST set: input k is broadcast along it). Preconditions (host-checked): the
+// output and every non-broadcast input have innermost stride 1, every offset calc yields for
+// them is a multiple of VEC, and their pointers are aligned to VEC * sizeof(element).
+template <int BLOCK, int W, int VEC, unsigned BCAST, int NDIMS, typename index_t,
+          typename offset_t, typename Op, typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_strided_vec(
+    const Op& op, index_t nvec,
+    const OffsetCalculator<NDIMS, 1 + sizeof...(In), index_t, offset_t>& calc, out_t* out,
+    const In*... in) {
+  constexpr int NARGS = 1 + sizeof...(In);
+  ts_inputs<W * VEC, In...> ins(in...);
+  offset_t out_off[W];
+  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
+  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < nvec;
+       base += step) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < nvec) {
+        offset_t off[NARGS];
+        calc.get(i, off);
+        out_off[j] = off[0];
+        ins.template load_vec_at<VEC, BCAST>(j, off + 1);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const index_t i = base + (index_t)(j * BLOCK);
+      if (i < nvec) {
+        ts_vec<out_t, VEC> o;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
+        }
+        *reinterpret_cast<ts_vec<out_t, VEC>*>(out + out_off[j]) = o;
+      }
+    }
+  }
+}
+
+// ---- tiled 2-d (transposed inputs) -----------------------------------------------------
+
+// Edge of the square tiles of ts_apply_tiled_2d, and the row padding of their shared-memory
+// copies (so that a warp reading a tile's column hits 32 different banks).
+constexpr int TS_TILE = 32;
+constexpr int TS_TILE_PITCH = TS_TILE + 1;
+
+// Like ts_inputs, for the tiled kernel: bit 0 of STAGED says whether this input goes through
+// shared memory. A staged input's tile is TS_TILE x TS_TILE_PITCH elements, indexed
+// [column][row], at its own place in the block's shared buffer (every tile's byte size is a
+// multiple of 16, so each keeps its element alignment).
+template <int W, unsigned STAGED, typename... In>
+struct ts_tiled_inputs {
+  static constexpr int SMEM_BYTES = 0;
+  __device__ __forceinline__ explicit ts_tiled_inputs(char*) {}
+  template <typename offset_t>
+  __device__ __forceinline__ void stage(int, int, const offset_t*) {}
+  template <typename offset_t>
+  __device__ __forceinline__ void load_direct(int, const offset_t*) {}
+  __device__ __forceinline__ void load_staged(int, int, int) {}
+  template <typename Op, typename... C>
+  __device__ __forceinline__ auto call(const Op& op, int, C... c) const {
+    return op(c...);
+  }
+};
+
+template <int W, unsigned STAGED, typename H, typename... T>
+struct ts_tiled_inputs<W, STAGED, H, T...> {
+  typedef typename ts_compute<H>::type compute_t;
+  typedef ts_tiled_inputs<W, (STAGED >> 1), T...> rest_t;
+  static constexpr bool IS_STAGED = (STAGED & 1u) != 0;
+  static constexpr int TILE_BYTES = IS_STAGED ? (int)sizeof(H) * TS_TILE * TS_TILE_PITCH : 0;
+  static constexpr int SMEM_BYTES = TILE_BYTES + rest_t::SMEM_BYTES;
+  static_assert(TILE_BYTES % 16 == 0, "tiles must keep the next tile aligned");
+
+  const H* ptr;
+  H* tile;
+  compute_t v[W];
+  rest_t rest;
+
+  __device__ __forceinline__ ts_tiled_inputs(char* smem, const H* p, const T*... ps)
+      : ptr(p), tile(reinterpret_cast<H*>(smem)), rest(smem + TILE_BYTES, ps...) {}
+
+  // Phase 1: a staged input copies its element at offset off[0] (tile column col, row row).
+  template <typename offset_t>
+  __device__ __forceinline__ void stage(int col, int row, const offset_t* off) {
+    if constexpr (IS_STAGED) {
+      tile[col * TS_TILE_PITCH + row] = ptr[off[0]];
+    }
+    rest.stage(col, row, off + 1);
+  }
+  // Value j of an input that is not staged, from memory at offset off[0].
+  template <typename offset_t>
+  __device__ __forceinline__ void load_direct(int j, const offset_t* off) {
+    if constexpr (!IS_STAGED) {
+      v[j] = ts_conv<compute_t>::from(ptr[off[0]]);
+    }
+    rest.load_direct(j, off + 1);
+  }
+  // Value j of a staged input, from its tile (column col, row row).
+  __device__ __forceinline__ void load_staged(int j, int col, int row) {
+    if constexpr (IS_STAGED) {
+      v[j] = ts_conv<compute_t>::from(tile[col * TS_TILE_PITCH + row]);
+    }
+    rest.load_staged(j, col, row);
+  }
+  template <typename Op, typename... C>
+  __device__ __forceinline__ auto call(const Op& op, int j, C... c) const {
+    return rest.call(op, j, c..., v[j]);
+  }
+};
+
+// Rank 2, for layouts where some inputs (bit k of STAGED: input k) are contiguous along dim 0
+// while the output is contiguous along dim 1 (`a.T + b`). A plain strided walk reads such an
+// input 32 rows apart per warp; here each block takes TS_TILE x TS_TILE tiles (grid-stride),
+// copies the staged inputs' tiles into shared memory with the warp walking dim 0 (coalesced
+// for them), then computes and stores with the warp walking dim 1 (coalesced for the output
+// and the other inputs). BLOCK threads are TS_TILE columns by BLOCK / TS_TILE rows; each
+// thread does TS_TILE * TS_TILE / BLOCK elements of a tile. Every global load of a tile (the
+// staged inputs' and the others') is issued before the barrier, the stores after it.
+// calc carries the two sizes (as its dividers' divisors) and the strides; no division is done
+// per element.
+template <int BLOCK, unsigned STAGED, typename index_t, typename offset_t, typename Op,
+          typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_tiled_2d(
+    const Op& op, const OffsetCalculator<2, 1 + sizeof...(In), index_t, offset_t>& calc,
+    out_t* out, const In*... in) {
+  constexpr int NARGS = 1 + sizeof...(In);
+  constexpr int ROWS = BLOCK / TS_TILE;
+  constexpr int W = TS_TILE / ROWS;
+  static_assert(BLOCK % TS_TILE == 0 && TS_TILE % ROWS == 0, "block must tile evenly");
+  typedef ts_tiled_inputs<W, STAGED, In...> inputs_t;
+  __shared__ __align__(16) char smem[inputs_t::SMEM_BYTES > 0 ? inputs_t::SMEM_BYTES : 16];
+  inputs_t ins(smem, in...);
+
+  const index_t rows = calc.sizes[0].divisor;
+  const index_t cols = calc.sizes[1].divisor;
+  const index_t tiles_c = (cols + TS_TILE - 1) / TS_TILE;
+  const index_t tiles = ((rows + TS_TILE - 1) / TS_TILE) * tiles_c;
+  const int tx = threadIdx.x % TS_TILE;
+  const int ty = threadIdx.x / TS_TILE;
+
+  for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const index_t r0 = (t / tiles_c) * TS_TILE;
+    const index_t c0 = (t % tiles_c) * TS_TILE;
+    offset_t out_off[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      // Staged inputs: lanes walk rows (dim 0), their contiguous dim.
+      if constexpr (STAGED != 0) {
+        const index_t r = r0 + tx;
+        const index_t c = c0 + ty + k * ROWS;
+        if (r < rows && c < cols) {
+          offset_t off[NARGS];
+#pragma unroll
+          for (int arg = 0; arg < NARGS; ++arg) {
+            off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
+          }
+          ins.stage(ty + k * ROWS, tx, off + 1);
+        }
+      }
+      // The output and the other inputs: lanes walk columns (dim 1), the output's
+      // contiguous dim.
+      const index_t r = r0 + ty + k * ROWS;
+      const index_t c = c0 + tx;
+      if (r < rows && c < cols) {
+        offset_t off[NARGS];
+#pragma unroll
+        for (int arg = 0; arg < NARGS; ++arg) {
+          off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
+        }
+        out_off[k] = off[0];
+        ins.load_direct(k, off + 1);
+      }
+    }
+    if constexpr (STAGED != 0) {
+      __syncthreads();
+    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const index_t r = r0 + ty + k * ROWS;
+      const index_t c = c0 + tx;
+      if (r < rows && c < cols) {
+        ins.load_staged(k, tx, ty + k * ROWS);
+        out[out_off[k]] = ts_conv<out_t>::from(ins.call(op, k));
+      }
+    }
+    if constexpr (STAGED != 0) {
+      // The next tile overwrites the tiles this one read.
+      __syncthreads();
+    }
+  }
+}
+
+#endif  // TYPESTATE_TENSOR_APPLY_CUH

@@ -1,0 +1,280 @@
+// Conversions between the crate's element types, and the total arithmetic helpers that the op
+// table's CUDA expressions call (see src/ops/op.rs). Each mirrors src/element.rs exactly, so the
+// GPU and the CPU engine give the same bits.
+//
+// Storage types (Element::CUDA_TYPE): float, double, ts_f16, ts_bf16, int, long long,
+// unsigned char, bool. Compute types (Element::CUDA_COMPUTE_TYPE, `ts_compute` below): float
+// for the three float types of 32 bits or less, double, int, long long, unsigned int for u8,
+// bool.
+//
+// Requires half.cuh before it. No #include: NVRTC compiles this without toolkit headers.
+#ifndef TYPESTATE_TENSOR_OPS_CUH
+#define TYPESTATE_TENSOR_OPS_CUH
+
+// ---- type traits -----------------------------------------------------------------------
+
+template <typename A, typename B>
+struct ts_is_same {
+  static constexpr bool value = false;
+};
+template <typename A>
+struct ts_is_same<A, A> {
+  static constexpr bool value = true;
+};
+
+// The type arithmetic on a storage type is done in.
+template <typename T>
+struct ts_compute {
+  typedef T type;
+};
+template <>
+struct ts_compute<ts_f16> {
+  typedef float type;
+};
+template <>
+struct ts_compute<ts_bf16> {
+  typedef float type;
+};
+template <>
+struct ts_compute<unsigned char> {
+  typedef unsigned int type;
+};
+
+// What a builtin arithmetic type is, and an integer's bounds.
+template <typename T>
+struct ts_traits;
+template <>
+struct ts_traits<bool> {
+  static constexpr bool is_bool = true, is_float = false, is_int = false;
+};
+template <>
+struct ts_traits<float> {
+  static constexpr bool is_bool = false, is_float = true, is_int = false;
+};
+template <>
+struct ts_traits<double> {
+  static constexpr bool is_bool = false, is_float = true, is_int = false;
+};
+template <>
+struct ts_traits<int> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr int lowest = -2147483647 - 1, highest = 2147483647;
+};
+template <>
+struct ts_traits<long long> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr long long lowest = -9223372036854775807LL - 1, highest = 9223372036854775807LL;
+};
+template <>
+struct ts_traits<unsigned int> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr unsigned int lowest = 0u, highest = 4294967295u;
+};
+template <>
+struct ts_traits<unsigned char> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr unsigned char lowest = 0, highest = 255;
+};
+
+// ---- conversions -----------------------------------------------------------------------
+
+// Float to integer like Rust's `as`: truncate toward zero, saturate at the bounds, NaN -> 0.
+// (A plain C cast is undefined out of range, so the bounds are tested first.) The bounds are
+// exact doubles, or round up to 2^63 / 2^32 where they are not, which is still right: a double
+// at or above the rounded bound is out of range.
+template <typename To, typename From>
+__device__ __forceinline__ To ts_float_to_int(From v) {
+  const double d = (double)v;
+  if (d != d) {
+    return (To)0;
+  }
+  if (d <= (double)ts_traits<To>::lowest) {
+    return ts_traits<To>::lowest;
+  }
+  if (d >= (double)ts_traits<To>::highest) {
+    return ts_traits<To>::highest;
+  }
+  return (To)d;
+}
+
+// `ts_conv<To>::from(v)`: the value of `v` as a `To`, with the crate's rules (Rust's `as`):
+// - float -> integer: ts_float_to_int (truncate, saturate, NaN -> 0);
+// - integer -> narrower integer: keep the low bits (wrap); wider: sign- or zero-extend;
+// - integer -> float, double -> float: round to nearest even;
+// - anything -> bool: `v != 0` (NaN -> true, as `Element::from_f64`); bool -> 0 or 1;
+// - to and from ts_f16 / ts_bf16: through float (half.cuh), double and integers through
+//   double like `half::{f16, bf16}::from_f64`.
+template <typename To>
+struct ts_conv {
+  template <typename From>
+  static __device__ __forceinline__ To from(From v) {
+    if constexpr (ts_traits<To>::is_bool) {
+      return v != (From)0;
+    } else if constexpr (ts_traits<To>::is_int && ts_traits<From>::is_float) {
+      return ts_float_to_int<To>(v);
+    } else {
+      return (To)v;
+    }
+  }
+  static __device__ __forceinline__ To from(ts_f16 v) { return from(ts_f16_to_float(v)); }
+  static __device__ __forceinline__ To from(ts_bf16 v) { return from(ts_bf16_to_float(v)); }
+};
+
+template <>
+struct ts_conv<ts_f16> {
+  static __device__ __forceinline__ ts_f16 from(float v) { return ts_float_to_f16(v); }
+  static __device__ __forceinline__ ts_f16 from(double v) { return ts_double_to_f16(v); }
+  static __device__ __forceinline__ ts_f16 from(ts_f16 v) { return v; }
+  static __device__ __forceinline__ ts_f16 from(ts_bf16 v) {
+    return ts_float_to_f16(ts_bf16_to_float(v));
+  }
+  template <typename From>
+  static __device__ __forceinline__ ts_f16 from(From v) {
+    return ts_double_to_f16((double)v);
+  }
+};
+
+template <>
+struct ts_conv<ts_bf16> {
+  static __device__ __forceinline__ ts_bf16 from(float v) { return ts_float_to_bf16(v); }
+  static __device__ __forceinline__ ts_bf16 from(double v) { return ts_double_to_bf16(v); }
+  static __device__ __forceinline__ ts_bf16 from(ts_bf16 v) { return v; }
+  static __device__ __forceinline__ ts_bf16 from(ts_f16 v) {
+    return ts_float_to_bf16(ts_f16_to_float(v));
+  }
+  template <typename From>
+  static __device__ __forceinline__ ts_bf16 from(From v) {
+    return ts_double_to_bf16((double)v);
+  }
+};
+
+// ---- arithmetic ------------------------------------------------------------------------
+//
+// Overloaded for the compute types float, double, int, long long and unsigned int. Like
+// `Numeric` in src/element.rs every helper is total:
+// - signed integers wrap (the arithmetic is done in the unsigned type of the same width, where
+//   C++ defines wrapping);
+// - unsigned int is the compute type of u8 only, so its helpers wrap modulo 256 at every step:
+//   a nested expression (`ts_div(ts_add(a, b), c)`) then sees the same values as the CPU's
+//   chain of u8 operations;
+// - integer division by zero gives 0, MIN / -1 wraps to MIN;
+// - float max/min return NaN when either input is NaN (PyTorch's maximum/minimum).
+
+__device__ __forceinline__ unsigned int ts_u8_wrap(unsigned int v) { return v & 0xFFu; }
+
+__device__ __forceinline__ float ts_nan_f32() { return __int_as_float(0x7FC00000); }
+__device__ __forceinline__ double ts_nan_f64() { return __longlong_as_double(0x7FF8000000000000LL); }
+
+// add, sub, mul
+__device__ __forceinline__ float ts_add(float a, float b) { return a + b; }
+__device__ __forceinline__ double ts_add(double a, double b) { return a + b; }
+__device__ __forceinline__ int ts_add(int a, int b) { return (int)((unsigned int)a + (unsigned int)b); }
+__device__ __forceinline__ long long ts_add(long long a, long long b) {
+  return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+__device__ __forceinline__ unsigned int ts_add(unsigned int a, unsigned int b) { return ts_u8_wrap(a + b); }
+
+__device__ __forceinline__ float ts_sub(float a, float b) { return a - b; }
+__device__ __forceinline__ double ts_sub(double a, double b) { return a - b; }
+__device__ __forceinline__ int ts_sub(int a, int b) { return (int)((unsigned int)a - (unsigned int)b); }
+__device__ __forceinline__ long long ts_sub(long long a, long long b) {
+  return (long long)((unsigned long long)a - (unsigned long long)b);
+}
+__device__ __forceinline__ unsigned int ts_sub(unsigned int a, unsigned int b) { return ts_u8_wrap(a - b); }
+
+__device__ __forceinline__ float ts_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ double ts_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ int ts_mul(int a, int b) { return (int)((unsigned int)a * (unsigned int)b); }
+__device__ __forceinline__ long long ts_mul(long long a, long long b) {
+  return (long long)((unsigned long long)a * (unsigned long long)b);
+}
+__device__ __forceinline__ unsigned int ts_mul(unsigned int a, unsigned int b) { return ts_u8_wrap(a * b); }
+
+// div
+__device__ __forceinline__ float ts_div(float a, float b) { return a / b; }
+__device__ __forceinline__ double ts_div(double a, double b) { return a / b; }
+__device__ __forceinline__ int ts_div(int a, int b) {
+  if (b == 0) return 0;
+  if (b == -1) return ts_sub(0, a);  // MIN / -1 wraps to MIN
+  return a / b;
+}
+__device__ __forceinline__ long long ts_div(long long a, long long b) {
+  if (b == 0) return 0;
+  if (b == -1) return ts_sub(0LL, a);
+  return a / b;
+}
+__device__ __forceinline__ unsigned int ts_div(unsigned int a, unsigned int b) {
+  return b == 0 ? 0u : ts_u8_wrap(a) / ts_u8_wrap(b);
+}
+
+// max, min: the same comparisons as src/element.rs, so ties (0.0 vs -0.0) pick the same input.
+__device__ __forceinline__ float ts_max(float a, float b) {
+  return (a != a || b != b) ? ts_nan_f32() : (a > b ? a : b);
+}
+__device__ __forceinline__ double ts_max(double a, double b) {
+  return (a != a || b != b) ? ts_nan_f64() : (a > b ? a : b);
+}
+__device__ __forceinline__ int ts_max(int a, int b) { return a > b ? a : b; }
+__device__ __forceinline__ long long ts_max(long long a, long long b) { return a > b ? a : b; }
+__device__ __forceinline__ unsigned int ts_max(unsigned int a, unsigned int b) { return a > b ? a : b; }
+
+__device__ __forceinline__ float ts_min(float a, float b) {
+  return (a != a || b != b) ? ts_nan_f32() : (a < b ? a : b);
+}
+__device__ __forceinline__ double ts_min(double a, double b) {
+  return (a != a || b != b) ? ts_nan_f64() : (a < b ? a : b);
+}
+__device__ __forceinline__ int ts_min(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ long long ts_min(long long a, long long b) { return a < b ? a : b; }
+__device__ __forceinline__ unsigned int ts_min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+
+// neg: wrapping for integers (-MIN == MIN); for u8 (not Signed in Rust) it is 256 - a.
+__device__ __forceinline__ float ts_neg(float a) { return -a; }
+__device__ __forceinline__ double ts_neg(double a) { return -a; }
+__device__ __forceinline__ int ts_neg(int a) { return ts_sub(0, a); }
+__device__ __forceinline__ long long ts_neg(long long a) { return ts_sub(0LL, a); }
+__device__ __forceinline__ unsigned int ts_neg(unsigned int a) { return ts_sub(0u, a); }
+
+// abs: clears the sign bit of floats (also of -0.0 and NaN); wrapping for integers.
+__device__ __forceinline__ float ts_abs(float a) { return fabsf(a); }
+__device__ __forceinline__ double ts_abs(double a) { return fabs(a); }
+__device__ __forceinline__ int ts_abs(int a) { return a < 0 ? ts_neg(a) : a; }
+__device__ __forceinline__ long long ts_abs(long long a) { return a < 0 ? ts_neg(a) : a; }
+__device__ __forceinline__ unsigned int ts_abs(unsigned int a) { return a; }
+
+// sign: -1, 0 or 1; floats keep 0.0, -0.0 and NaN as they are.
+__device__ __forceinline__ float ts_sign(float a) { return a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : a); }
+__device__ __forceinline__ double ts_sign(double a) { return a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : a); }
+__device__ __forceinline__ int ts_sign(int a) { return a > 0 ? 1 : (a < 0 ? -1 : 0); }
+__device__ __forceinline__ long long ts_sign(long long a) { return a > 0 ? 1LL : (a < 0 ? -1LL : 0LL); }
+__device__ __forceinline__ unsigned int ts_sign(unsigned int a) { return a > 0u ? 1u : 0u; }
+
+// pow. Floats: the C library's pow (powf for float). Integers: exponentiation by squaring,
+// wrapping like Rust's `wrapping_pow`; a negative exponent gives 0 (the truncated value of
+// a^b with |a| >= 2), except 1^b == 1 and (-1)^b == +-1 by parity; 0^negative gives 0 (no
+// infinity to return). 0^0 == 1.
+__device__ __forceinline__ float ts_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double ts_pow(double a, double b) { return pow(a, b); }
+
+__device__ __forceinline__ unsigned long long ts_pow_bits(unsigned long long base, unsigned long long e) {
+  unsigned long long r = 1;
+  while (e != 0) {
+    if (e & 1ull) r *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return r;
+}
+__device__ __forceinline__ int ts_pow(int a, int b) {
+  if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+  return (int)(unsigned int)ts_pow_bits((unsigned int)a, (unsigned long long)b);
+}
+__device__ __forceinline__ long long ts_pow(long long a, long long b) {
+  if (b < 0) return a == 1 ? 1LL : (a == -1 ? ((b & 1) ? -1LL : 1LL) : 0LL);
+  return (long long)ts_pow_bits((unsigned long long)a, (unsigned long long)b);
+}
+__device__ __forceinline__ unsigned int ts_pow(unsigned int a, unsigned int b) {
+  return ts_u8_wrap((unsigned int)ts_pow_bits(a, b));
+}
+
+#endif  // TYPESTATE_TENSOR_OPS_CUH

@@ -1,0 +1,140 @@
+//! [`Backend`] for [`Gpu`]: the tensor engine's pointwise operations as Apply kernels.
+//!
+//! Every operation is queued on the GPU's default stream ([`Gpu::default_stream`]) and returns
+//! once queued; copies back to the host wait for it. Views on storage allocated on other
+//! streams are ordered after that stream's work by [`GpuStorage`]'s `use_on` (inside
+//! [`super::safe`]). In-place operations run one kernel in place (each element is read by the
+//! thread that writes it, before it writes), not through a temporary.
+
+use crate::element::Element;
+use crate::error::Result;
+use crate::gpu::{Gpu, GpuStorage};
+use crate::ops::{Backend, BinaryOp, TernaryOp, UnaryOp};
+use crate::tensor::{TensorView, TensorViewMut};
+
+use super::safe;
+
+impl Backend for Gpu {
+    type Slice<T: Element> = GpuStorage<T>;
+
+    fn slice<T: Element>(storage: &GpuStorage<T>) -> &GpuStorage<T> {
+        storage
+    }
+
+    fn slice_mut<T: Element>(storage: &mut GpuStorage<T>) -> &mut GpuStorage<T> {
+        storage
+    }
+
+    fn zeros<T: Element>(&self, len: usize) -> Result<GpuStorage<T>> {
+        GpuStorage::zeros(self, len, self.default_stream())
+    }
+
+    unsafe fn alloc_uninit<T: Element>(&self, len: usize) -> Result<GpuStorage<T>> {
+        // SAFETY: the caller writes every element before reading any (this function's
+        // contract), which is `GpuStorage::uninit`'s.
+        unsafe { GpuStorage::uninit(self, len, self.default_stream()) }
+    }
+
+    fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Gpu>, value: T) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::fill(self.default_stream(), value, dst.storage_mut(), &layout)
+    }
+
+    fn unary<T: Element, O: UnaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Gpu>,
+        dst: &mut TensorViewMut<'_, O::Output, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::unary(
+            self.default_stream(),
+            &op,
+            a.storage(),
+            a.layout(),
+            dst.storage_mut(),
+            &layout,
+        )
+    }
+
+    fn binary<T: Element, O: BinaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Gpu>,
+        b: &TensorView<'_, T, Gpu>,
+        dst: &mut TensorViewMut<'_, O::Output, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::binary(
+            self.default_stream(),
+            &op,
+            (a.storage(), a.layout()),
+            (b.storage(), b.layout()),
+            dst.storage_mut(),
+            &layout,
+        )
+    }
+
+    fn ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, A, Gpu>,
+        b: &TensorView<'_, T, Gpu>,
+        c: &TensorView<'_, T, Gpu>,
+        dst: &mut TensorViewMut<'_, O::Output, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::ternary(
+            self.default_stream(),
+            &op,
+            (a.storage(), a.layout()),
+            (b.storage(), b.layout()),
+            (c.storage(), c.layout()),
+            dst.storage_mut(),
+            &layout,
+        )
+    }
+
+    fn unary_inplace<T: Element, O: UnaryOp<T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::unary_inplace(self.default_stream(), &op, dst.storage_mut(), &layout)
+    }
+
+    fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Gpu>,
+        b: &TensorView<'_, T, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::binary_inplace(
+            self.default_stream(),
+            &op,
+            dst.storage_mut(),
+            &layout,
+            (b.storage(), b.layout()),
+        )
+    }
+
+    fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Gpu>,
+        b: &TensorView<'_, T, Gpu>,
+        c: &TensorView<'_, T, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        safe::ternary_inplace(
+            self.default_stream(),
+            &op,
+            dst.storage_mut(),
+            &layout,
+            (b.storage(), b.layout()),
+            (c.storage(), c.layout()),
+        )
+    }
+}

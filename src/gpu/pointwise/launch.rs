@@ -1,0 +1,597 @@
+//! Raw pointwise launches over device addresses: validation, planning, argument packing and
+//! the one `cuLaunchKernel` call. The only module of `gpu::pointwise` with `unsafe`; the safe
+//! API over [`GpuStorage`](crate::gpu::GpuStorage) is [`super::safe`].
+//!
+//! Arguments go through `cuLaunchKernel`'s `void**` array rather than cudarc's launch builder:
+//! a kernel's parameter list depends on the launch (arity, index width, and an
+//! `OffsetCalculator` whose size depends on the rank), and the builder wants one `DeviceRepr`
+//! Rust type per parameter type. [`KernelArgs`] keeps every parameter's bytes in one buffer
+//! instead, in exactly the order the generated entry point declares them
+//! ([`super::source::KernelSpec::source`]): `out`, the inputs, `n`, `p0`, `p1`, and for the
+//! strided form the calculator's byte image from [`OffsetCalculator::kernel_param_bytes`].
+
+use cudarc::driver::CudaStream;
+use std::any::Any;
+use std::ffi::c_void;
+
+use crate::element::Element;
+use crate::error::{Error, GpuError, LayoutError};
+use crate::layout::{collapse, CollapsedLayout, Layout};
+use crate::offset_calculator::OffsetCalculator;
+use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
+
+use super::kernel_cache::{self, LoadedKernel};
+use super::plan::{grid_size, plan, Form, IndexWidth, BLOCK};
+use super::source::{KernelSpec, Operand, MAX_INPUTS};
+
+/// One operand of a raw launch: a device buffer and the strided view of it that the op
+/// reads or writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawOperand<'a> {
+    /// Device address of the buffer's first element.
+    pub(crate) ptr: u64,
+    /// The buffer's length in elements.
+    pub(crate) len: usize,
+    /// The view, in elements of the buffer.
+    pub(crate) layout: &'a Layout,
+}
+
+/// A scalar in its compute type, as kernel parameter bytes (little-endian, like the device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalarBytes {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl ScalarBytes {
+    /// `v` converted to `T::CUDA_COMPUTE_TYPE` (exactly: f16 and bf16 widen to f32, u8 to
+    /// u32; the others are their own compute type).
+    pub fn of<T: Element>(v: T) -> Self {
+        let any: &dyn Any = &v;
+        let mut bytes = [0u8; 8];
+        let mut put = |b: &[u8]| {
+            bytes[..b.len()].copy_from_slice(b);
+            b.len()
+        };
+        // `Element` is sealed to exactly these types, so one branch matches.
+        let len = if let Some(x) = any.downcast_ref::<f32>() {
+            put(&x.to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<f64>() {
+            put(&x.to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<half::f16>() {
+            put(&x.to_f32().to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<half::bf16>() {
+            put(&x.to_f32().to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<i32>() {
+            put(&x.to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<i64>() {
+            put(&x.to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<u8>() {
+            put(&u32::from(*x).to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<bool>() {
+            put(&[u8::from(*x)])
+        } else {
+            0
+        };
+        ScalarBytes { bytes, len }
+    }
+
+    /// The parameter's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// A kernel's parameters for `cuLaunchKernel`: each parameter's bytes at an 8-byte aligned
+/// slot (the largest alignment of any parameter type used) of one buffer.
+#[derive(Clone, Debug, Default)]
+pub struct KernelArgs {
+    words: Vec<u64>,
+    /// (first word, byte length) of each parameter.
+    slots: Vec<(usize, usize)>,
+}
+
+impl KernelArgs {
+    /// Appends one parameter.
+    pub fn push(&mut self, bytes: &[u8]) {
+        let start = self.words.len();
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.words.push(u64::from_le_bytes(w));
+        }
+        self.slots.push((start, bytes.len()));
+    }
+
+    /// Number of parameters.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Parameter `i`'s bytes, or `None` past the end.
+    pub fn param(&self, i: usize) -> Option<Vec<u8>> {
+        let &(start, len) = self.slots.get(i)?;
+        let bytes: Vec<u8> = self.words[start..]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .take(len)
+            .collect();
+        Some(bytes)
+    }
+
+    /// The `void**` array: a pointer to each parameter's first byte. The pointers are valid
+    /// while `self` is neither moved nor changed.
+    fn pointers(&mut self) -> Vec<*mut c_void> {
+        let base = self.words.as_mut_ptr();
+        self.slots
+            .iter()
+            // `wrapping_add` stays inside the buffer: `start < words.len()` for every
+            // parameter of at least one byte, and every parameter here has one.
+            .map(|&(start, _)| base.wrapping_add(start).cast::<c_void>())
+            .collect()
+    }
+}
+
+/// What an op contributes to a launch besides its operands.
+struct OpParts {
+    name: &'static str,
+    expr: &'static str,
+    scalar: Operand,
+    scalars: [ScalarBytes; 2],
+}
+
+/// Launches `out[i] = op(a[i])` on `stream`.
+///
+/// # Errors
+/// [`LayoutError`] when a layout reaches outside its buffer, the shapes differ (broadcast
+/// the input first), or the output view has overlapping elements; [`GpuError`] when the
+/// kernel cannot be compiled, loaded or launched.
+///
+/// # Safety
+/// See [`launch_binary`].
+pub(crate) unsafe fn launch_unary<T: Element, O: UnaryOp<T>>(
+    stream: &CudaStream,
+    op: &O,
+    out: RawOperand<'_>,
+    a: RawOperand<'_>,
+) -> Result<(), Error> {
+    let s = op.scalars();
+    let parts = OpParts {
+        name: O::NAME,
+        expr: O::CUDA,
+        scalar: Operand::of::<T>(),
+        scalars: [ScalarBytes::of(s[0]), ScalarBytes::of(s[1])],
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        launch(
+            stream,
+            parts,
+            [(Operand::of::<O::Output>(), out), (Operand::of::<T>(), a)],
+        )
+    }
+}
+
+/// Launches `out[i] = op(a[i], b[i])` on `stream`.
+///
+/// # Errors
+/// As [`launch_unary`].
+///
+/// # Safety
+/// For every operand, `ptr` is the address of a device allocation of at least `len`
+/// elements of the operand's type, made in `stream`'s context, that stays allocated until the
+/// kernel has finished (stream order). No other work writes an input, or reads or writes the
+/// output, while the kernel runs. The output's elements do not alias an input's elements,
+/// except element for element (the same view of the same buffer: an in-place op).
+pub(crate) unsafe fn launch_binary<T: Element, O: BinaryOp<T>>(
+    stream: &CudaStream,
+    op: &O,
+    out: RawOperand<'_>,
+    a: RawOperand<'_>,
+    b: RawOperand<'_>,
+) -> Result<(), Error> {
+    let s = op.scalars();
+    let parts = OpParts {
+        name: O::NAME,
+        expr: O::CUDA,
+        scalar: Operand::of::<T>(),
+        scalars: [ScalarBytes::of(s[0]), ScalarBytes::of(s[1])],
+    };
+    let t = Operand::of::<T>();
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        launch(
+            stream,
+            parts,
+            [(Operand::of::<O::Output>(), out), (t, a), (t, b)],
+        )
+    }
+}
+
+/// Launches `out[i] = op(a[i], b[i], c[i])` on `stream`.
+///
+/// # Errors
+/// As [`launch_unary`].
+///
+/// # Safety
+/// See [`launch_binary`].
+pub(crate) unsafe fn launch_ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
+    stream: &CudaStream,
+    _op: &O,
+    out: RawOperand<'_>,
+    a: RawOperand<'_>,
+    b: RawOperand<'_>,
+    c: RawOperand<'_>,
+) -> Result<(), Error> {
+    let zero = ScalarBytes::of(T::ZERO);
+    let parts = OpParts {
+        name: O::NAME,
+        expr: O::CUDA,
+        scalar: Operand::of::<T>(),
+        scalars: [zero, zero],
+    };
+    let t = Operand::of::<T>();
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        launch(
+            stream,
+            parts,
+            [
+                (Operand::of::<O::Output>(), out),
+                (Operand::of::<A>(), a),
+                (t, b),
+                (t, c),
+            ],
+        )
+    }
+}
+
+/// Launches `out[i] = value` on `stream` (THC's `TensorFillOp`).
+///
+/// # Errors
+/// As [`launch_unary`].
+///
+/// # Safety
+/// See [`launch_binary`].
+pub(crate) unsafe fn launch_fill<T: Element>(
+    stream: &CudaStream,
+    value: T,
+    out: RawOperand<'_>,
+) -> Result<(), Error> {
+    let parts = OpParts {
+        name: "fill",
+        expr: "p0",
+        scalar: Operand::of::<T>(),
+        scalars: [ScalarBytes::of(value), ScalarBytes::of(T::ZERO)],
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { launch(stream, parts, [(Operand::of::<T>(), out)]) }
+}
+
+/// Validates, plans, packs and launches one pointwise kernel over `N` operands (output
+/// first).
+///
+/// # Safety
+/// As [`launch_binary`], for every operand.
+unsafe fn launch<const N: usize>(
+    stream: &CudaStream,
+    op: OpParts,
+    operands: [(Operand, RawOperand<'_>); N],
+) -> Result<(), Error> {
+    let out = operands[0].1;
+    for (_, operand) in &operands {
+        operand.layout.check_within(op.name, operand.len)?;
+        if operand.layout.shape() != out.layout.shape() {
+            return Err(LayoutError::ShapeMismatch {
+                op: op.name,
+                expected: out.layout.shape().to_vec(),
+                got: operand.layout.shape().to_vec(),
+            }
+            .into());
+        }
+    }
+    out.layout.check_writable(op.name)?;
+    if out.layout.numel() == 0 {
+        return Ok(());
+    }
+    let layout = collapse(std::array::from_fn(|k| operands[k].1.layout));
+    let types: [Operand; N] = std::array::from_fn(|k| operands[k].0);
+    let ptrs: [u64; N] = std::array::from_fn(|k| operands[k].1.ptr);
+    let (spec, args) = prepare(&op, &layout, types, ptrs)?;
+    let kernel = kernel_cache::kernel(stream.context(), &spec)?;
+    let grid = grid_size(layout.numel(), spec.form, spec.index, kernel.max_blocks);
+    // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
+    // (`prepare`); the pointers in it address the operands' first elements, and the
+    // offset calculator (or the contiguous form) only reaches elements of the checked views,
+    // which lie inside the buffers (`check_within` above) that the caller keeps alive.
+    unsafe { launch_kernel(stream, &kernel, grid, args) }
+}
+
+/// The kernel spec and packed arguments of one launch: pure, so tests check it on any host.
+///
+/// # Errors
+/// [`LayoutError::SizeOverflow`] when an address overflows, and the offset calculator's
+/// errors (rank above its maximum).
+fn prepare<const N: usize>(
+    op: &OpParts,
+    layout: &CollapsedLayout<N>,
+    types: [Operand; N],
+    ptrs: [u64; N],
+) -> Result<(KernelSpec, KernelArgs), LayoutError> {
+    const { assert!(N >= 1 && N <= MAX_INPUTS + 1) };
+    let overflow = || LayoutError::SizeOverflow {
+        op: op.name,
+        shape: layout.shape.clone(),
+        what: "device address",
+    };
+    let mut addrs = [0u64; N];
+    for k in 0..N {
+        let size = types[k].dtype.size_in_bytes() as u64;
+        addrs[k] = u64::try_from(layout.offsets[k])
+            .ok()
+            .and_then(|o| o.checked_mul(size))
+            .and_then(|b| b.checked_add(ptrs[k]))
+            .ok_or_else(overflow)?;
+    }
+    let p = plan(layout, types.map(|t| t.dtype.size_in_bytes()), addrs);
+    let mut inputs = [types[0]; MAX_INPUTS];
+    inputs[..N - 1].copy_from_slice(&types[1..]);
+    let spec = KernelSpec {
+        op: op.name,
+        expr: op.expr,
+        out: types[0],
+        inputs,
+        n_inputs: (N - 1) as u8,
+        scalar: op.scalar,
+        form: p.form,
+        index: p.index,
+    };
+    let mut args = KernelArgs::default();
+    for addr in addrs {
+        args.push(&addr.to_le_bytes());
+    }
+    // The kernel's `n`: elements, or vectors for the inner-vectorised form.
+    let count = match p.form {
+        Form::StridedVec { vec, .. } => layout.numel() / usize::from(vec),
+        _ => layout.numel(),
+    } as u64;
+    match p.index {
+        // The plan picked 32 bits only for numel <= i32::MAX.
+        IndexWidth::Bits32 => {
+            args.push(&u32::try_from(count).map_err(|_| overflow())?.to_le_bytes())
+        }
+        IndexWidth::Bits64 => args.push(&count.to_le_bytes()),
+    }
+    args.push(op.scalars[0].as_bytes());
+    args.push(op.scalars[1].as_bytes());
+    match p.form {
+        Form::Contiguous { .. } => {}
+        Form::Strided { .. } | Form::Tiled2d { .. } => {
+            args.push(&calc_bytes(p.index, &layout.shape, &layout.strides)?);
+        }
+        Form::StridedVec { vec, .. } => {
+            // The same walk over vectors: the innermost size divided by `vec`, and each
+            // operand moving `vec` elements (or 0, broadcast) per step along it.
+            let vec = usize::from(vec);
+            let mut shape = layout.shape.clone();
+            let mut strides = layout.strides.clone();
+            if let Some(inner) = shape.last_mut() {
+                *inner /= vec;
+            }
+            for s in &mut strides {
+                if let Some(inner) = s.last_mut() {
+                    *inner *= vec as isize;
+                }
+            }
+            args.push(&calc_bytes(p.index, &shape, &strides)?);
+        }
+    }
+    Ok((spec, args))
+}
+
+/// The byte image of the `OffsetCalculator` over `shape` and `strides` at index width `index`.
+fn calc_bytes<const N: usize>(
+    index: IndexWidth,
+    shape: &[usize],
+    strides: &[Vec<isize>; N],
+) -> Result<Vec<u8>, LayoutError> {
+    let strides: [&[isize]; N] = std::array::from_fn(|k| strides[k].as_slice());
+    Ok(match index {
+        IndexWidth::Bits32 => OffsetCalculator::<u32, N>::new(shape, strides)?.kernel_param_bytes(),
+        IndexWidth::Bits64 => OffsetCalculator::<u64, N>::new(shape, strides)?.kernel_param_bytes(),
+    })
+}
+
+/// The `cuLaunchKernel` call.
+///
+/// # Safety
+/// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
+/// the memory they address is valid for the accesses the kernel makes; `kernel` was loaded in
+/// `stream`'s context.
+unsafe fn launch_kernel(
+    stream: &CudaStream,
+    kernel: &LoadedKernel,
+    grid: u32,
+    mut args: KernelArgs,
+) -> Result<(), Error> {
+    let driver = |call, e: cudarc::driver::DriverError| GpuError::Driver {
+        call,
+        message: e.to_string(),
+    };
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| driver("cuCtxSetCurrent", e))?;
+    let mut params = args.pointers();
+    // SAFETY: the function's contract gives the parameter list and memory validity;
+    // `params` points into `args`, which lives (unmoved) until this call returns, and the
+    // driver copies the parameter values during the call. Block and grid sizes are within
+    // the device limits (256 threads; a grid of at most the resident-block count).
+    unsafe {
+        cudarc::driver::result::launch_kernel(
+            kernel.function.cu_function(),
+            (grid, 1, 1),
+            (BLOCK, 1, 1),
+            0,
+            stream.cu_stream(),
+            &mut params,
+        )
+    }
+    .map_err(|e| driver("cuLaunchKernel", e).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::DType;
+    use crate::offset_calculator::OffsetCalculator;
+
+    fn add_parts() -> OpParts {
+        OpParts {
+            name: "add_scalar",
+            expr: "ts_add(a, p0)",
+            scalar: Operand::of::<f32>(),
+            scalars: [ScalarBytes::of(2.5f32), ScalarBytes::of(0f32)],
+        }
+    }
+
+    #[test]
+    fn scalars_widen_to_the_compute_type() {
+        assert_eq!(ScalarBytes::of(1.5f32).as_bytes(), 1.5f32.to_le_bytes());
+        assert_eq!(
+            ScalarBytes::of(half::f16::from_f32(-3.25)).as_bytes(),
+            (-3.25f32).to_le_bytes()
+        );
+        assert_eq!(
+            ScalarBytes::of(half::bf16::from_f32(0.5)).as_bytes(),
+            0.5f32.to_le_bytes()
+        );
+        assert_eq!(ScalarBytes::of(200u8).as_bytes(), 200u32.to_le_bytes());
+        assert_eq!(
+            ScalarBytes::of(i64::MIN + 7).as_bytes(),
+            (i64::MIN + 7).to_le_bytes()
+        );
+        assert_eq!(ScalarBytes::of(-9i32).as_bytes(), (-9i32).to_le_bytes());
+        assert_eq!(ScalarBytes::of(0.1f64).as_bytes(), 0.1f64.to_le_bytes());
+        assert_eq!(ScalarBytes::of(true).as_bytes(), [1]);
+    }
+
+    #[test]
+    fn args_keep_each_parameter_whole_and_aligned() {
+        let mut args = KernelArgs::default();
+        args.push(&[1, 2, 3]);
+        args.push(&(0x0102_0304_0506_0708u64).to_le_bytes());
+        args.push(&[9; 20]);
+        assert_eq!(args.len(), 3);
+        assert_eq!(args.param(0).unwrap(), [1, 2, 3]);
+        assert_eq!(
+            args.param(1).unwrap(),
+            0x0102_0304_0506_0708u64.to_le_bytes()
+        );
+        assert_eq!(args.param(2).unwrap(), [9; 20]);
+        assert!(args.param(3).is_none());
+        let ptrs = args.pointers();
+        assert!(ptrs.iter().all(|p| (*p as usize) % 8 == 0));
+    }
+
+    #[test]
+    fn contiguous_launch_packs_pointers_count_and_scalars() {
+        let out = Layout::contiguous(&[8, 512]).unwrap();
+        let a = Layout::new(&[8, 512], &[512, 1], 4).unwrap();
+        let c = collapse([&out, &a]);
+        let types = [Operand::of::<f32>(); 2];
+        let (spec, args) = prepare(&add_parts(), &c, types, [0x1000, 0x8000]).unwrap();
+        // `a` starts 4 floats (16 bytes) in: still 16-byte aligned.
+        assert_eq!(spec.form, Form::Contiguous { vec: 4 });
+        assert_eq!(spec.index, IndexWidth::Bits32);
+        assert_eq!(spec.n_inputs, 1);
+        assert_eq!(args.len(), 5);
+        assert_eq!(args.param(0).unwrap(), 0x1000u64.to_le_bytes());
+        assert_eq!(args.param(1).unwrap(), (0x8000u64 + 16).to_le_bytes());
+        assert_eq!(args.param(2).unwrap(), 4096u32.to_le_bytes());
+        assert_eq!(args.param(3).unwrap(), 2.5f32.to_le_bytes());
+        assert_eq!(args.param(4).unwrap(), 0f32.to_le_bytes());
+    }
+
+    #[test]
+    fn strided_launch_appends_the_offset_calculator_image() {
+        let out = Layout::contiguous(&[6, 10]).unwrap();
+        let a = Layout::contiguous(&[10, 6]).unwrap().t();
+        let b = Layout::contiguous(&[6, 10]).unwrap().flip(1).unwrap();
+        let c = collapse([&out, &a, &b]);
+        let types = [Operand::of::<i64>(); 3];
+        let parts = OpParts {
+            name: "add",
+            expr: "ts_add(a, b)",
+            scalar: Operand::of::<i64>(),
+            scalars: [ScalarBytes::of(0i64); 2],
+        };
+        let (spec, args) = prepare(&parts, &c, types, [0, 1 << 20, 2 << 20]).unwrap();
+        assert_eq!(spec.form, Form::Strided { rank: 2 });
+        assert_eq!(spec.out.dtype, DType::I64);
+        assert_eq!(args.len(), 7);
+        // The flipped input starts at its last column: offset 9 elements.
+        assert_eq!(args.param(2).unwrap(), ((2u64 << 20) + 9 * 8).to_le_bytes());
+        assert_eq!(args.param(3).unwrap(), 60u32.to_le_bytes());
+        let strides: [&[isize]; 3] = std::array::from_fn(|k| c.strides[k].as_slice());
+        let calc = OffsetCalculator::<u32, 3>::new(&c.shape, strides).unwrap();
+        assert_eq!(args.param(6).unwrap(), calc.kernel_param_bytes());
+    }
+
+    #[test]
+    fn far_offsets_switch_to_64_bit_count_and_calculator() {
+        let big = 1isize << 31;
+        let out = Layout::contiguous(&[3, 2]).unwrap();
+        let a = Layout::new(&[3, 2], &[big, 1], 0).unwrap();
+        let c = collapse([&out, &a]);
+        let (spec, args) = prepare(&add_parts(), &c, [Operand::of::<f32>(); 2], [0, 0]).unwrap();
+        assert_eq!(spec.index, IndexWidth::Bits64);
+        assert_eq!(args.param(2).unwrap(), 6u64.to_le_bytes());
+        let strides: [&[isize]; 2] = std::array::from_fn(|k| c.strides[k].as_slice());
+        let calc = OffsetCalculator::<u64, 2>::new(&c.shape, strides).unwrap();
+        assert_eq!(args.param(5).unwrap(), calc.kernel_param_bytes());
+    }
+
+    #[test]
+    fn row_broadcast_packs_a_calculator_over_vectors() {
+        let out = Layout::contiguous(&[16, 1024]).unwrap();
+        let row = Layout::contiguous(&[1, 1024])
+            .unwrap()
+            .broadcast_to(&[16, 1024])
+            .unwrap();
+        let c = collapse([&out, &out, &row]);
+        let parts = OpParts {
+            name: "add",
+            expr: "ts_add(a, b)",
+            scalar: Operand::of::<f32>(),
+            scalars: [ScalarBytes::of(0f32); 2],
+        };
+        let (spec, args) = prepare(&parts, &c, [Operand::of::<f32>(); 3], [0; 3]).unwrap();
+        assert_eq!(
+            spec.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 4,
+                bcast: 0
+            }
+        );
+        // n counts vectors.
+        assert_eq!(args.param(3).unwrap(), (16u32 * 256).to_le_bytes());
+        let calc =
+            OffsetCalculator::<u32, 3>::new(&[16, 256], [&[1024, 4], &[1024, 4], &[0, 4]]).unwrap();
+        assert_eq!(args.param(6).unwrap(), calc.kernel_param_bytes());
+    }
+
+    #[test]
+    fn address_overflow_is_an_error() {
+        let out = Layout::new(&[4], &[1], 1 << 60).unwrap();
+        let c = collapse([&out]);
+        let err = prepare(&add_parts(), &c, [Operand::of::<i64>()], [u64::MAX - 8]);
+        assert!(matches!(err, Err(LayoutError::SizeOverflow { .. })));
+    }
+}

@@ -1,0 +1,443 @@
+//! Launch planning, pure host logic: which kernel form a launch takes, its index width, its
+//! vector width and its grid. Nothing here touches a GPU, so it is unit-tested everywhere.
+//!
+//! - **Index width**: 32-bit index math when the element count and every operand's farthest
+//!   offset ([`CollapsedLayout::max_extent`]) fit in `i32`, else 64-bit. A 32-bit launch also
+//!   keeps its grid-stride step below 2^31, so `index + step` never wraps in `unsigned int`.
+//! - **Form**, first that applies:
+//!   1. [`Form::Contiguous`]: the collapsed layout is one dense run in every operand; no index
+//!      math.
+//!   2. [`Form::Tiled2d`]: rank 2, the output contiguous along dim 1, and some input
+//!      contiguous along dim 0 instead (`a.T + b`), both dims at least one tile: those inputs
+//!      go through shared-memory tiles so that every global access is coalesced.
+//!   3. [`Form::StridedVec`]: every operand reads the innermost dim contiguously or
+//!      broadcasts it (a row broadcast `a + b[None, :]`): strided over vectors of the
+//!      innermost dim.
+//!   4. [`Form::Strided`]: anything else, with an `OffsetCalculator` of the collapsed rank.
+//! - **Vector width** (forms 1 and 3): `16 / (widest element size)` elements per load when
+//!   every vector-loaded operand's first element is aligned to the vector's bytes (and, for
+//!   form 3, the innermost size and the outer strides are multiples of it), halved until that
+//!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
+//!   give one vector to each thread of one block.
+
+use std::fmt;
+
+use crate::layout::CollapsedLayout;
+
+/// Threads per block of every pointwise kernel (the generated `__launch_bounds__`).
+pub const BLOCK: u32 = 256;
+/// Elements each thread handles per grid-stride step in the scalar forms.
+pub const SCALAR_WORK: u32 = 4;
+/// Vectors each thread handles per grid-stride step in the vectorised form.
+pub const VECTOR_WORK: u32 = 2;
+/// Bytes of the widest operand moved by one vector load or store.
+pub const VECTOR_BYTES: usize = 16;
+/// Edge of the tiled form's square tiles (`TS_TILE` in `kernels/apply.cuh`).
+pub const TILE: u32 = 32;
+
+/// Width of a kernel's index math.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexWidth {
+    /// `unsigned int` indices, `int` offsets.
+    Bits32,
+    /// `unsigned long long` indices, `long long` offsets.
+    Bits64,
+}
+
+impl IndexWidth {
+    /// The narrowest width that is exact for `numel` elements whose farthest offset from each
+    /// operand's first element is `max_extent` elements.
+    pub fn for_extent(numel: usize, max_extent: usize) -> Self {
+        const LIMIT: usize = i32::MAX as usize;
+        if numel <= LIMIT && max_extent <= LIMIT {
+            IndexWidth::Bits32
+        } else {
+            IndexWidth::Bits64
+        }
+    }
+
+    /// The CUDA index and offset types.
+    pub fn cuda_types(self) -> (&'static str, &'static str) {
+        match self {
+            IndexWidth::Bits32 => ("unsigned int", "int"),
+            IndexWidth::Bits64 => ("unsigned long long", "long long"),
+        }
+    }
+}
+
+impl fmt::Display for IndexWidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IndexWidth::Bits32 => "i32",
+            IndexWidth::Bits64 => "i64",
+        })
+    }
+}
+
+/// The kernel form of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// Every operand one dense run; `vec` elements per load (1: no vector loads).
+    Contiguous {
+        /// Elements per vector load/store (a power of two, at most 16).
+        vec: u8,
+    },
+    /// Any strides, through an `OffsetCalculator` of `rank` dims.
+    Strided {
+        /// The collapsed rank (1 to [`crate::offset_calculator::MAX_DIMS`]).
+        rank: u8,
+    },
+    /// Strided over vectors of `vec` elements of the innermost dim, which every operand reads
+    /// contiguously (stride 1) or broadcasts (stride 0: bit `k` of `bcast` for input `k`).
+    StridedVec {
+        /// The collapsed rank.
+        rank: u8,
+        /// Elements per vector (a power of two from 2 to 16).
+        vec: u8,
+        /// Bit `k` set: input `k` is broadcast along the innermost dim.
+        bcast: u8,
+    },
+    /// Rank 2 in shared-memory tiles; bit `k` of `staged` set: input `k` is contiguous along
+    /// dim 0 and goes through a tile.
+    Tiled2d {
+        /// Bit `k` set: input `k` is staged.
+        staged: u8,
+    },
+}
+
+impl Form {
+    /// Elements (or vectors) per thread per grid-stride step, as the kernel template has it.
+    pub fn work_per_thread(self) -> u32 {
+        match self {
+            Form::Contiguous { vec } if vec > 1 => VECTOR_WORK,
+            Form::StridedVec { .. } => VECTOR_WORK,
+            Form::Tiled2d { .. } => TILE * TILE / BLOCK,
+            _ => SCALAR_WORK,
+        }
+    }
+
+    /// Elements one unit of work covers: the vector width, 1 for the scalar forms, 1 for the
+    /// tiled form (whose thread does [`Form::work_per_thread`] elements of each tile).
+    pub fn elements_per_unit(self) -> usize {
+        match self {
+            Form::Contiguous { vec } | Form::StridedVec { vec, .. } => usize::from(vec),
+            Form::Strided { .. } | Form::Tiled2d { .. } => 1,
+        }
+    }
+
+    /// The rank of the kernel's `OffsetCalculator` (1 for the contiguous forms, which have
+    /// none).
+    pub fn rank(self) -> usize {
+        match self {
+            Form::Contiguous { .. } => 1,
+            Form::Strided { rank } | Form::StridedVec { rank, .. } => usize::from(rank),
+            Form::Tiled2d { .. } => 2,
+        }
+    }
+}
+
+impl fmt::Display for Form {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Form::Contiguous { vec: 1 } => f.write_str("contig"),
+            Form::Contiguous { vec } => write!(f, "vec{vec}"),
+            Form::Strided { rank } => write!(f, "strided{rank}"),
+            Form::StridedVec { rank, vec, bcast } => write!(f, "strided{rank}_vec{vec}_b{bcast}"),
+            Form::Tiled2d { staged } => write!(f, "tiled2d_s{staged}"),
+        }
+    }
+}
+
+/// The form and index width of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The kernel form.
+    pub form: Form,
+    /// The index width.
+    pub index: IndexWidth,
+}
+
+/// Plans a launch over `layout` (operand 0 the output), whose operands have elements of
+/// `sizes[k]` bytes and first elements at device addresses `addrs[k]`.
+///
+/// Precondition: `layout.rank() <= u8::MAX` (collapsed layouts have at most
+/// [`crate::layout::MAX_DIMS`] dims; a larger rank is reported as `u8::MAX`, which the
+/// offset calculator then rejects with a typed error) and `N <= 8` (the masks are `u8`).
+pub fn plan<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+) -> Plan {
+    let numel = layout.numel();
+    let index = IndexWidth::for_extent(numel, layout.max_extent());
+    let rank = u8::try_from(layout.rank()).unwrap_or(u8::MAX);
+    let form = if layout.is_contiguous() {
+        Form::Contiguous {
+            vec: vector_width(numel, sizes, addrs),
+        }
+    } else if let Some(staged) = tiled_inputs(layout) {
+        Form::Tiled2d { staged }
+    } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs) {
+        Form::StridedVec { rank, vec, bcast }
+    } else {
+        Form::Strided { rank }
+    };
+    Plan { form, index }
+}
+
+/// For the tiled form: the mask of inputs contiguous along dim 0 but not dim 1, when the
+/// layout has rank 2, the output is contiguous along dim 1, both dims span at least a tile,
+/// and the mask is not empty.
+fn tiled_inputs<const N: usize>(layout: &CollapsedLayout<N>) -> Option<u8> {
+    let tile = TILE as usize;
+    if layout.rank() != 2 || layout.shape.iter().any(|&n| n < tile) {
+        return None;
+    }
+    if layout.strides[0][1].unsigned_abs() != 1 {
+        return None;
+    }
+    let staged = (1..N)
+        .filter(|&k| {
+            let s = &layout.strides[k];
+            s[0].unsigned_abs() == 1 && s[1].unsigned_abs() > 1
+        })
+        .fold(0u8, |mask, k| mask | (1 << (k - 1)));
+    (staged != 0).then_some(staged)
+}
+
+/// For the inner-vectorised strided form: `(vec, bcast)` when every operand has innermost
+/// stride 1 or 0 (the output 1), `bcast` marking the inputs with 0; `vec` is the largest power
+/// of two `<= 16 / max(sizes)` that divides the innermost size and every outer stride of the
+/// stride-1 operands, and to whose bytes their first elements are aligned; and there are
+/// enough vectors for one block. `None` when no `vec >= 2` qualifies.
+fn inner_vector<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+) -> Option<(u8, u8)> {
+    let last = layout.rank().checked_sub(1)?;
+    let inner = |k: usize| layout.strides[k][last];
+    if inner(0) != 1 || (1..N).any(|k| !matches!(inner(k), 0 | 1)) {
+        return None;
+    }
+    let bcast = (1..N)
+        .filter(|&k| inner(k) == 0)
+        .fold(0u8, |mask, k| mask | (1 << (k - 1)));
+    let widest = sizes.iter().copied().max().unwrap_or(1).max(1);
+    let mut vec = VECTOR_BYTES / widest;
+    while vec > 1 {
+        let fits = layout.shape[last] % vec == 0
+            && layout.numel() / vec >= BLOCK as usize
+            && (0..N).filter(|&k| inner(k) == 1).all(|k| {
+                addrs[k] % (vec * sizes[k]) as u64 == 0
+                    && layout.strides[k][..last]
+                        .iter()
+                        .all(|&s| s.unsigned_abs() % vec == 0)
+            });
+        if fits {
+            // vec <= 16, so it fits.
+            return Some((vec as u8, bcast));
+        }
+        vec /= 2;
+    }
+    None
+}
+
+/// Elements per vector load/store for a contiguous launch: the largest power of two
+/// `v <= 16 / max(sizes)` such that every `addrs[k]` is a multiple of `v * sizes[k]`, or 1
+/// when there are fewer than `v * BLOCK` elements (one vector per thread of one block).
+pub fn vector_width<const N: usize>(numel: usize, sizes: [usize; N], addrs: [u64; N]) -> u8 {
+    let widest = sizes.iter().copied().max().unwrap_or(1).max(1);
+    let mut vec = VECTOR_BYTES / widest;
+    while vec > 1 {
+        let aligned = sizes
+            .iter()
+            .zip(&addrs)
+            .all(|(&size, &addr)| addr % (vec * size) as u64 == 0);
+        if aligned && numel >= vec * BLOCK as usize {
+            // vec <= 16, so it fits.
+            return vec as u8;
+        }
+        vec /= 2;
+    }
+    1
+}
+
+/// Blocks to launch for `numel` elements in `form`: enough for one step of every thread,
+/// at most `max_blocks` (a full device of resident blocks; the loop strides over the rest),
+/// at least 1. For 32-bit index math the grid-stride step `blocks * BLOCK * work` also stays
+/// at most 2^31, so that `index + step` cannot wrap in 32 bits (the plan guarantees
+/// `numel <= 2^31 - 1`).
+pub fn grid_size(numel: usize, form: Form, index: IndexWidth, max_blocks: u32) -> u32 {
+    let units = numel / form.elements_per_unit();
+    let per_block = (BLOCK * form.work_per_thread()) as usize;
+    let needed = units.div_ceil(per_block).max(1);
+    let mut cap = max_blocks.max(1);
+    if index == IndexWidth::Bits32 {
+        cap = cap.min((1u32 << 31) / (BLOCK * form.work_per_thread()));
+    }
+    u32::try_from(needed).map_or(cap, |n| n.min(cap))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{collapse, Layout};
+
+    #[test]
+    fn index_width_switches_at_i32_max() {
+        let limit = i32::MAX as usize;
+        assert_eq!(IndexWidth::for_extent(limit, limit), IndexWidth::Bits32);
+        assert_eq!(IndexWidth::for_extent(limit + 1, 0), IndexWidth::Bits64);
+        assert_eq!(IndexWidth::for_extent(16, limit + 1), IndexWidth::Bits64);
+    }
+
+    #[test]
+    fn reversed_dims_plan_strided_rank_three() {
+        let out = Layout::contiguous(&[4, 8, 16]).unwrap();
+        let a = Layout::contiguous(&[16, 8, 4])
+            .unwrap()
+            .permute(&[2, 1, 0])
+            .unwrap();
+        let c = collapse([&out, &a]);
+        let p = plan(&c, [4, 4], [0, 0]);
+        assert_eq!(p.form, Form::Strided { rank: 3 });
+        assert_eq!(p.index, IndexWidth::Bits32);
+    }
+
+    #[test]
+    fn large_extent_plans_64_bit() {
+        // 3 x 2 elements, but the rows are 2^31 elements apart.
+        let big = 1isize << 31;
+        let out = Layout::contiguous(&[3, 2]).unwrap();
+        let a = Layout::new(&[3, 2], &[big, 1], 0).unwrap();
+        let p = plan(&collapse([&out, &a]), [1, 1], [0, 0]);
+        assert_eq!(p.form, Form::Strided { rank: 2 });
+        assert_eq!(p.index, IndexWidth::Bits64);
+    }
+
+    #[test]
+    fn contiguous_vector_width_follows_alignment_and_widest_type() {
+        let n = 1 << 20;
+        assert_eq!(vector_width(n, [4, 4, 4], [0, 256, 4096]), 4);
+        assert_eq!(vector_width(n, [2, 2], [0, 16]), 8);
+        assert_eq!(vector_width(n, [1, 1], [0, 0]), 16);
+        // A bool output of f32 inputs: 4 lanes, the bool side moves 4 bytes.
+        assert_eq!(vector_width(n, [1, 4, 4], [4, 16, 32]), 4);
+        // One input only 8-byte aligned: halve to 2 floats.
+        assert_eq!(vector_width(n, [4, 4], [0, 8]), 2);
+        // Not even 8-byte aligned: scalar.
+        assert_eq!(vector_width(n, [4, 4], [0, 4]), 1);
+        // f64 and i64: 2 per 16 bytes.
+        assert_eq!(vector_width(n, [8, 8], [16, 32]), 2);
+        // Too small to fill a block with vectors.
+        assert_eq!(vector_width(4 * 256 - 1, [4, 4], [0, 0]), 2);
+        assert_eq!(vector_width(2 * 256 - 1, [4, 4], [0, 0]), 1);
+    }
+
+    #[test]
+    fn transposed_inputs_plan_tiles() {
+        let out = Layout::contiguous(&[64, 48]).unwrap();
+        let at = Layout::contiguous(&[48, 64]).unwrap().t();
+        let b = Layout::contiguous(&[64, 48]).unwrap();
+        let p = plan(&collapse([&out, &at, &b]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b01 });
+        let p = plan(&collapse([&out, &b, &at]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b10 });
+        let p = plan(&collapse([&out, &at, &at]), [2; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b11 });
+        // Flipped along its contiguous dim: still staged.
+        let atf = at.flip(0).unwrap();
+        let p = plan(&collapse([&out, &atf, &b]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Tiled2d { staged: 0b01 });
+        // Smaller than a tile: plain strided.
+        let small = Layout::contiguous(&[64, 16]).unwrap();
+        let small_t = Layout::contiguous(&[16, 64]).unwrap().t();
+        let p = plan(&collapse([&small, &small_t]), [4; 2], [0; 2]);
+        assert_eq!(p.form, Form::Strided { rank: 2 });
+    }
+
+    #[test]
+    fn row_broadcast_plans_inner_vectors() {
+        let out = Layout::contiguous(&[64, 1024]).unwrap();
+        let row = Layout::contiguous(&[1, 1024])
+            .unwrap()
+            .broadcast_to(&[64, 1024])
+            .unwrap();
+        let p = plan(&collapse([&out, &out, &row]), [4; 3], [0; 3]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 4,
+                bcast: 0
+            }
+        );
+        // A column broadcast: input 1 is constant along the innermost dim.
+        let col = Layout::contiguous(&[64, 1])
+            .unwrap()
+            .broadcast_to(&[64, 1024])
+            .unwrap();
+        let p = plan(&collapse([&out, &col, &out]), [2; 3], [0; 3]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 8,
+                bcast: 0b01
+            }
+        );
+        // A scalar broadcast collapses to rank 1.
+        let scalar = Layout::scalar(0).broadcast_to(&[64, 1024]).unwrap();
+        let p = plan(&collapse([&out, &out, &scalar]), [8; 3], [0; 3]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 1,
+                vec: 2,
+                bcast: 0b10
+            }
+        );
+        // An odd row length cannot be cut into vectors; a step-2 column neither.
+        let odd = Layout::contiguous(&[64, 1023]).unwrap();
+        let odd_row = Layout::contiguous(&[1, 1023])
+            .unwrap()
+            .broadcast_to(&[64, 1023])
+            .unwrap();
+        let p = plan(&collapse([&odd, &odd, &odd_row]), [4; 3], [0; 3]);
+        assert_eq!(p.form, Form::Strided { rank: 2 });
+        let wide = Layout::contiguous(&[64, 2048]).unwrap();
+        let every_other = wide.slice(1, 0, 2048, 2).unwrap();
+        let p = plan(&collapse([&out, &every_other]), [4; 2], [0; 2]);
+        assert_eq!(p.form, Form::Strided { rank: 1 });
+        // A misaligned row start halves the vector.
+        let p = plan(&collapse([&out, &out, &row]), [4; 3], [0, 0, 8]);
+        assert_eq!(
+            p.form,
+            Form::StridedVec {
+                rank: 2,
+                vec: 2,
+                bcast: 0
+            }
+        );
+    }
+
+    #[test]
+    fn grid_covers_the_work_up_to_the_device() {
+        let f = Form::Contiguous { vec: 1 };
+        assert_eq!(grid_size(0, f, IndexWidth::Bits32, 1000), 1);
+        assert_eq!(grid_size(1024, f, IndexWidth::Bits32, 1000), 1);
+        assert_eq!(grid_size(1025, f, IndexWidth::Bits32, 1000), 2);
+        assert_eq!(grid_size(1 << 30, f, IndexWidth::Bits32, 1056), 1056);
+        let v = Form::Contiguous { vec: 4 };
+        // 4 elements per vector, 2 vectors per thread: 2048 elements per block step.
+        assert_eq!(grid_size(2048 * 3, v, IndexWidth::Bits32, 1000), 3);
+        // A huge device cannot push a 32-bit step past 2^31.
+        let g = grid_size(usize::MAX / 2, f, IndexWidth::Bits32, u32::MAX);
+        assert!(u64::from(g) * u64::from(BLOCK * SCALAR_WORK) <= 1 << 31);
+        assert_eq!(
+            grid_size(usize::MAX / 2, f, IndexWidth::Bits64, u32::MAX),
+            u32::MAX
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! Kernel source assembly: the `.cuh` files of `kernels/` in dependency order, plus a short
+//! generated tail (type aliases, the op's functor, one `extern "C"` entry point) for one
+//! [`KernelSpec`]. A spec is also the kernel cache key: one NVRTC module per spec.
+
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+
+use crate::element::{DType, Element};
+use crate::int_divider::INT_DIVIDER_CUH;
+use crate::offset_calculator::OFFSET_CALCULATOR_CUH;
+
+use super::plan::{Form, IndexWidth, BLOCK, SCALAR_WORK, VECTOR_WORK};
+
+/// `kernels/half.cuh`: the 16-bit float storage types and their conversions.
+pub const HALF_CUH: &str = include_str!("../../../kernels/half.cuh");
+/// `kernels/ops.cuh`: element conversions and the total arithmetic helpers.
+pub const OPS_CUH: &str = include_str!("../../../kernels/ops.cuh");
+/// `kernels/apply.cuh`: the Apply kernel templates.
+pub const APPLY_CUH: &str = include_str!("../../../kernels/apply.cuh");
+
+/// The most inputs a pointwise kernel takes (THC's Apply3 has an output and two inputs; our
+/// ternary ops have three).
+pub const MAX_INPUTS: usize = 3;
+
+/// An operand's element type as the generated source names it.
+///
+/// Hashes its `dtype` only: the names are the dtype's (`Element`'s constants), and equality
+/// still compares them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// The run-time tag.
+    pub dtype: DType,
+    /// [`Element::CUDA_TYPE`]: the type in memory.
+    pub cuda: &'static str,
+    /// [`Element::CUDA_COMPUTE_TYPE`]: the type the op computes in.
+    pub compute: &'static str,
+}
+
+impl Hash for Operand {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.dtype.hash(state);
+    }
+}
+
+impl Operand {
+    /// The operand description of element type `T`.
+    pub fn of<T: Element>() -> Self {
+        Operand {
+            dtype: T::DTYPE,
+            cuda: T::CUDA_TYPE,
+            compute: T::CUDA_COMPUTE_TYPE,
+        }
+    }
+
+    /// The operand description of the element type tagged `dtype`.
+    pub fn from_dtype(dtype: DType) -> Self {
+        match dtype {
+            DType::F32 => Self::of::<f32>(),
+            DType::F64 => Self::of::<f64>(),
+            DType::F16 => Self::of::<half::f16>(),
+            DType::BF16 => Self::of::<half::bf16>(),
+            DType::I32 => Self::of::<i32>(),
+            DType::I64 => Self::of::<i64>(),
+            DType::U8 => Self::of::<u8>(),
+            DType::Bool => Self::of::<bool>(),
+        }
+    }
+}
+
+/// Everything that decides a pointwise kernel's code: the cache key of its module.
+///
+/// Invariants (upheld where launches build it): `inputs[..n_inputs]` are the inputs in order
+/// (`a`, `b`, `c`), the rest are unused and equal to `out` (so two equal launches give equal
+/// keys); `expr` is the op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`.
+///
+/// The hash leaves out `expr` (an op's name decides it, and hashing it on every launch costs
+/// host time); equality compares it, so two ops that shared a name would still get two
+/// kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// The op's name (unique per op, part of the entry point's name).
+    pub op: &'static str,
+    /// The op's CUDA C expression (the functor's body).
+    pub expr: &'static str,
+    /// The output's element type.
+    pub out: Operand,
+    /// The inputs' element types (`n_inputs` of them used).
+    pub inputs: [Operand; MAX_INPUTS],
+    /// How many inputs (0 for fill).
+    pub n_inputs: u8,
+    /// The type whose compute type the scalars `p0`, `p1` have.
+    pub scalar: Operand,
+    /// The kernel form (contiguous, vectorised, strided of a rank).
+    pub form: Form,
+    /// 32- or 64-bit index math.
+    pub index: IndexWidth,
+}
+
+/// The `kernels/` headers every pointwise program starts with, in dependency order.
+pub fn headers() -> String {
+    let parts = [
+        HALF_CUH,
+        OPS_CUH,
+        INT_DIVIDER_CUH,
+        OFFSET_CALCULATOR_CUH,
+        APPLY_CUH,
+    ];
+    let mut src = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 2048);
+    for part in parts {
+        src.push_str(part);
+        src.push('\n');
+    }
+    src
+}
+
+/// The `OffsetCalculator` parameter of a strided entry point.
+fn calc_param(rank: u8, n_inputs: usize, index_t: &str, offset_t: &str) -> String {
+    format!(
+        ", OffsetCalculator<{rank}, {}, {index_t}, {offset_t}> calc",
+        n_inputs + 1
+    )
+}
+
+impl Hash for KernelSpec {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.op.hash(state);
+        self.out.hash(state);
+        self.used_inputs().hash(state);
+        self.scalar.hash(state);
+        self.form.hash(state);
+        self.index.hash(state);
+    }
+}
+
+/// Names of the inputs in the op's expression and the kernel's parameters.
+const INPUT_NAMES: [&str; MAX_INPUTS] = ["a", "b", "c"];
+
+impl KernelSpec {
+    /// The inputs in use.
+    pub fn used_inputs(&self) -> &[Operand] {
+        &self.inputs[..usize::from(self.n_inputs)]
+    }
+
+    /// The `extern "C"` entry point's name: stable for a spec and readable in a profiler,
+    /// e.g. `ts_add__f32_f32_f32__strided2_i32`.
+    pub fn entry_name(&self) -> String {
+        let mut name = String::from("ts_");
+        name.extend(
+            self.op
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
+        );
+        name.push_str("__");
+        name.push_str(self.out.dtype.name());
+        for input in self.used_inputs() {
+            name.push('_');
+            name.push_str(input.dtype.name());
+        }
+        let _ = write!(name, "__{}_{}", self.form, self.index);
+        name
+    }
+
+    /// The complete NVRTC program for this spec: [`headers`] then [`Self::tail`]. It has no
+    /// `#include` and needs no toolkit headers.
+    pub fn source(&self) -> String {
+        let mut src = headers();
+        self.write_tail(&mut src);
+        src
+    }
+
+    /// The generated part of [`Self::source`]: type aliases, the op's functor and the entry
+    /// point. Tails of several specs may share one program if each is wrapped in its own
+    /// namespace (the entry points are `extern "C"`, so their names stay unmangled).
+    pub fn tail(&self) -> String {
+        let mut src = String::with_capacity(2048);
+        self.write_tail(&mut src);
+        src
+    }
+
+    /// The generated part: aliases, the functor, the entry point.
+    fn write_tail(&self, s: &mut String) {
+        let inputs = self.used_inputs();
+        let names = &INPUT_NAMES[..inputs.len()];
+        let (index_t, offset_t) = self.index.cuda_types();
+        // `write!` into a String cannot fail.
+        let _ = writeln!(
+            s,
+            "// ---- generated: {} over ({}) -> {}, {}, {} index ----",
+            self.op,
+            inputs
+                .iter()
+                .map(|i| i.dtype.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.out.dtype,
+            self.form,
+            self.index
+        );
+        let _ = writeln!(s, "typedef {} ts_out_t;", self.out.cuda);
+        for (input, name) in inputs.iter().zip(names) {
+            let _ = writeln!(s, "typedef {} ts_{name}_t;", input.cuda);
+        }
+        let _ = writeln!(s, "typedef {} ts_scalar_t;", self.scalar.compute);
+        // The Rust side's compute types must be the ones the kernels convert to.
+        for (operand, alias) in inputs
+            .iter()
+            .zip(names.iter().map(|n| format!("ts_{n}_t")))
+            .chain([(&self.scalar, self.scalar.cuda.to_owned())])
+        {
+            let _ = writeln!(
+                s,
+                "static_assert(ts_is_same<ts_compute<{alias}>::type, {}>::value, \
+                 \"compute type of {} differs between Rust and ops.cuh\");",
+                operand.compute, operand.dtype
+            );
+        }
+        // The functor: THC's TensorFillOp / TensorAddOp pattern, its body the op's expression.
+        let params = inputs
+            .iter()
+            .zip(names)
+            .map(|(input, name)| format!("{} {name}", input.compute))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            s,
+            "struct ts_op {{\n  ts_scalar_t p0, p1;\n  \
+             __device__ __forceinline__ auto operator()({params}) const {{\n    \
+             return ({});\n  }}\n}};",
+            self.expr
+        );
+        // The entry point.
+        let mut kernel_params = String::from("ts_out_t* out");
+        for name in names {
+            let _ = write!(kernel_params, ", const ts_{name}_t* {name}");
+        }
+        let _ = write!(
+            kernel_params,
+            ", {index_t} n, ts_scalar_t p0, ts_scalar_t p1"
+        );
+        let pointers = std::iter::once("out")
+            .chain(names.iter().copied())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let call = match self.form {
+            Form::Contiguous { vec: 1 } => format!(
+                "ts_apply_contiguous<{BLOCK}, {SCALAR_WORK}, {index_t}>(op, n, {pointers});"
+            ),
+            Form::Contiguous { vec } => format!(
+                "ts_apply_contiguous_vec<{BLOCK}, {VECTOR_WORK}, {vec}, {index_t}>(op, n, {pointers});"
+            ),
+            Form::Strided { rank } => {
+                kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
+                format!(
+                    "ts_apply_strided<{BLOCK}, {SCALAR_WORK}, {rank}, {index_t}, {offset_t}>(op, n, calc, {pointers});"
+                )
+            }
+            Form::StridedVec { rank, vec, bcast } => {
+                kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
+                format!(
+                    "ts_apply_strided_vec<{BLOCK}, {VECTOR_WORK}, {vec}, {bcast}u, {rank}, {index_t}, {offset_t}>(op, n, calc, {pointers});"
+                )
+            }
+            Form::Tiled2d { staged } => {
+                kernel_params.push_str(&calc_param(2, inputs.len(), index_t, offset_t));
+                format!(
+                    "ts_apply_tiled_2d<{BLOCK}, {staged}u, {index_t}, {offset_t}>(op, calc, {pointers});"
+                )
+            }
+        };
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}({kernel_params}) {{\n  \
+             const ts_op op = {{p0, p1}};\n  {call}\n}}",
+            self.entry_name()
+        );
+    }
+}

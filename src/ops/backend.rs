@@ -1,0 +1,200 @@
+//! The engine interface: what a device must do for tensors to run on it.
+//!
+//! [`Backend`] works on views of one shape; broadcasting, shape checks against the caller's
+//! request and allocation of results happen above it, in [`crate::tensor`]. The CPU engine
+//! ([`super::cpu`]) and the GPU kernels implement it.
+//!
+//! # Contract
+//!
+//! - **Shapes.** Every view passed to one call has the same shape. An implementation returns
+//!   [`LayoutError::ShapeMismatch`](crate::error::LayoutError::ShapeMismatch) otherwise; it
+//!   never panics.
+//! - **Validity.** Views are valid by construction: their layouts lie within their storage,
+//!   and a destination ([`TensorViewMut`]) does not overlap itself (a broadcast destination
+//!   cannot exist). Every view of a call lives on `self` (a backend with several devices, the
+//!   GPU, checks this and returns an error).
+//! - **Aliasing.** Sources may alias each other freely (`a.add(&a)`). A source never aliases
+//!   the destination: Rust's borrows forbid it, so in-place ops have their own methods, where
+//!   the destination is also the first input, read and written through the same layout.
+//! - **Writes.** `fill`, `copy`, `unary`, `binary` and `ternary` write every element of the
+//!   destination exactly once and never read it, so the destination may be uninitialised.
+//!   Elements of the destination's storage outside its layout are left untouched.
+//! - **Errors.** A failed call may have written part of the destination; it never leaves the
+//!   storage invalid for its element type.
+
+use crate::device::{Device, Storage};
+use crate::element::Element;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::tensor::{TensorView, TensorViewMut};
+
+use super::op::{BinaryOp, TernaryOp, UnaryOp};
+use super::table::Identity;
+
+/// A device with a pointwise engine.
+///
+/// Required: borrowed storage ([`Backend::Slice`], [`Backend::slice`],
+/// [`Backend::slice_mut`]), allocation ([`Backend::zeros`], [`Backend::alloc_uninit`]) and
+/// the four writes into a destination view ([`Backend::fill`], [`Backend::unary`],
+/// [`Backend::binary`], [`Backend::ternary`]). The provided methods (copy, in-place ops,
+/// out-of-place ops into new storage) are built from those; a backend overrides them when it
+/// can do better (in place without a temporary; results without zero-filling).
+pub trait Backend: Device {
+    /// What a view borrows: `[T]` on the CPU. May be the storage type itself.
+    type Slice<T: Element>: ?Sized + Storage<T>;
+
+    /// The storage as a borrowed slice.
+    fn slice<T: Element>(storage: &Self::Storage<T>) -> &Self::Slice<T>;
+
+    /// The storage as a writable borrowed slice.
+    fn slice_mut<T: Element>(storage: &mut Self::Storage<T>) -> &mut Self::Slice<T>;
+
+    /// `len` zero elements (all-zero bits, which is [`Element::ZERO`]).
+    fn zeros<T: Element>(&self, len: usize) -> Result<Self::Storage<T>>;
+
+    /// `len` elements with unspecified contents.
+    ///
+    /// # Safety
+    ///
+    /// The caller writes every element before reading any (a backend whose uninitialised
+    /// memory could be an invalid value, e.g. a non-0/1 `bool` copied to the host, relies on
+    /// it). A backend that cannot hand out uninitialised memory safely returns zeros.
+    unsafe fn alloc_uninit<T: Element>(&self, len: usize) -> Result<Self::Storage<T>>;
+
+    /// Sets every element of `dst` to `value`.
+    fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Self>, value: T) -> Result<()>;
+
+    /// `dst[i] = op(a[i])`.
+    fn unary<T: Element, O: UnaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Self>,
+        dst: &mut TensorViewMut<'_, O::Output, Self>,
+    ) -> Result<()>;
+
+    /// `dst[i] = op(a[i], b[i])`.
+    fn binary<T: Element, O: BinaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Self>,
+        b: &TensorView<'_, T, Self>,
+        dst: &mut TensorViewMut<'_, O::Output, Self>,
+    ) -> Result<()>;
+
+    /// `dst[i] = op(a[i], b[i], c[i])`.
+    fn ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, A, Self>,
+        b: &TensorView<'_, T, Self>,
+        c: &TensorView<'_, T, Self>,
+        dst: &mut TensorViewMut<'_, O::Output, Self>,
+    ) -> Result<()>;
+
+    /// `dst[i] = src[i]`.
+    fn copy<T: Element>(
+        &self,
+        src: &TensorView<'_, T, Self>,
+        dst: &mut TensorViewMut<'_, T, Self>,
+    ) -> Result<()> {
+        self.unary(Identity, src, dst)
+    }
+
+    /// `dst[i] = op(dst[i])`. Default: through a contiguous copy of `dst`.
+    fn unary_inplace<T: Element, O: UnaryOp<T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Self>,
+    ) -> Result<()> {
+        let tmp = self.unary_new(Identity, &dst.view())?;
+        let tmp = TensorView::new(Self::slice(&tmp), Layout::contiguous(dst.shape())?, self)?;
+        self.unary(op, &tmp, dst)
+    }
+
+    /// `dst[i] = op(dst[i], b[i])`. Default: through a contiguous copy of `dst`.
+    fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Self>,
+        b: &TensorView<'_, T, Self>,
+    ) -> Result<()> {
+        let tmp = self.unary_new(Identity, &dst.view())?;
+        let tmp = TensorView::new(Self::slice(&tmp), Layout::contiguous(dst.shape())?, self)?;
+        self.binary(op, &tmp, b, dst)
+    }
+
+    /// `dst[i] = op(dst[i], b[i], c[i])`. Default: through a contiguous copy of `dst`.
+    fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Self>,
+        b: &TensorView<'_, T, Self>,
+        c: &TensorView<'_, T, Self>,
+    ) -> Result<()> {
+        let tmp = self.unary_new(Identity, &dst.view())?;
+        let tmp = TensorView::new(Self::slice(&tmp), Layout::contiguous(dst.shape())?, self)?;
+        self.ternary(op, &tmp, b, c, dst)
+    }
+
+    /// New storage holding `op(a)` in row-major order of `a`'s shape.
+    fn unary_new<T: Element, O: UnaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Self>,
+    ) -> Result<Self::Storage<O::Output>> {
+        let layout = Layout::contiguous(a.shape())?;
+        // SAFETY: `unary` writes every element of `layout`, which covers the whole storage,
+        // before anything reads it (contract above); on error the storage is dropped unread.
+        let mut out = unsafe { self.alloc_uninit(layout.numel())? };
+        let mut view = TensorViewMut::new(Self::slice_mut(&mut out), layout, self)?;
+        self.unary(op, a, &mut view)?;
+        Ok(out)
+    }
+
+    /// New storage holding `op(a, b)` in row-major order (`a` and `b` of one shape).
+    fn binary_new<T: Element, O: BinaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Self>,
+        b: &TensorView<'_, T, Self>,
+    ) -> Result<Self::Storage<O::Output>> {
+        let layout = Layout::contiguous(a.shape())?;
+        // SAFETY: as in `unary_new`: `binary` writes the whole storage or fails.
+        let mut out = unsafe { self.alloc_uninit(layout.numel())? };
+        let mut view = TensorViewMut::new(Self::slice_mut(&mut out), layout, self)?;
+        self.binary(op, a, b, &mut view)?;
+        Ok(out)
+    }
+
+    /// New storage holding `op(a, b, c)` in row-major order (all of one shape).
+    fn ternary_new<A: Element, T: Element, O: TernaryOp<A, T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, A, Self>,
+        b: &TensorView<'_, T, Self>,
+        c: &TensorView<'_, T, Self>,
+    ) -> Result<Self::Storage<O::Output>> {
+        let layout = Layout::contiguous(a.shape())?;
+        // SAFETY: as in `unary_new`: `ternary` writes the whole storage or fails.
+        let mut out = unsafe { self.alloc_uninit(layout.numel())? };
+        let mut view = TensorViewMut::new(Self::slice_mut(&mut out), layout, self)?;
+        self.ternary(op, a, b, c, &mut view)?;
+        Ok(out)
+    }
+}
+
+/// Checks that every layout of one backend call has the shape of the first.
+pub fn check_same_shape(op: &'static str, layouts: &[&Layout]) -> Result<()> {
+    let expected = layouts.first().map_or(&[][..], |l| l.shape());
+    for l in layouts {
+        if l.shape() != expected {
+            return Err(crate::error::LayoutError::ShapeMismatch {
+                op,
+                expected: expected.to_vec(),
+                got: l.shape().to_vec(),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Element conversion with C cast semantics, the one explicit way to change element type.
+//!
+//! Rules (what a CUDA C conversion of the kernel's compute-type value does):
+//! - from a float (`f32`, `f64`, `f16`, `bf16`): as [`Element::from_f64`] of the exact `f64`
+//!   value: round to nearest for floats, truncate toward zero and saturate for integers
+//!   (NaN gives 0), `!= 0` for `bool` (so NaN is `true`);
+//! - from an integer or `bool` (`false` = 0, `true` = 1): integers wrap (two's complement
+//!   truncation, as C does on every CUDA target), `f32`/`f64` round to nearest, the half types
+//!   round the `f64` value (exact below 2^53), `bool` is `!= 0`.
+//!
+//! The element types are a closed set, so [`cast_element`] dispatches on the concrete types
+//! with `Any` downcasts, which compile to nothing after monomorphisation.
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use super::op::UnaryOp;
+use crate::element::{DType, Element};
+
+/// The conversion op: `Cast::<U>::new()` turns any element into a `U`.
+pub struct Cast<U>(PhantomData<fn() -> U>);
+
+impl<U> Cast<U> {
+    /// The conversion to `U`.
+    pub const fn new() -> Self {
+        Cast(PhantomData)
+    }
+}
+
+impl<U> Default for Cast<U> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<U> Clone for Cast<U> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<U> Copy for Cast<U> {}
+
+impl<U> std::fmt::Debug for Cast<U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cast<{}>", std::any::type_name::<U>())
+    }
+}
+
+impl<T: Element, U: Element> UnaryOp<T> for Cast<U> {
+    type Output = U;
+    const NAME: &'static str = cast_name(U::DTYPE);
+    // The kernel's store converts the compute-type value to `U`: the conversion is the store.
+    const CUDA: &'static str = "a";
+    #[inline(always)]
+    fn cpu(&self, a: T) -> U {
+        cast_element(a)
+    }
+}
+
+/// The op name of the conversion to `to` (one name per target, for kernel cache keys).
+pub const fn cast_name(to: DType) -> &'static str {
+    match to {
+        DType::F32 => "cast_f32",
+        DType::F64 => "cast_f64",
+        DType::F16 => "cast_f16",
+        DType::BF16 => "cast_bf16",
+        DType::I32 => "cast_i32",
+        DType::I64 => "cast_i64",
+        DType::U8 => "cast_u8",
+        DType::Bool => "cast_bool",
+    }
+}
+
+/// Converts one element with the rules of the module docs.
+#[inline(always)]
+pub fn cast_element<T: Element, U: Element>(a: T) -> U {
+    match integer_value(a) {
+        Some(v) => from_integer(v),
+        None => U::from_f64(a.to_f64()),
+    }
+}
+
+/// The value of an integer or bool element; `None` for floats.
+#[inline(always)]
+fn integer_value<T: Element>(a: T) -> Option<i64> {
+    let any: &dyn Any = &a;
+    if let Some(&v) = any.downcast_ref::<i64>() {
+        Some(v)
+    } else if let Some(&v) = any.downcast_ref::<i32>() {
+        Some(i64::from(v))
+    } else if let Some(&v) = any.downcast_ref::<u8>() {
+        Some(i64::from(v))
+    } else {
+        any.downcast_ref::<bool>().map(|&v| i64::from(v))
+    }
+}
+
+/// An integer value as `U` (wrapping into narrower integers).
+#[inline(always)]
+fn from_integer<U: Element>(v: i64) -> U {
+    let mut out = U::ZERO;
+    let slot: &mut dyn Any = &mut out;
+    if let Some(o) = slot.downcast_mut::<i64>() {
+        *o = v;
+    } else if let Some(o) = slot.downcast_mut::<i32>() {
+        *o = v as i32; // wraps, like C
+    } else if let Some(o) = slot.downcast_mut::<u8>() {
+        *o = v as u8; // wraps, like C
+    } else if let Some(o) = slot.downcast_mut::<bool>() {
+        *o = v != 0;
+    } else if let Some(o) = slot.downcast_mut::<f32>() {
+        *o = v as f32; // one rounding, straight from the integer
+    } else {
+        out = U::from_f64(v as f64);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::{bf16, f16};
+
+    #[test]
+    fn follows_c_conversions() {
+        assert_eq!(cast_element::<f32, i32>(-2.9), -2);
+        assert_eq!(cast_element::<f64, u8>(300.0), 255);
+        assert_eq!(cast_element::<f32, u8>(f32::NAN), 0);
+        assert_eq!(cast_element::<i32, u8>(300), 44);
+        assert_eq!(cast_element::<i64, i32>(1 << 40 | 5), 5);
+        assert_eq!(cast_element::<i32, i64>(-7), -7);
+        assert!(cast_element::<f32, bool>(f32::NAN));
+        assert!(!cast_element::<i64, bool>(0));
+        assert_eq!(cast_element::<bool, f16>(true), f16::ONE);
+        assert_eq!(cast_element::<u8, bf16>(200), bf16::from_f32(200.0));
+        assert_eq!(
+            cast_element::<i64, f32>((1 << 40) + 1),
+            ((1i64 << 40) + 1) as f32
+        );
+        assert_eq!(cast_element::<i64, i64>(i64::MIN + 3), i64::MIN + 3);
+        assert_eq!(
+            cast_element::<f16, f32>(f16::from_f32(0.1)),
+            f16::from_f32(0.1).to_f32()
+        );
+    }
+
+    #[test]
+    fn names_are_unique_per_target() {
+        let all = [
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::BF16,
+            DType::I32,
+            DType::I64,
+            DType::U8,
+            DType::Bool,
+        ];
+        let mut names: Vec<_> = all.iter().map(|&d| cast_name(d)).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert_eq!(<Cast<f32> as UnaryOp<i32>>::NAME, "cast_f32");
+    }
+}

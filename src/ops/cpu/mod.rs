@@ -1,0 +1,280 @@
+//! The CPU engine: [`Backend`] for [`Cpu`].
+//!
+//! Every op collapses its operands' layouts ([`crate::layout::collapse`], output first),
+//! then walks runs along the innermost dim ([`runs`]) with loops specialised on the run
+//! strides ([`kernels`]). A contiguous op is one run of plain slices. Results of
+//! out-of-place ops are appended to a fresh `Vec` when the runs come in output order, so no
+//! time is spent zero-filling memory that is about to be overwritten; tiled iterations
+//! (transposed inputs) write into a zeroed buffer instead. No `unsafe` code.
+
+mod kernels;
+mod reduce;
+mod runs;
+
+pub(crate) use reduce::sum_map;
+
+use kernels::{Sink, SliceSink, VecSink};
+
+use super::backend::{check_same_shape, Backend};
+use super::op::{BinaryOp, TernaryOp, UnaryOp};
+use crate::device::Cpu;
+use crate::element::Element;
+use crate::error::{AllocError, Result};
+use crate::layout::{collapse, CollapsedLayout, Layout};
+use crate::tensor::{TensorView, TensorViewMut};
+
+impl<T: Element> crate::device::Storage<T> for [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+}
+
+/// An empty `Vec` with room for `len` elements, or an out-of-memory error.
+fn vec_with_capacity<T: Element>(len: usize) -> Result<Vec<T>> {
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or(AllocError::SizeOverflow {
+            requested: len.saturating_mul(std::mem::size_of::<T>()),
+        })?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| AllocError::OutOfMemory {
+            device: "cpu".to_owned(),
+            requested: bytes,
+            free: 0,
+            total: 0,
+            allocated: 0,
+            reserved: 0,
+            cached: 0,
+        })?;
+    Ok(v)
+}
+
+/// Runs `kernel` into new row-major storage for the collapsed op `c` (whose operand 0 is the
+/// contiguous output). Untiled runs arrive in output order, so the kernel appends to an
+/// unfilled `Vec`; a tiled kernel writes into zeros.
+fn into_new<U: Element, const N: usize>(
+    c: &CollapsedLayout<N>,
+    kernel: impl FnOnce(bool, &mut NewSink<'_, U>),
+) -> Result<Vec<U>> {
+    let len = c.numel();
+    if runs::wants_tiles(c) {
+        let mut out = Cpu.zeros(len)?;
+        kernel(true, &mut NewSink::Write(SliceSink(&mut out)));
+        Ok(out)
+    } else {
+        let mut sink = NewSink::Append(VecSink(vec_with_capacity(len)?));
+        kernel(false, &mut sink);
+        match sink {
+            NewSink::Append(VecSink(out)) if out.len() == len => Ok(out),
+            // Unreachable by `for_each_run`'s contract; an error beats a short tensor.
+            _ => Err(crate::error::LayoutError::ShapeMismatch {
+                op: "cpu engine",
+                expected: c.shape.clone(),
+                got: vec![len],
+            }
+            .into()),
+        }
+    }
+}
+
+/// The elements of `layout` in `data`, in row-major order (like `<[T]>::to_vec`, aborts only
+/// if the allocation fails).
+pub(crate) fn gather<T: Element>(data: &[T], layout: &Layout) -> Vec<T> {
+    let out = Layout::contiguous(layout.shape()).unwrap_or_else(|_| Layout::scalar(0));
+    let c = collapse([&out, layout]);
+    let tiled = runs::wants_tiles(&c);
+    if tiled {
+        let mut v = vec![T::ZERO; c.numel()];
+        kernels::unary(|x| x, data, &c, true, &mut SliceSink(&mut v));
+        v
+    } else {
+        let mut sink = VecSink(Vec::with_capacity(c.numel()));
+        kernels::unary(|x| x, data, &c, false, &mut sink);
+        sink.0
+    }
+}
+
+/// The output of [`into_new`]: appending or writing.
+enum NewSink<'s, U> {
+    Append(VecSink<U>),
+    Write(SliceSink<'s, U>),
+}
+
+impl<U> Sink<U> for NewSink<'_, U> {
+    #[inline(always)]
+    fn put(&mut self, start: usize, stride: isize, len: usize, values: impl Iterator<Item = U>) {
+        match self {
+            NewSink::Append(s) => s.put(start, stride, len, values),
+            NewSink::Write(s) => s.put(start, stride, len, values),
+        }
+    }
+}
+
+impl Backend for Cpu {
+    type Slice<T: Element> = [T];
+
+    fn slice<T: Element>(storage: &Vec<T>) -> &[T] {
+        storage
+    }
+
+    fn slice_mut<T: Element>(storage: &mut Vec<T>) -> &mut [T] {
+        storage
+    }
+
+    fn zeros<T: Element>(&self, len: usize) -> Result<Vec<T>> {
+        let mut v = vec_with_capacity(len)?;
+        v.resize(len, T::ZERO);
+        Ok(v)
+    }
+
+    /// Zeros: a `Vec<T>` may not hold uninitialised elements. (Out-of-place ops avoid the
+    /// zero fill through the overridden `*_new` methods instead.)
+    unsafe fn alloc_uninit<T: Element>(&self, len: usize) -> Result<Vec<T>> {
+        self.zeros(len)
+    }
+
+    fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Cpu>, value: T) -> Result<()> {
+        let c = collapse([dst.layout()]);
+        kernels::fill(dst.storage_mut(), value, &c);
+        Ok(())
+    }
+
+    fn unary<T: Element, O: UnaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Cpu>,
+        dst: &mut TensorViewMut<'_, O::Output, Cpu>,
+    ) -> Result<()> {
+        check_same_shape(O::NAME, &[dst.layout(), a.layout()])?;
+        let c = collapse([dst.layout(), a.layout()]);
+        let tiled = runs::wants_tiles(&c);
+        let f = |x| op.cpu(x);
+        kernels::unary(f, a.storage(), &c, tiled, &mut SliceSink(dst.storage_mut()));
+        Ok(())
+    }
+
+    fn binary<T: Element, O: BinaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Cpu>,
+        b: &TensorView<'_, T, Cpu>,
+        dst: &mut TensorViewMut<'_, O::Output, Cpu>,
+    ) -> Result<()> {
+        check_same_shape(O::NAME, &[dst.layout(), a.layout(), b.layout()])?;
+        let c = collapse([dst.layout(), a.layout(), b.layout()]);
+        let tiled = runs::wants_tiles(&c);
+        let f = |x, y| op.cpu(x, y);
+        let out = &mut SliceSink(dst.storage_mut());
+        kernels::binary(f, a.storage(), b.storage(), &c, tiled, out);
+        Ok(())
+    }
+
+    fn ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, A, Cpu>,
+        b: &TensorView<'_, T, Cpu>,
+        c: &TensorView<'_, T, Cpu>,
+        dst: &mut TensorViewMut<'_, O::Output, Cpu>,
+    ) -> Result<()> {
+        let layouts = [dst.layout(), a.layout(), b.layout(), c.layout()];
+        check_same_shape(O::NAME, &layouts)?;
+        let c4 = collapse(layouts);
+        let tiled = runs::wants_tiles(&c4);
+        let f = |x, y, z| op.cpu(x, y, z);
+        let out = &mut SliceSink(dst.storage_mut());
+        kernels::ternary(f, a.storage(), b.storage(), c.storage(), &c4, tiled, out);
+        Ok(())
+    }
+
+    fn unary_inplace<T: Element, O: UnaryOp<T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Cpu>,
+    ) -> Result<()> {
+        let c = collapse([dst.layout()]);
+        kernels::unary_inplace(|x| op.cpu(x), dst.storage_mut(), &c);
+        Ok(())
+    }
+
+    fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Cpu>,
+        b: &TensorView<'_, T, Cpu>,
+    ) -> Result<()> {
+        check_same_shape(O::NAME, &[dst.layout(), b.layout()])?;
+        let c = collapse([dst.layout(), b.layout()]);
+        let tiled = runs::wants_tiles(&c);
+        kernels::binary_inplace(
+            |x, y| op.cpu(x, y),
+            dst.storage_mut(),
+            b.storage(),
+            &c,
+            tiled,
+        );
+        Ok(())
+    }
+
+    fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
+        &self,
+        op: O,
+        dst: &mut TensorViewMut<'_, T, Cpu>,
+        b: &TensorView<'_, T, Cpu>,
+        c: &TensorView<'_, T, Cpu>,
+    ) -> Result<()> {
+        let layouts = [dst.layout(), b.layout(), c.layout()];
+        check_same_shape(O::NAME, &layouts)?;
+        let c3 = collapse(layouts);
+        let tiled = runs::wants_tiles(&c3);
+        let f = |x, y, z| op.cpu(x, y, z);
+        kernels::ternary_inplace(f, dst.storage_mut(), b.storage(), c.storage(), &c3, tiled);
+        Ok(())
+    }
+
+    fn unary_new<T: Element, O: UnaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Cpu>,
+    ) -> Result<Vec<O::Output>> {
+        let out = Layout::contiguous(a.shape())?;
+        let c = collapse([&out, a.layout()]);
+        let f = |x| op.cpu(x);
+        into_new(&c, |tiled, sink| {
+            kernels::unary(f, a.storage(), &c, tiled, sink)
+        })
+    }
+
+    fn binary_new<T: Element, O: BinaryOp<T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, T, Cpu>,
+        b: &TensorView<'_, T, Cpu>,
+    ) -> Result<Vec<O::Output>> {
+        check_same_shape(O::NAME, &[a.layout(), b.layout()])?;
+        let out = Layout::contiguous(a.shape())?;
+        let c = collapse([&out, a.layout(), b.layout()]);
+        let f = |x, y| op.cpu(x, y);
+        into_new(&c, |tiled, sink| {
+            kernels::binary(f, a.storage(), b.storage(), &c, tiled, sink)
+        })
+    }
+
+    fn ternary_new<A: Element, T: Element, O: TernaryOp<A, T>>(
+        &self,
+        op: O,
+        a: &TensorView<'_, A, Cpu>,
+        b: &TensorView<'_, T, Cpu>,
+        c: &TensorView<'_, T, Cpu>,
+    ) -> Result<Vec<O::Output>> {
+        check_same_shape(O::NAME, &[a.layout(), b.layout(), c.layout()])?;
+        let out = Layout::contiguous(a.shape())?;
+        let c4 = collapse([&out, a.layout(), b.layout(), c.layout()]);
+        let f = |x, y, z| op.cpu(x, y, z);
+        into_new(&c4, |tiled, sink| {
+            kernels::ternary(f, a.storage(), b.storage(), c.storage(), &c4, tiled, sink)
+        })
+    }
+}

@@ -1,0 +1,167 @@
+//! The order the CPU engine visits elements in: runs along the innermost collapsed dim.
+//!
+//! After [`crate::layout::collapse`] (output first, so the output's innermost dim has its
+//! smallest stride), an op is a set of *runs*: for each index of the outer dims, `len`
+//! elements along the innermost dim, at a start offset and a stride per operand. The kernels
+//! turn each run into a tight loop (plain slices when the strides are 1). The outer dims are
+//! walked with an index counter and running offsets, so no division happens per element.
+//!
+//! When an input walks the two innermost dims in the opposite order to the output (a
+//! transposed input), visiting runs row by row reads that input a column at a time, one
+//! cache line (and often one page) per element. [`wants_tiles`] detects this and
+//! [`for_each_run`] then visits the two innermost dims in [`TILE_ROWS`] x [`TILE_COLS`] tiles,
+//! so the lines of the transposed input that a tile touches stay in L1 while they are used.
+
+use crate::layout::CollapsedLayout;
+
+/// Rows (outer of the two tiled dims) per tile: 32 elements of the transposed input are
+/// contiguous, at least one 64-byte line for 2-byte elements and more for wider ones.
+pub(crate) const TILE_ROWS: usize = 32;
+/// Columns (innermost dim) per tile: the length of each run.
+pub(crate) const TILE_COLS: usize = 64;
+
+/// Whether some input is transposed relative to the output in the two innermost dims.
+pub(crate) fn wants_tiles<const N: usize>(c: &CollapsedLayout<N>) -> bool {
+    let r = c.rank();
+    r >= 2
+        && (1..N).any(|k| {
+            let inner = c.strides[k][r - 1].unsigned_abs();
+            let outer = c.strides[k][r - 2].unsigned_abs();
+            outer != 0 && inner > outer
+        })
+}
+
+/// Calls `run(offsets, strides, len)` for every run of `c`: `len` elements, element `i` of
+/// operand `k` at storage index `offsets[k] + i * strides[k]`. Every element tuple of `c` is
+/// in exactly one run. Without tiling, runs come in increasing order of the output's
+/// position (row-major over `c.shape`), which the append-only sink relies on.
+///
+/// Every index produced is one the operands' layouts reach, so it lies in the storage their
+/// views were checked against.
+pub(crate) fn for_each_run<const N: usize>(
+    c: &CollapsedLayout<N>,
+    tiled: bool,
+    mut run: impl FnMut([usize; N], [isize; N], usize),
+) {
+    if c.numel() == 0 {
+        return;
+    }
+    let r = c.rank();
+    let len = c.shape[r - 1];
+    let inner: [isize; N] = std::array::from_fn(|k| c.strides[k][r - 1]);
+    let base: [isize; N] = std::array::from_fn(|k| c.offsets[k] as isize);
+    if !tiled {
+        for_each_outer(c, r - 1, base, |off| run(to_index(off), inner, len));
+        return;
+    }
+    let rows = c.shape[r - 2];
+    let row: [isize; N] = std::array::from_fn(|k| c.strides[k][r - 2]);
+    for_each_outer(c, r - 2, base, |off| {
+        for i0 in (0..rows).step_by(TILE_ROWS) {
+            for j0 in (0..len).step_by(TILE_COLS) {
+                let cols = TILE_COLS.min(len - j0);
+                for i in i0..(i0 + TILE_ROWS).min(rows) {
+                    let start: [isize; N] = std::array::from_fn(|k| {
+                        off[k] + i as isize * row[k] + j0 as isize * inner[k]
+                    });
+                    run(to_index(start), inner, cols);
+                }
+            }
+        }
+    });
+}
+
+/// Calls `f` with the start offsets of every index of the first `outer` dims, row-major.
+fn for_each_outer<const N: usize>(
+    c: &CollapsedLayout<N>,
+    outer: usize,
+    base: [isize; N],
+    mut f: impl FnMut([isize; N]),
+) {
+    let mut idx = [0usize; crate::layout::MAX_DIMS];
+    let mut off = base;
+    loop {
+        f(off);
+        // Odometer step over dims outer-1 .. 0. Offsets may pass one step beyond a dim's end
+        // before being wound back; wrapping arithmetic keeps that transient value harmless.
+        let mut d = outer;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            for (o, st) in off.iter_mut().zip(&c.strides) {
+                *o = o.wrapping_add(st[d]);
+            }
+            if idx[d] < c.shape[d] {
+                break;
+            }
+            for (o, st) in off.iter_mut().zip(&c.strides) {
+                *o = o.wrapping_sub(st[d].wrapping_mul(c.shape[d] as isize));
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Offsets of reachable elements are non-negative (Layout invariant 3).
+#[inline(always)]
+fn to_index<const N: usize>(off: [isize; N]) -> [usize; N] {
+    off.map(|o| o as usize)
+}
+
+/// Storage index of element `i` of a run starting at `start` with `stride`.
+#[inline(always)]
+pub(crate) fn at(start: usize, stride: isize, i: usize) -> usize {
+    (start as isize + stride * i as isize) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{collapse, Layout};
+
+    /// Output offsets visited, in order.
+    fn visits(c: &CollapsedLayout<2>, tiled: bool) -> Vec<(usize, usize)> {
+        let mut out = vec![];
+        for_each_run(c, tiled, |o, s, n| {
+            for i in 0..n {
+                out.push((at(o[0], s[0], i), at(o[1], s[1], i)));
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn tiled_and_plain_visit_the_same_pairs() {
+        let shape = [3, 70, 45];
+        let out = Layout::contiguous(&shape).unwrap();
+        let inp = Layout::contiguous(&[3, 45, 70])
+            .unwrap()
+            .transpose(1, 2)
+            .unwrap();
+        let c = collapse([&out, &inp]);
+        assert!(wants_tiles(&c));
+        let plain = visits(&c, false);
+        let mut tiled = visits(&c, true);
+        assert_eq!(plain.len(), 3 * 70 * 45);
+        // Plain order is the output's row-major order.
+        assert!(plain.iter().enumerate().all(|(i, p)| p.0 == i));
+        tiled.sort_unstable();
+        assert_eq!(tiled, plain);
+    }
+
+    #[test]
+    fn contiguous_ops_are_one_run() {
+        let l = Layout::contiguous(&[4, 5, 6]).unwrap();
+        let c = collapse([&l, &l]);
+        assert!(!wants_tiles(&c));
+        let mut runs = 0;
+        for_each_run(&c, false, |o, s, n| {
+            runs += 1;
+            assert_eq!((o, s, n), ([0, 0], [1, 1], 120));
+        });
+        assert_eq!(runs, 1);
+    }
+}

@@ -1,0 +1,395 @@
+//! The op table: every pointwise op defined once, its CPU closure next to its CUDA expression.
+//!
+//! Each op is a zero-sized type (or a tuple struct carrying its scalars) implementing
+//! [`UnaryOp`], [`BinaryOp`] or [`TernaryOp`] for every element type its bound allows. CUDA
+//! expressions follow the conventions of [`super::op`]: inputs `a`, `b`, `c` and scalars `p0`,
+//! `p1` in the compute type, helpers from `kernels/ops.cuh` (`ts_*`), and CUDA math functions
+//! that have `float` and `double` overloads. Integer literals in an expression take the type of
+//! the float they meet, and `(decltype(a))k` writes a constant in the compute type, so each
+//! expression type-checks for every element type its bound allows. Float ops compute in the
+//! compute type on the CPU too ([`super::compute`]), so half types round once, like the GPU.
+//!
+//! | op | type | bound | output | CUDA expression |
+//! |----|------|-------|--------|-----------------|
+//! | `neg` | [`Neg`] | [`Signed`] | `T` | `ts_neg(a)` |
+//! | `abs` | [`Abs`] | [`Numeric`] | `T` | `ts_abs(a)` |
+//! | `sign` | [`Sign`] | [`Numeric`] | `T` | `ts_sign(a)` |
+//! | `square` | [`Square`] | [`Numeric`] | `T` | `ts_mul(a, a)` |
+//! | `relu` | [`Relu`] | [`Numeric`] | `T` | `(a <= 0 ? 0 : a)` (NaN stays NaN) |
+//! | `exp` | [`Exp`] | [`FloatElement`] | `T` | `exp(a)` |
+//! | `log` | [`Log`] | [`FloatElement`] | `T` | `log(a)` |
+//! | `sqrt` | [`Sqrt`] | [`FloatElement`] | `T` | `sqrt(a)` |
+//! | `rsqrt` | [`Rsqrt`] | [`FloatElement`] | `T` | `rsqrt(a)` |
+//! | `sin` | [`Sin`] | [`FloatElement`] | `T` | `sin(a)` |
+//! | `cos` | [`Cos`] | [`FloatElement`] | `T` | `cos(a)` |
+//! | `tanh` | [`Tanh`] | [`FloatElement`] | `T` | `tanh(a)` |
+//! | `sigmoid` | [`Sigmoid`] | [`FloatElement`] | `T` | `1 / (1 + exp(-a))` |
+//! | `gelu` | [`Gelu`] | [`FloatElement`] | `T` | `a / 2 * (1 + erf(a * (decltype(a))0.70710678118654752440))` |
+//! | `silu` | [`Silu`] | [`FloatElement`] | `T` | `a / (1 + exp(-a))` |
+//! | `recip` | [`Recip`] | [`FloatElement`] | `T` | `1 / a` |
+//! | `floor` | [`Floor`] | [`FloatElement`] | `T` | `floor(a)` |
+//! | `ceil` | [`Ceil`] | [`FloatElement`] | `T` | `ceil(a)` |
+//! | `round` | [`Round`] | [`FloatElement`] | `T` | `rint(a)` (half to even) |
+//! | `copy` | [`Identity`] | [`Element`] | `T` | `a` |
+//! | `cast_U` | [`Cast<U>`](super::cast::Cast) | [`Element`] | `U` | `a` (the store converts) |
+//! | `add_scalar` | [`AddScalar`] | [`Numeric`] | `T` | `ts_add(a, p0)` |
+//! | `mul_scalar` | [`MulScalar`] | [`Numeric`] | `T` | `ts_mul(a, p0)` |
+//! | `clamp_scalar` | [`ClampScalar`] | [`Numeric`] | `T` | `ts_min(ts_max(a, p0), p1)` |
+//! | `add` | [`Add`] | [`Numeric`] | `T` | `ts_add(a, b)` |
+//! | `sub` | [`Sub`] | [`Numeric`] | `T` | `ts_sub(a, b)` |
+//! | `mul` | [`Mul`] | [`Numeric`] | `T` | `ts_mul(a, b)` |
+//! | `div` | [`Div`] | [`Numeric`] | `T` | `ts_div(a, b)` |
+//! | `maximum` | [`Maximum`] | [`Numeric`] | `T` | `ts_max(a, b)` |
+//! | `minimum` | [`Minimum`] | [`Numeric`] | `T` | `ts_min(a, b)` |
+//! | `pow` | [`Pow`] | [`FloatElement`] | `T` | `ts_pow(a, b)` |
+//! | `eq` | [`Eq`] | [`Element`] | `bool` | `(a == b)` |
+//! | `ne` | [`Ne`] | [`Element`] | `bool` | `(a != b)` |
+//! | `lt` | [`Lt`] | [`Element`] | `bool` | `(a < b)` |
+//! | `le` | [`Le`] | [`Element`] | `bool` | `(a <= b)` |
+//! | `gt` | [`Gt`] | [`Element`] | `bool` | `(a > b)` |
+//! | `ge` | [`Ge`] | [`Element`] | `bool` | `(a >= b)` |
+//! | `where` | [`Where`] | mask `bool`, [`Element`] | `T` | `(a ? b : c)` |
+//! | `clamp` | [`Clamp`] | [`Numeric`] | `T` | `ts_min(ts_max(a, b), c)` |
+//! | `fma` | [`Fma`] | [`FloatElement`] | `T` | `fma(a, b, c)` (fused: one rounding) |
+//! | `lerp` | [`Lerp`] | [`FloatElement`] | `T` | `fma(c, b - a, a)` = `a + w * (b - a)` |
+//!
+//! Semantics worth knowing: integer arithmetic wraps and integer division by zero gives 0
+//! ([`Numeric`]); `maximum`, `minimum` and both clamps propagate NaN (PyTorch's `maximum`);
+//! `relu(NaN)` is NaN and `relu(-0.0)` is `+0.0`; `round` rounds half to even (CUDA `rint`,
+//! `torch.round`); `fma` and `lerp` use one fused multiply-add, so NVRTC's `--fmad`
+//! contraction cannot make the GPU differ from the CPU; comparisons with NaN are false except
+//! `ne`. [`UNARY_OPS`], [`BINARY_OPS`] and [`TERNARY_OPS`] list the same facts at run time.
+
+use super::compute::{in_compute, Erf};
+use super::op::{BinaryOp, TernaryOp, UnaryOp};
+use crate::element::{Element, FloatElement, Numeric, Signed};
+
+/// One row of the op table, for tools, tests and kernel precompilation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    /// The op's `NAME`.
+    pub name: &'static str,
+    /// The element bound (`"Numeric"`, ...).
+    pub bound: &'static str,
+    /// The op's `CUDA` expression.
+    pub cuda: &'static str,
+}
+
+/// Defines unary ops: `Name: Bound => Output, "name", "cuda", |a| cpu;` for zero-sized ops and
+/// `Name(p, q): Bound => ...` for ops carrying scalars (`p0`, `p1` in the CUDA expression).
+macro_rules! unary_ops {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $(($($p:ident),+))? : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident| $body:expr;
+    )*) => {
+        $( unary_ops!(@one $(#[$doc])* $name $(($($p),+))? : $bound => $out, $opname, $cuda, |$a| $body); )*
+
+        /// Every unary op of the table (scalar-free and scalar-carrying; not `cast`).
+        pub const UNARY_OPS: &[OpInfo] = &[
+            $( OpInfo { name: $opname, bound: stringify!($bound), cuda: $cuda }, )*
+        ];
+    };
+    (@one $(#[$doc:meta])* $name:ident : $bound:ident => $out:ty, $opname:literal,
+        $cuda:literal, |$a:ident| $body:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+
+        impl<T: $bound> UnaryOp<T> for $name {
+            type Output = $out;
+            const NAME: &'static str = $opname;
+            const CUDA: &'static str = $cuda;
+            #[inline(always)]
+            fn cpu(&self, $a: T) -> $out {
+                $body
+            }
+        }
+    };
+    (@one $(#[$doc:meta])* $name:ident ($($p:ident),+) : $bound:ident => $out:ty,
+        $opname:literal, $cuda:literal, |$a:ident| $body:expr) => {
+        unary_ops!(@struct $(#[$doc])* $name ($($p),+));
+
+        impl<T: $bound> UnaryOp<T> for $name<T> {
+            type Output = $out;
+            const NAME: &'static str = $opname;
+            const CUDA: &'static str = $cuda;
+            #[inline(always)]
+            fn cpu(&self, $a: T) -> $out {
+                let $name($($p),+) = *self;
+                $body
+            }
+            fn scalars(&self) -> [T; 2] {
+                let $name($($p),+) = *self;
+                pad_scalars(&[$($p),+])
+            }
+        }
+    };
+    (@struct $(#[$doc:meta])* $name:ident ($p:ident)) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct $name<T>(pub T);
+    };
+    (@struct $(#[$doc:meta])* $name:ident ($p:ident, $q:ident)) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct $name<T>(pub T, pub T);
+    };
+}
+
+/// `[p0, p1]` with missing scalars zero.
+fn pad_scalars<T: Element>(given: &[T]) -> [T; 2] {
+    let mut out = [T::ZERO; 2];
+    out[..given.len()].copy_from_slice(given);
+    out
+}
+
+/// Defines binary ops: `Name: Bound => Output, "name", "cuda", |a, b| cpu;`.
+macro_rules! binary_ops {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident| $body:expr;
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            pub struct $name;
+
+            impl<T: $bound> BinaryOp<T> for $name {
+                type Output = $out;
+                const NAME: &'static str = $opname;
+                const CUDA: &'static str = $cuda;
+                #[inline(always)]
+                fn cpu(&self, $a: T, $b: T) -> $out {
+                    $body
+                }
+            }
+        )*
+
+        /// Every binary op of the table.
+        pub const BINARY_OPS: &[OpInfo] = &[
+            $( OpInfo { name: $opname, bound: stringify!($bound), cuda: $cuda }, )*
+        ];
+    };
+}
+
+/// Defines ternary ops: `Name: [A] Bound => Output, "name", "cuda", |a, b, c| cpu;` where `A`
+/// is the first input's type (`T` or `bool`).
+macro_rules! ternary_ops {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : [$first:ty] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident, $c:ident| $body:expr;
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            pub struct $name;
+
+            impl<T: $bound> TernaryOp<$first, T> for $name {
+                type Output = $out;
+                const NAME: &'static str = $opname;
+                const CUDA: &'static str = $cuda;
+                #[inline(always)]
+                fn cpu(&self, $a: $first, $b: T, $c: T) -> $out {
+                    $body
+                }
+            }
+        )*
+
+        /// Every ternary op of the table.
+        pub const TERNARY_OPS: &[OpInfo] = &[
+            $( OpInfo { name: $opname, bound: stringify!($bound), cuda: $cuda }, )*
+        ];
+    };
+}
+
+unary_ops! {
+    /// `-a` (wrapping for integers).
+    Neg: Signed => T, "neg", "ts_neg(a)", |a| a.neg();
+    /// `|a|` (wrapping for `MIN`).
+    Abs: Numeric => T, "abs", "ts_abs(a)", |a| a.abs_of();
+    /// `-1`, `0` or `1` by sign; `±0` and NaN unchanged.
+    Sign: Numeric => T, "sign", "ts_sign(a)", |a| a.sign_of();
+    /// `a * a` (wrapping for integers).
+    Square: Numeric => T, "square", "ts_mul(a, a)", |a| a.mul(a);
+    /// `max(a, 0)`, keeping NaN.
+    Relu: Numeric => T, "relu", "(a <= 0 ? 0 : a)",
+        |a| if a <= T::ZERO { T::ZERO } else { a };
+    /// `e^a`.
+    Exp: FloatElement => T, "exp", "exp(a)", |a| in_compute!(T as C; x = a => x.exp());
+    /// Natural logarithm.
+    Log: FloatElement => T, "log", "log(a)", |a| in_compute!(T as C; x = a => x.ln());
+    /// Square root.
+    Sqrt: FloatElement => T, "sqrt", "sqrt(a)", |a| in_compute!(T as C; x = a => x.sqrt());
+    /// `1 / sqrt(a)` (CUDA's `rsqrt` is within 2 ulp of this).
+    Rsqrt: FloatElement => T, "rsqrt", "rsqrt(a)",
+        |a| in_compute!(T as C; x = a => 1.0 / x.sqrt());
+    /// Sine.
+    Sin: FloatElement => T, "sin", "sin(a)", |a| in_compute!(T as C; x = a => x.sin());
+    /// Cosine.
+    Cos: FloatElement => T, "cos", "cos(a)", |a| in_compute!(T as C; x = a => x.cos());
+    /// Hyperbolic tangent.
+    Tanh: FloatElement => T, "tanh", "tanh(a)", |a| in_compute!(T as C; x = a => x.tanh());
+    /// `1 / (1 + e^-a)`.
+    Sigmoid: FloatElement => T, "sigmoid", "1 / (1 + exp(-a))",
+        |a| in_compute!(T as C; x = a => 1.0 / (1.0 + (-x).exp()));
+    /// GELU, erf form: `a / 2 * (1 + erf(a / sqrt 2))`.
+    Gelu: FloatElement => T, "gelu", "a / 2 * (1 + erf(a * (decltype(a))0.70710678118654752440))",
+        |a| in_compute!(T as C; x = a =>
+            x / 2.0 * (1.0 + Erf::erf(x * std::f64::consts::FRAC_1_SQRT_2 as C)));
+    /// SiLU (swish): `a * sigmoid(a)`.
+    Silu: FloatElement => T, "silu", "a / (1 + exp(-a))",
+        |a| in_compute!(T as C; x = a => x / (1.0 + (-x).exp()));
+    /// `1 / a`.
+    Recip: FloatElement => T, "recip", "1 / a", |a| in_compute!(T as C; x = a => 1.0 / x);
+    /// Round toward negative infinity.
+    Floor: FloatElement => T, "floor", "floor(a)", |a| in_compute!(T as C; x = a => x.floor());
+    /// Round toward positive infinity.
+    Ceil: FloatElement => T, "ceil", "ceil(a)", |a| in_compute!(T as C; x = a => x.ceil());
+    /// Round to nearest, half to even.
+    Round: FloatElement => T, "round", "rint(a)",
+        |a| in_compute!(T as C; x = a => x.round_ties_even());
+    /// The identity (a copy).
+    Identity: Element => T, "copy", "a", |a| a;
+    /// `a + s`.
+    AddScalar(s): Numeric => T, "add_scalar", "ts_add(a, p0)", |a| a.add(s);
+    /// `a * s`.
+    MulScalar(s): Numeric => T, "mul_scalar", "ts_mul(a, p0)", |a| a.mul(s);
+    /// `min(max(a, lo), hi)`, propagating NaN.
+    ClampScalar(lo, hi): Numeric => T, "clamp_scalar", "ts_min(ts_max(a, p0), p1)",
+        |a| a.max_of(lo).min_of(hi);
+}
+
+binary_ops! {
+    /// `a + b` (wrapping for integers).
+    Add: Numeric => T, "add", "ts_add(a, b)", |a, b| a.add(b);
+    /// `a - b` (wrapping for integers).
+    Sub: Numeric => T, "sub", "ts_sub(a, b)", |a, b| a.sub(b);
+    /// `a * b` (wrapping for integers).
+    Mul: Numeric => T, "mul", "ts_mul(a, b)", |a, b| a.mul(b);
+    /// `a / b` (integers: truncating, 0 on division by zero).
+    Div: Numeric => T, "div", "ts_div(a, b)", |a, b| a.div(b);
+    /// The larger, propagating NaN.
+    Maximum: Numeric => T, "maximum", "ts_max(a, b)", |a, b| a.max_of(b);
+    /// The smaller, propagating NaN.
+    Minimum: Numeric => T, "minimum", "ts_min(a, b)", |a, b| a.min_of(b);
+    /// `a^b`.
+    Pow: FloatElement => T, "pow", "ts_pow(a, b)",
+        |a, b| in_compute!(T as C; x = a, y = b => x.powf(y));
+    /// `a == b`.
+    Eq: Element => bool, "eq", "(a == b)", |a, b| a == b;
+    /// `a != b`.
+    Ne: Element => bool, "ne", "(a != b)", |a, b| a != b;
+    /// `a < b`.
+    Lt: Element => bool, "lt", "(a < b)", |a, b| a < b;
+    /// `a <= b`.
+    Le: Element => bool, "le", "(a <= b)", |a, b| a <= b;
+    /// `a > b`.
+    Gt: Element => bool, "gt", "(a > b)", |a, b| a > b;
+    /// `a >= b`.
+    Ge: Element => bool, "ge", "(a >= b)", |a, b| a >= b;
+}
+
+ternary_ops! {
+    /// `mask ? a : b`.
+    Where: [bool] Element => T, "where", "(a ? b : c)", |m, x, y| if m { x } else { y };
+    /// `min(max(x, lo), hi)`, propagating NaN.
+    Clamp: [T] Numeric => T, "clamp", "ts_min(ts_max(a, b), c)",
+        |x, lo, hi| x.max_of(lo).min_of(hi);
+    /// `a * b + c` with one rounding.
+    Fma: [T] FloatElement => T, "fma", "fma(a, b, c)",
+        |a, b, c| in_compute!(T as C; x = a, y = b, z = c => x.mul_add(y, z));
+    /// `a + w * (b - a)`, as one fused multiply-add.
+    Lerp: [T] FloatElement => T, "lerp", "fma(c, b - a, a)",
+        |a, b, w| in_compute!(T as C; x = a, y = b, z = w => z.mul_add(y - x, x));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::f16;
+
+    /// Identifiers a CUDA expression may use.
+    const ALLOWED: &[&str] = &[
+        "a", "b", "c", "p0", "p1", "ts_add", "ts_sub", "ts_mul", "ts_div", "ts_max", "ts_min",
+        "ts_abs", "ts_sign", "ts_neg", "ts_pow", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
+        "tanh", "floor", "ceil", "rint", "erf", "fma", "decltype",
+    ];
+
+    fn all() -> impl Iterator<Item = &'static OpInfo> {
+        UNARY_OPS.iter().chain(BINARY_OPS).chain(TERNARY_OPS)
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<_> = all().map(|o| o.name).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n);
+    }
+
+    #[test]
+    fn cuda_expressions_use_only_known_identifiers() {
+        for op in all() {
+            let mut ident = String::new();
+            for ch in op.cuda.chars().chain([' ']) {
+                if ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' {
+                    ident.push(ch);
+                    continue;
+                }
+                let starts_alpha = ident.starts_with(|c: char| c.is_ascii_alphabetic());
+                assert!(
+                    !starts_alpha || ALLOWED.contains(&ident.as_str()),
+                    "{}: unknown identifier {ident:?} in {:?}",
+                    op.name,
+                    op.cuda
+                );
+                ident.clear();
+            }
+            let depth = op.cuda.chars().try_fold(0i32, |d, ch| match ch {
+                '(' => Some(d + 1),
+                ')' if d > 0 => Some(d - 1),
+                ')' => None,
+                _ => Some(d),
+            });
+            assert_eq!(depth, Some(0), "{}: unbalanced parentheses", op.name);
+        }
+    }
+
+    #[test]
+    fn scalar_ops_expose_their_scalars() {
+        assert_eq!(UnaryOp::<i32>::scalars(&AddScalar(7)), [7, 0]);
+        assert_eq!(
+            UnaryOp::<f32>::scalars(&ClampScalar(-1.0, 2.0)),
+            [-1.0, 2.0]
+        );
+        assert_eq!(UnaryOp::<u8>::cpu(&MulScalar(3), 100), 44);
+    }
+
+    #[test]
+    fn edge_semantics() {
+        assert!(UnaryOp::<f32>::cpu(&Relu, f32::NAN).is_nan());
+        assert_eq!(UnaryOp::<f32>::cpu(&Relu, -0.0).to_bits(), 0);
+        assert_eq!(UnaryOp::<f64>::cpu(&Round, 2.5), 2.0);
+        assert_eq!(UnaryOp::<f32>::cpu(&Round, -3.5), -4.0);
+        assert_eq!(UnaryOp::<f16>::cpu(&Round, f16::from_f32(0.5)), f16::ZERO);
+        assert!(TernaryOp::<f32, f32>::cpu(&Clamp, 1.0, f32::NAN, 2.0).is_nan());
+        assert_eq!(TernaryOp::<i32, i32>::cpu(&Clamp, 9, 0, 5), 5);
+        assert_eq!(TernaryOp::<bool, u8>::cpu(&Where, false, 1, 2), 2);
+        // fma rounds once: (1 + 2^-30)^2 - 1 keeps the 2^-60 term.
+        let x = 1.0 + 2f64.powi(-30);
+        assert_eq!(
+            TernaryOp::<f64, f64>::cpu(&Fma, x, x, -1.0),
+            2f64.powi(-29) + 2f64.powi(-60)
+        );
+        assert_eq!(TernaryOp::<f32, f32>::cpu(&Lerp, 1.0, 3.0, 0.25), 1.5);
+        let g = UnaryOp::<f64>::cpu(&Gelu, 1.0);
+        assert!((g - 0.841_344_746_068_542_9).abs() < 1e-15);
+        assert!(!BinaryOp::<f32>::cpu(&Eq, f32::NAN, f32::NAN));
+        assert!(BinaryOp::<f32>::cpu(&Ne, f32::NAN, f32::NAN));
+        assert_eq!(BinaryOp::<i32>::cpu(&Div, 7, 0), 0);
+    }
+}

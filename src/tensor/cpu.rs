@@ -1,0 +1,208 @@
+//! CPU-only tensor methods: constructors from host data, element access, host slices,
+//! reductions, and printing.
+
+use super::{Tensor, TensorView, TensorViewMut};
+use crate::device::Cpu;
+use crate::element::{Element, Numeric};
+use crate::error::{LayoutError, Result};
+use crate::layout::Layout;
+use crate::ops::cpu;
+
+impl<T: Element> Tensor<T, Cpu> {
+    /// A row-major tensor of `shape` holding `data` (whose length must be the element count).
+    pub fn from_vec(shape: &[usize], data: Vec<T>) -> Result<Self> {
+        let layout = Layout::contiguous(shape)?;
+        if layout.numel() != data.len() {
+            return Err(LayoutError::ShapeMismatch {
+                op: "from_vec",
+                expected: shape.to_vec(),
+                got: vec![data.len()],
+            }
+            .into());
+        }
+        Ok(Tensor::from_contiguous(data, layout, Cpu))
+    }
+
+    /// A rank-0 tensor holding `value`.
+    pub fn scalar(value: T) -> Self {
+        Tensor::from_contiguous(vec![value], Layout::scalar(0), Cpu)
+    }
+
+    /// A row-major tensor of zeros.
+    pub fn zeros(shape: &[usize]) -> Result<Self> {
+        Tensor::zeros_on(shape, &Cpu)
+    }
+
+    /// A row-major tensor with every element `value`.
+    pub fn full(shape: &[usize], value: T) -> Result<Self> {
+        Tensor::full_on(shape, value, &Cpu)
+    }
+
+    /// A row-major tensor whose element at each index is `f(index)`, called in row-major
+    /// order.
+    pub fn from_fn(shape: &[usize], mut f: impl FnMut(&[usize]) -> T) -> Result<Self> {
+        let layout = Layout::contiguous(shape)?;
+        let n = layout.numel();
+        let mut data = Vec::with_capacity(n);
+        let mut idx = vec![0usize; shape.len()];
+        for _ in 0..n {
+            data.push(f(&idx));
+            for d in (0..shape.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(Tensor::from_contiguous(data, layout, Cpu))
+    }
+
+    /// The elements in row-major order, without copying when the tensor is row-major from the
+    /// start of its storage and uses all of it.
+    pub fn into_vec(self) -> Vec<T> {
+        let whole = self.layout.is_contiguous()
+            && self.layout.offset() == 0
+            && self.storage.len() == self.layout.numel();
+        if whole {
+            self.storage
+        } else {
+            self.view().to_vec()
+        }
+    }
+}
+
+impl<T: Numeric> Tensor<T, Cpu> {
+    /// `[0, 1, ..., n - 1]` (each converted with [`Element::from_f64`], so `u8` saturates at
+    /// 255).
+    pub fn arange(n: usize) -> Result<Self> {
+        Self::from_fn(&[n], |i| T::from_f64(i[0] as f64))
+    }
+}
+
+/// Host access shared by the three CPU tensor types.
+macro_rules! host_methods {
+    (impl[$($g:tt)*] $ty:ty) => {
+        impl<$($g)*> $ty {
+            /// The elements in row-major (logical) order.
+            pub fn to_vec(&self) -> Vec<T> {
+                let v = self.view();
+                match v.as_slice() {
+                    Some(s) => s.to_vec(),
+                    None => cpu::gather(v.storage(), v.layout()),
+                }
+            }
+
+            /// The element at `index` (one entry per dim), or an error naming the first index
+            /// out of range.
+            pub fn get(&self, index: &[usize]) -> Result<T> {
+                let v = self.view();
+                let off = v.layout().index_to_offset(index)?;
+                Ok(v.storage()[off])
+            }
+
+            /// `Σ a` accumulated in `f64` (exact for every element type but `i64` beyond
+            /// 2^53).
+            pub fn sum(&self) -> f64
+            where
+                T: Numeric,
+            {
+                let v = self.view();
+                cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64())
+            }
+
+            /// `Σ |a|` in `f64` (BLAS/Caffe `asum`).
+            pub fn abs_sum(&self) -> f64
+            where
+                T: Numeric,
+            {
+                let v = self.view();
+                cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64().abs())
+            }
+
+            /// `Σ a²` in `f64` (Caffe `sumsq`).
+            pub fn sq_sum(&self) -> f64
+            where
+                T: Numeric,
+            {
+                let v = self.view();
+                cpu::sum_map(v.storage(), v.layout(), |x: T| {
+                    let x = x.to_f64();
+                    x * x
+                })
+            }
+        }
+    };
+}
+
+host_methods!(impl[T: Element] Tensor<T, Cpu>);
+host_methods!(impl['a, T: Element] TensorView<'a, T, Cpu>);
+host_methods!(impl['a, T: Element] TensorViewMut<'a, T, Cpu>);
+
+impl<T: Element> Tensor<T, Cpu> {
+    /// The elements as one slice in row-major order, when the layout is row-major contiguous.
+    pub fn as_slice(&self) -> Option<&[T]> {
+        contiguous_range(&self.layout).map(|r| &self.storage[r])
+    }
+
+    /// The elements as one writable slice in row-major order, when contiguous.
+    pub fn as_slice_mut(&mut self) -> Option<&mut [T]> {
+        contiguous_range(&self.layout).map(|r| &mut self.storage[r])
+    }
+}
+
+impl<'a, T: Element> TensorView<'a, T, Cpu> {
+    /// The elements as one slice in row-major order, when the layout is row-major contiguous.
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        let data: &'a [T] = self.storage();
+        contiguous_range(self.layout()).map(|r| &data[r])
+    }
+}
+
+impl<T: Element> TensorViewMut<'_, T, Cpu> {
+    /// The elements as one slice in row-major order, when contiguous.
+    pub fn as_slice(&self) -> Option<&[T]> {
+        contiguous_range(self.layout()).map(|r| &self.storage()[r])
+    }
+
+    /// The elements as one writable slice in row-major order, when contiguous.
+    pub fn as_slice_mut(&mut self) -> Option<&mut [T]> {
+        let r = contiguous_range(self.layout())?;
+        Some(&mut self.storage_mut()[r])
+    }
+}
+
+/// The storage range of a row-major contiguous layout (empty for an empty layout, whose
+/// offset need not lie within the storage).
+fn contiguous_range(layout: &Layout) -> Option<std::ops::Range<usize>> {
+    if layout.numel() == 0 {
+        return Some(0..0);
+    }
+    layout
+        .is_contiguous()
+        .then(|| layout.offset()..layout.offset() + layout.numel())
+}
+
+impl<T: Element + std::fmt::Display> std::fmt::Display for Tensor<T, Cpu> {
+    /// The elements as ndarray prints them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        display(&self.view(), f)
+    }
+}
+
+impl<T: Element + std::fmt::Display> std::fmt::Display for TensorView<'_, T, Cpu> {
+    /// The elements as ndarray prints them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        display(self, f)
+    }
+}
+
+fn display<T: Element + std::fmt::Display>(
+    v: &TensorView<'_, T, Cpu>,
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
+    match v.as_ndarray() {
+        Ok(a) => std::fmt::Display::fmt(&a, f),
+        Err(_) => write!(f, "<tensor of shape {:?}>", v.shape()),
+    }
+}

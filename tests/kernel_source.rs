@@ -1,0 +1,332 @@
+//! Every pointwise kernel source compiles under NVRTC. NVRTC needs no GPU: run
+//! `bash scripts/install-nvrtc.sh` and put the folder it prints on `LD_LIBRARY_PATH`. Without
+//! NVRTC each test prints a line and passes.
+//!
+//! - every op of the table, for every element type its bound allows, and every conversion
+//!   (`cast_*`), in a form that rotates through all forms and index widths;
+//! - every form (contiguous, vectorised, strided ranks 1 to 6, inner-vectorised strided ranks
+//!   1 to 6, tiled) at both index widths, for copy, add, where and fill over their types;
+//! - the conversions again for `sm_90` (CUBIN, through ptxas: checks the inline PTX);
+//! - `#[ignore]`d: the whole product of ops, types, forms and widths (`--ignored`, minutes).
+//!
+//! Specs compile in batches (the headers once, each tail in its own namespace) to keep the
+//! run short; a failing batch is recompiled spec by spec, so the report names the kernel and
+//! shows its own NVRTC log.
+
+use std::sync::Mutex;
+
+use typestate_tensor::element::DType;
+use typestate_tensor::gpu::compile::nvrtc::{self, compile};
+use typestate_tensor::gpu::compile::Target;
+use typestate_tensor::gpu::pointwise::kernel_cache::OPTIONS;
+use typestate_tensor::gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
+use typestate_tensor::gpu::pointwise::{Form, IndexWidth};
+use typestate_tensor::ops::cast::cast_name;
+use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};
+
+const ALL: [DType; 8] = [
+    DType::F32,
+    DType::F64,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::Bool,
+];
+
+const PTX: Target = Target::Ptx("compute_90");
+const CUBIN: Target = Target::Cubin("sm_90");
+
+fn nvrtc_present() -> bool {
+    let present = nvrtc::available();
+    if !present {
+        println!("skipped: NVRTC not found (run scripts/install-nvrtc.sh, set LD_LIBRARY_PATH)");
+    }
+    present
+}
+
+/// The element types a bound of the op table admits.
+fn dtypes_of(bound: &str) -> Vec<DType> {
+    use DType::*;
+    match bound {
+        "Element" => ALL.to_vec(),
+        "Numeric" => vec![F32, F64, F16, BF16, I32, I64, U8],
+        "Signed" => vec![F32, F64, F16, BF16, I32, I64],
+        "FloatElement" => vec![F32, F64, F16, BF16],
+        other => panic!("unknown bound {other}"),
+    }
+}
+
+/// An op of the table at one element type: output and inputs.
+#[derive(Clone, Copy)]
+struct Instance {
+    name: &'static str,
+    cuda: &'static str,
+    out: DType,
+    inputs: [DType; MAX_INPUTS],
+    n_inputs: usize,
+    scalar: DType,
+}
+
+impl Instance {
+    fn inputs(&self) -> &[DType] {
+        &self.inputs[..self.n_inputs]
+    }
+
+    fn spec(&self, form: Form, index: IndexWidth) -> KernelSpec {
+        let mut inputs = [Operand::from_dtype(self.out); MAX_INPUTS];
+        for (slot, &d) in inputs.iter_mut().zip(self.inputs()) {
+            *slot = Operand::from_dtype(d);
+        }
+        KernelSpec {
+            op: self.name,
+            expr: self.cuda,
+            out: Operand::from_dtype(self.out),
+            inputs,
+            n_inputs: self.n_inputs as u8,
+            scalar: Operand::from_dtype(self.scalar),
+            form,
+            index,
+        }
+    }
+}
+
+fn instance(info: &OpInfo, out: DType, inputs: &[DType], scalar: DType) -> Instance {
+    let mut ins = [out; MAX_INPUTS];
+    ins[..inputs.len()].copy_from_slice(inputs);
+    Instance {
+        name: info.name,
+        cuda: info.cuda,
+        out,
+        inputs: ins,
+        n_inputs: inputs.len(),
+        scalar,
+    }
+}
+
+/// Binary ops whose output is `bool` (the comparisons).
+const COMPARISONS: [&str; 6] = ["eq", "ne", "lt", "le", "gt", "ge"];
+
+/// Every op of the table at every element type its bound allows, and every conversion.
+fn every_instance() -> Vec<Instance> {
+    let mut all = Vec::new();
+    for info in UNARY_OPS {
+        for t in dtypes_of(info.bound) {
+            all.push(instance(info, t, &[t], t));
+        }
+    }
+    for info in BINARY_OPS {
+        for t in dtypes_of(info.bound) {
+            let out = if COMPARISONS.contains(&info.name) {
+                DType::Bool
+            } else {
+                t
+            };
+            all.push(instance(info, out, &[t, t], t));
+        }
+    }
+    for info in TERNARY_OPS {
+        for t in dtypes_of(info.bound) {
+            let first = if info.name == "where" { DType::Bool } else { t };
+            all.push(instance(info, t, &[first, t, t], t));
+        }
+    }
+    all.extend(cast_instances());
+    all
+}
+
+/// `cast_U` from every type to every type (the expression is `a`; the store converts).
+fn cast_instances() -> Vec<Instance> {
+    let mut all = Vec::new();
+    for to in ALL {
+        for from in ALL {
+            let info = OpInfo {
+                name: cast_name(to),
+                bound: "Element",
+                cuda: "a",
+            };
+            all.push(instance(&info, to, &[from], from));
+        }
+    }
+    all
+}
+
+fn fill(t: DType) -> Instance {
+    let info = OpInfo {
+        name: "fill",
+        bound: "Element",
+        cuda: "p0",
+    };
+    instance(&info, t, &[], t)
+}
+
+/// Elements per 16-byte vector of the widest operand.
+fn max_vec(inst: &Instance) -> u8 {
+    let widest = inst
+        .inputs()
+        .iter()
+        .chain([&inst.out])
+        .map(|d| d.size_in_bytes())
+        .max()
+        .unwrap();
+    (16 / widest) as u8
+}
+
+/// Every form a launch of `inst` can take (without the index width).
+fn every_form(inst: &Instance) -> Vec<Form> {
+    let n = inst.n_inputs as u32;
+    let vec = max_vec(inst);
+    let mut forms = vec![Form::Contiguous { vec: 1 }, Form::Contiguous { vec }];
+    if n == 0 {
+        return forms;
+    }
+    forms.extend((1..=6).map(|rank| Form::Strided { rank }));
+    // Inner-vectorised: rotate the broadcast mask through every subset of the inputs.
+    forms.extend((1..=6u8).map(|rank| Form::StridedVec {
+        rank,
+        vec,
+        bcast: rank % (1 << n),
+    }));
+    forms.extend((1..(1u8 << n)).map(|staged| Form::Tiled2d { staged }));
+    forms
+}
+
+const WIDTHS: [IndexWidth; 2] = [IndexWidth::Bits32, IndexWidth::Bits64];
+
+/// Compiles `specs` for `target` in batches; returns the failures as (entry name, log).
+fn compile_all(specs: &[KernelSpec], target: Target) -> Vec<(String, String)> {
+    const BATCH: usize = 48;
+    let failures = Mutex::new(Vec::new());
+    let chunks: Vec<&[KernelSpec]> = specs.chunks(BATCH).collect();
+    let next = Mutex::new(0usize);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().unwrap();
+                    *n += 1;
+                    *n - 1
+                };
+                let Some(chunk) = chunks.get(i) else { break };
+                let mut src = headers();
+                for (k, spec) in chunk.iter().enumerate() {
+                    src.push_str(&format!("namespace ts_batch_{k} {{\n{}}}\n", spec.tail()));
+                }
+                if compile("batch", &src, target, &OPTIONS).is_err() {
+                    for spec in chunk.iter() {
+                        if let Err(e) =
+                            compile(&spec.entry_name(), &spec.source(), target, &OPTIONS)
+                        {
+                            failures
+                                .lock()
+                                .unwrap()
+                                .push((spec.entry_name(), e.to_string()));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    failures.into_inner().unwrap()
+}
+
+fn assert_compiles(specs: &[KernelSpec], target: Target) {
+    let failures = compile_all(specs, target);
+    for (name, log) in failures.iter().take(5) {
+        eprintln!("=== {name}\n{log}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} kernels failed to compile for {target:?}: {:?}",
+        failures.len(),
+        specs.len(),
+        failures.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    println!("{} kernels compiled for {target:?}", specs.len());
+}
+
+#[test]
+fn every_op_at_every_type_compiles() {
+    if !nvrtc_present() {
+        return;
+    }
+    // One spec per (op, type), rotating through the forms and widths so each is exercised by
+    // many ops.
+    let specs: Vec<KernelSpec> = every_instance()
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| {
+            let forms = every_form(inst);
+            inst.spec(forms[i % forms.len()], WIDTHS[(i / forms.len()) % 2])
+        })
+        .collect();
+    assert!(specs.len() > 250, "{} instances", specs.len());
+    assert_compiles(&specs, PTX);
+}
+
+#[test]
+fn every_form_and_width_compiles() {
+    if !nvrtc_present() {
+        return;
+    }
+    let copy = UNARY_OPS.iter().find(|o| o.name == "copy").unwrap();
+    let add = BINARY_OPS.iter().find(|o| o.name == "add").unwrap();
+    let select = TERNARY_OPS.iter().find(|o| o.name == "where").unwrap();
+    let mut instances: Vec<Instance> = ALL.iter().map(|&t| instance(copy, t, &[t], t)).collect();
+    instances.extend(ALL.iter().map(|&t| fill(t)));
+    instances.extend(
+        [DType::F32, DType::F16, DType::U8, DType::I64]
+            .iter()
+            .map(|&t| instance(add, t, &[t, t], t)),
+    );
+    instances.extend(
+        [DType::F32, DType::BF16]
+            .iter()
+            .map(|&t| instance(select, t, &[DType::Bool, t, t], t)),
+    );
+    let specs: Vec<KernelSpec> = instances
+        .iter()
+        .flat_map(|inst| {
+            every_form(inst)
+                .into_iter()
+                .flat_map(move |f| WIDTHS.map(|w| inst.spec(f, w)))
+        })
+        .collect();
+    assert_compiles(&specs, PTX);
+}
+
+#[test]
+fn conversions_assemble_for_sm_90() {
+    if !nvrtc_present() {
+        return;
+    }
+    let specs: Vec<KernelSpec> = cast_instances()
+        .iter()
+        .flat_map(|inst| {
+            [
+                inst.spec(Form::Contiguous { vec: max_vec(inst) }, IndexWidth::Bits32),
+                inst.spec(Form::Tiled2d { staged: 1 }, IndexWidth::Bits64),
+            ]
+        })
+        .collect();
+    assert_compiles(&specs, CUBIN);
+}
+
+#[test]
+#[ignore = "compiles every op x type x form x width: several minutes"]
+fn the_whole_product_compiles() {
+    if !nvrtc_present() {
+        return;
+    }
+    let specs: Vec<KernelSpec> = every_instance()
+        .iter()
+        .flat_map(|inst| {
+            every_form(inst)
+                .into_iter()
+                .flat_map(move |f| WIDTHS.map(|w| inst.spec(f, w)))
+        })
+        .collect();
+    assert_compiles(&specs, PTX);
+}
