@@ -4,10 +4,15 @@
 //! `Uninitialized` (sums are 0, a scale does nothing). The state after a write is the type
 //! Caffe's `mutable_*_data()` leaves: a scale of `Synced` data makes the GPU side the head.
 
-use super::gpu_math::{self, Term};
+use super::gpu_reduce::{self, Term};
 use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
-use crate::element::{Element, FloatElement};
+use crate::device::Cpu;
+use crate::element::FloatElement;
 use crate::error::Error;
+use crate::gpu::{pointwise, GpuStorage, Stream};
+use crate::layout::Layout;
+use crate::ops::table::{MulScalar, Sub};
+use crate::ops::Backend;
 use crate::synced::accel::GpuAccel;
 use crate::synced::host::OwnedHost;
 use crate::synced::raw::RawSynced;
@@ -16,6 +21,7 @@ use crate::synced::state::{
 };
 use crate::synced::synced_memory::SyncedMemory;
 use crate::synced::transition_error::TransitionError;
+use crate::tensor::{TensorView, TensorViewMut};
 
 mod sealed {
     pub trait Sealed {}
@@ -89,7 +95,7 @@ impl<G: GpuReadable> UpdateWith<G> for Synced {}
 type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
 
 /// The memory's stream; a GPU-side state implies the memory is tied to a GPU.
-fn stream_of<T: BlobElement>(raw: &Raw<T>) -> &crate::gpu::Stream {
+fn stream_of<T: BlobElement>(raw: &Raw<T>) -> &Stream {
     match raw.accel() {
         Some(a) => a.stream(),
         None => unreachable!("a GPU-side state implies a GPU"),
@@ -104,32 +110,48 @@ fn reduce_side<T: BlobElement, S: MathSide>(
 ) -> Result<T, Error> {
     let sum = match S::PLACE {
         MathPlace::Nowhere => 0.0,
-        MathPlace::Cpu => cpu_reduce(cpu_prefix(raw, count), term),
-        MathPlace::Gpu => gpu_math::reduce(gpu_of(raw), count, term, stream_of(raw))?,
+        MathPlace::Cpu => cpu_reduce(cpu_prefix(raw, count), term)?,
+        MathPlace::Gpu => gpu_reduce::reduce(gpu_of(raw), count, term, stream_of(raw))?,
     };
     Ok(T::from_f64(sum))
 }
 
-/// The sum in double of `|x|` or `x²` (the CPU engine's reductions accumulate the same way).
-fn cpu_reduce<T: BlobElement>(x: &[T], term: Term) -> f64 {
-    x.iter()
-        .map(|&v| Element::to_f64(v))
-        .map(|v| match term {
-            Term::Abs => v.abs(),
-            Term::Square => v * v,
-        })
-        .sum()
+/// The sum in double of `|x|` or `x²`, by the CPU engine.
+fn cpu_reduce<T: BlobElement>(x: &[T], term: Term) -> Result<f64, Error> {
+    let view = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
+    Ok(match term {
+        Term::Abs => view.abs_sum(),
+        Term::Square => view.sq_sum(),
+    })
 }
 
-/// Runs `write` on the side where `S`'s math runs and retypes the memory as Caffe's
-/// `mutable_*_data()` leaves it. On error the memory comes back in `S`: a failed launch ran
-/// nothing, so its data is unchanged.
+/// `x` as a writable 1-D CPU tensor view.
+fn cpu_view_mut<T: BlobElement>(x: &mut [T]) -> Result<TensorViewMut<'_, T, Cpu>, Error> {
+    let layout = Layout::contiguous(&[x.len()])?;
+    TensorViewMut::new(x, layout, &Cpu)
+}
+
+/// `x[..count] *= factor` on the CPU engine.
+fn cpu_scale<T: BlobElement>(x: &mut [T], factor: T) -> Result<(), Error> {
+    Cpu.unary_inplace(MulScalar(factor), &mut cpu_view_mut(x)?)
+}
+
+/// `y -= x` on the CPU engine.
+fn cpu_sub<T: BlobElement>(y: &mut [T], x: &[T]) -> Result<(), Error> {
+    let x = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
+    Cpu.binary_inplace(Sub, &mut cpu_view_mut(y)?, &x)
+}
+
+/// Runs `cpu` or `gpu` on the first `count` elements of the side where `S`'s math runs and
+/// retypes the memory as Caffe's `mutable_*_data()` leaves it. On error the memory comes back
+/// in `S`: the engines fail before writing (a shape check, a kernel that could not be
+/// compiled or launched), so its data is unchanged.
 #[allow(clippy::type_complexity)] // the error hands the memory back in its state
 fn write_side<T: BlobElement, S: MathSide>(
     mem: SyncedMemory<T, S>,
     count: usize,
-    cpu: impl FnOnce(&mut [T]),
-    gpu: impl FnOnce(&mut crate::gpu::GpuStorage<T>, &crate::gpu::Stream) -> Result<(), Error>,
+    cpu: impl FnOnce(&mut [T]) -> Result<(), Error>,
+    gpu: impl FnOnce(&mut GpuStorage<T>, &Layout, &Stream) -> Result<(), Error>,
 ) -> Result<SyncedMemory<T, S::AfterWrite>, (SyncedMemory<T, S>, Error)> {
     match S::PLACE {
         // `S` and `S::AfterWrite` are both `Uninitialized` here.
@@ -137,23 +159,29 @@ fn write_side<T: BlobElement, S: MathSide>(
         MathPlace::Cpu => {
             // `S` is `HeadAtCpu` (the only CPU place), which is also `S::AfterWrite`.
             let mut m = mem.retype::<HeadAtCpu>();
-            match m.cpu_mut().get_mut(..count) {
-                Some(x) => cpu(x),
+            let x = match m.cpu_mut().get_mut(..count) {
+                Some(x) => x,
                 None => unreachable!("a side holds at least count elements"),
+            };
+            match cpu(x) {
+                Ok(()) => Ok(m.retype()),
+                Err(e) => Err((m.retype(), e)),
             }
-            Ok(m.retype())
         }
         MathPlace::Gpu => {
+            let layout = match Layout::contiguous(&[count]) {
+                Ok(l) => l,
+                Err(e) => return Err((mem, e.into())),
+            };
+            // Taking the GPU side of `Synced` or `HeadAtGpu` copies nothing.
             let mut m = match mem.into_gpu_mut() {
                 Ok(m) => m,
                 Err(e) => return Err(e.into_parts()),
             };
             let stream = stream_of(&m.raw).clone();
-            match gpu(m.gpu_mut(), &stream) {
+            match gpu(m.gpu_mut(), &layout, &stream) {
                 // `S::AfterWrite` is `HeadAtGpu` for both GPU places.
                 Ok(()) => Ok(m.retype()),
-                // The write did not run: the memory is as it was in `S` (taking the GPU side
-                // of `Synced` or `HeadAtGpu` copies nothing).
                 Err(e) => Err((m.retype(), e)),
             }
         }
@@ -210,8 +238,8 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
         let written = write_side(
             D::into_owned(mem),
             count,
-            |x| x.iter_mut().for_each(|v| *v = *v * factor),
-            |x, s| gpu_math::scale(x, count, factor, s),
+            |x| cpu_scale(x, factor),
+            |x, layout, s| pointwise::unary_inplace(s, &MulScalar(factor), x, layout),
         );
         match written {
             Ok(m) => Ok(rest.put_data(m)),
@@ -234,8 +262,8 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
         let written = write_side(
             G::into_owned(mem),
             count,
-            |x| x.iter_mut().for_each(|v| *v = *v * factor),
-            |x, s| gpu_math::scale(x, count, factor, s),
+            |x| cpu_scale(x, factor),
+            |x, layout, s| pointwise::unary_inplace(s, &MulScalar(factor), x, layout),
         );
         match written {
             Ok(m) => Ok(rest.put_diff(m)),
@@ -261,11 +289,8 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
             D::into_owned(mem),
             count,
             // `UpdateWith` made the diff readable on the side the data's math runs on.
-            |y| {
-                let x = cpu_prefix(diff, count);
-                y.iter_mut().zip(x).for_each(|(y, &x)| *y = *y - x);
-            },
-            |y, s| gpu_math::sub_assign(y, gpu_of(diff), count, s),
+            |y| cpu_sub(y, cpu_prefix(diff, count)),
+            |y, layout, s| pointwise::binary_inplace(s, &Sub, y, layout, (gpu_of(diff), layout)),
         );
         match written {
             Ok(m) => Ok(rest.put_data(m)),

@@ -17,7 +17,7 @@
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
 
 mod dyn_blob;
-mod gpu_math;
+mod gpu_reduce;
 mod math;
 mod shape;
 mod side;

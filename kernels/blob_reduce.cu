@@ -1,7 +1,7 @@
-// Blob math on the GPU: Caffe's caffe_gpu_asum / caffe_gpu_dot (sum of squares),
-// caffe_gpu_scal and the caffe_gpu_axpy(-1) of Blob::Update, over contiguous memory.
+// Blob reductions on the GPU: Caffe's caffe_gpu_asum and caffe_gpu_dot(x, x) (sum of
+// squares) over contiguous memory. (Blob's pointwise math runs on the Apply kernels.)
 //
-// Reductions: each block folds a grid-stride slice of `x` into one double and writes it to
+// Each block folds a grid-stride slice of `x` into one double and writes it to
 // `partial[blockIdx.x]`; the host adds the partials in order. Accumulating in double and
 // reducing in a fixed tree over a fixed grid makes the result deterministic for a given n.
 //
@@ -33,25 +33,5 @@ extern "C" __global__ void ts_blob_reduce(const TS_ELEM* __restrict__ x,
   }
   if (threadIdx.x == 0) {
     partial[blockIdx.x] = acc[0];
-  }
-}
-
-// x[i] *= a
-extern "C" __global__ void ts_blob_scale(TS_ELEM* __restrict__ x, unsigned long long n,
-                                         TS_ELEM a) {
-  const unsigned long long stride = (unsigned long long)gridDim.x * TS_BLOCK;
-  for (unsigned long long i = (unsigned long long)blockIdx.x * TS_BLOCK + threadIdx.x; i < n;
-       i += stride) {
-    x[i] *= a;
-  }
-}
-
-// y[i] -= x[i]  (Blob::Update: data -= diff)
-extern "C" __global__ void ts_blob_sub(TS_ELEM* __restrict__ y, const TS_ELEM* __restrict__ x,
-                                       unsigned long long n) {
-  const unsigned long long stride = (unsigned long long)gridDim.x * TS_BLOCK;
-  for (unsigned long long i = (unsigned long long)blockIdx.x * TS_BLOCK + threadIdx.x; i < n;
-       i += stride) {
-    y[i] -= x[i];
   }
 }

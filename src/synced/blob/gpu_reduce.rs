@@ -1,7 +1,7 @@
-//! Blob math on the GPU (`kernels/blob_math.cu`): block reductions for `asum` / `sumsq`,
-//! `scale` and the `data -= diff` of `update`, compiled with NVRTC through
-//! [`crate::gpu::compile`] and launched on the blob's stream. The one module of `synced`
-//! that launches kernels, and so the one with `unsafe` launches.
+//! Blob reductions on the GPU (`kernels/blob_reduce.cu`): block reductions for `asum` /
+//! `sumsq`, compiled with NVRTC through [`crate::gpu::compile`] and launched on the blob's
+//! stream. The one module of `synced` that launches a kernel itself, and so the one with an
+//! `unsafe` launch. (`scale` and `update` run on the pointwise Apply kernels.)
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -14,7 +14,7 @@ use crate::gpu::{Gpu, GpuStorage, Stream};
 const BLOCK: u32 = 256;
 /// At most this many blocks: enough to fill any current GPU, few partials to add.
 const MAX_GRID: usize = 1024;
-const TEMPLATE: &str = include_str!("../../../kernels/blob_math.cu");
+const TEMPLATE: &str = include_str!("../../../kernels/blob_reduce.cu");
 
 /// What a reduction adds up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,16 +61,14 @@ fn element_count(op: &'static str, n: usize, len: usize) -> Result<u64, Error> {
     Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
-/// The loaded kernel `entry` of `T`'s module on `gpu`.
+/// The reduction kernel for `T`, loaded on `gpu`.
 fn function<T: BlobElement>(
     gpu: &Gpu,
-    op: &'static str,
-    entry: &'static str,
 ) -> Result<std::sync::Arc<cudarc::driver::CudaFunction>, GpuError> {
     let ctx = gpu.context();
     let key = KernelKey {
-        op: op.into(),
-        entry: entry.into(),
+        op: "blob_reduce".into(),
+        entry: "ts_blob_reduce".into(),
         dtypes: vec![T::DTYPE],
         rank: 1,
         index_bits: 64,
@@ -106,7 +104,7 @@ pub(crate) fn reduce<T: BlobElement>(
     let cfg = config(n);
     let mut partial = GpuStorage::<f64>::zeros(gpu, cfg.grid_dim.0 as usize, stream)?;
     x.use_on(OP, stream)?;
-    let func = function::<T>(gpu, "blob_reduce", "ts_blob_reduce")?;
+    let func = function::<T>(gpu)?;
     let x_ptr = x.device_ptr();
     let square: i32 = (term == Term::Square).into();
     let partial_ptr = partial.device_ptr_mut();
@@ -126,67 +124,6 @@ pub(crate) fn reduce<T: BlobElement>(
     // `gpu`'s context, which `stream` belongs to (`use_on` checked it).
     unsafe { launch.launch(cfg) }.map_err(launch_error)?;
     Ok(partial.to_vec(stream)?.iter().sum())
-}
-
-/// `x[i] *= a` for the first `n` elements, queued on `stream`.
-pub(crate) fn scale<T: BlobElement>(
-    x: &mut GpuStorage<T>,
-    n: usize,
-    a: T,
-    stream: &Stream,
-) -> Result<(), Error> {
-    const OP: &str = "Blob::scale (GPU)";
-    let count = element_count(OP, n, x.len())?;
-    if n == 0 {
-        return Ok(());
-    }
-    x.use_on(OP, stream)?;
-    let func = function::<T>(x.gpu(), "blob_scale", "ts_blob_scale")?;
-    let x_ptr = x.device_ptr_mut();
-    let mut launch = stream.cuda().launch_builder(&func);
-    launch.arg(&x_ptr).arg(&count).arg(&a);
-    // SAFETY: the arguments match `ts_blob_scale(TS_ELEM*, unsigned long long, TS_ELEM)`
-    // (TS_ELEM is `T::CUDA_TYPE`, and `a` is a `T`). `x` is borrowed mutably, holds at least
-    // `count` initialised elements and is ordered on `stream`; its free is stream-ordered
-    // after the kernel. Context as in `reduce`.
-    unsafe { launch.launch(config(n)) }.map_err(launch_error)?;
-    Ok(())
-}
-
-/// `y[i] -= x[i]` for the first `n` elements, queued on `stream`.
-pub(crate) fn sub_assign<T: BlobElement>(
-    y: &mut GpuStorage<T>,
-    x: &GpuStorage<T>,
-    n: usize,
-    stream: &Stream,
-) -> Result<(), Error> {
-    const OP: &str = "Blob::update (GPU)";
-    let count = element_count(OP, n, x.len().min(y.len()))?;
-    if x.gpu().ordinal() != y.gpu().ordinal() {
-        return Err(GpuError::DeviceMismatch {
-            op: OP,
-            lhs: y.gpu().ordinal(),
-            rhs: x.gpu().ordinal(),
-        }
-        .into());
-    }
-    if n == 0 {
-        return Ok(());
-    }
-    y.use_on(OP, stream)?;
-    x.use_on(OP, stream)?;
-    let func = function::<T>(y.gpu(), "blob_sub", "ts_blob_sub")?;
-    let x_ptr = x.device_ptr();
-    let y_ptr = y.device_ptr_mut();
-    let mut launch = stream.cuda().launch_builder(&func);
-    launch.arg(&y_ptr).arg(&x_ptr).arg(&count);
-    // SAFETY: the arguments match `ts_blob_sub(TS_ELEM*, const TS_ELEM*, unsigned long
-    // long)`. Both buffers hold at least `count` initialised elements (checked), live on
-    // one device (checked) and are ordered on `stream`; `y` is borrowed mutably and `x`
-    // shared, so they are distinct allocations and the kernel's `__restrict__` holds.
-    // Frees are stream-ordered after the kernel. Context as in `reduce`.
-    unsafe { launch.launch(config(n)) }.map_err(launch_error)?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -209,17 +146,17 @@ mod tests {
         assert_eq!(element_count("t", 4, 4).unwrap(), 4);
     }
 
-    /// The kernels compile with NVRTC for both element types (no GPU needed; skips without
+    /// The kernel compiles with NVRTC for both element types (no GPU needed; skips without
     /// libnvrtc, see scripts/install-nvrtc.sh).
     #[test]
-    fn kernels_compile_with_nvrtc() {
+    fn kernel_compiles_with_nvrtc() {
         if !nvrtc::available() {
-            println!("kernels_compile_with_nvrtc: skipped, libnvrtc not found");
+            println!("kernel_compiles_with_nvrtc: skipped, libnvrtc not found");
             return;
         }
-        let target = target_for(Arch::new(9, 0), "blob_math").unwrap();
+        let target = target_for(Arch::new(9, 0), "blob_reduce").unwrap();
         for src in [source::<f32>(), source::<f64>()] {
-            let image = nvrtc::compile("blob_math", &src, target, &NvrtcOptions::default());
+            let image = nvrtc::compile("blob_reduce", &src, target, &NvrtcOptions::default());
             assert!(image.is_ok(), "{:?}", image.err());
         }
     }
