@@ -502,3 +502,55 @@ fn large_gpu_sums_match_the_reference() {
     assert_near(asum64(&data), blob.asum_data().unwrap().to_f64(), "asum");
     assert_near(sumsq64(&data), blob.sumsq_data().unwrap().to_f64(), "sumsq");
 }
+
+// ---- Tensor views of either side ------------------------------------------------------
+
+#[test]
+fn cpu_views_feed_the_pointwise_ops() {
+    let (mut blob, data, diff) = filled::<f32>(None, 50);
+    let view = blob.cpu_data_view().unwrap();
+    assert_eq!(view.shape(), &[2, 3, 4, 5]);
+    let sum = (&view + &blob.cpu_diff_view().unwrap()).unwrap();
+    let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a + b).collect();
+    assert_eq!(sum.to_vec(), expected);
+    // A writable view writes the blob's own data.
+    blob.cpu_data_view_mut().unwrap().mul_scalar_(2.0).unwrap();
+    assert_eq!(blob.cpu_data(), &scaled(&data, 2.0)[..]);
+    blob.cpu_diff_view_mut().unwrap().fill_(0.5).unwrap();
+    assert_eq!(blob.cpu_diff(), &[0.5; 120][..]);
+}
+
+#[test]
+fn views_cover_count_not_capacity() {
+    let blob = Blob::from_vec(&[6], random_nonzero(6, 51)).unwrap();
+    let Reshaped::InPlace(blob) = blob.reshape(&[2, 2]).unwrap() else {
+        panic!("4 <= 6 reshapes in place");
+    };
+    let view = blob.cpu_data_view().unwrap();
+    assert_eq!(view.shape(), &[2, 2]);
+    assert_eq!(view.to_vec(), &blob.cpu_data()[..4]);
+}
+
+#[test]
+fn gpu_views_feed_the_pointwise_kernels() {
+    let Some(gpu) = gpu_or_skip("gpu_views_feed_the_pointwise_kernels") else {
+        return;
+    };
+    let (blob, data, diff) = filled::<f32>(Some(&gpu), 52);
+    let mut blob: Blob<f32, HeadAtGpu> = blob
+        .into_gpu_data_mut()
+        .unwrap()
+        .into_gpu_diff_mut()
+        .unwrap();
+    let product = (&blob.gpu_data_view().unwrap() * &blob.gpu_diff_view().unwrap()).unwrap();
+    assert_eq!(product.shape(), &[2, 3, 4, 5]);
+    let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a * b).collect();
+    assert_eq!(
+        product.storage().to_vec(gpu.default_stream()).unwrap(),
+        expected
+    );
+    blob.gpu_data_view_mut().unwrap().add_scalar_(1.0).unwrap();
+    let blob = blob.into_cpu_data().unwrap();
+    let plus_one: Vec<f32> = data.iter().map(|a| a + 1.0).collect();
+    assert_eq!(blob.cpu_data(), &plus_one[..]);
+}

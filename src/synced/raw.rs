@@ -142,6 +142,15 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
         self.device.as_mut()
     }
 
+    /// The device copy, mutably, beside the device it lives on (a borrow of each field).
+    /// Only for states holding a device copy, which implies a device (invariant 6).
+    pub(crate) fn device_mut_and_accel(&mut self) -> (&mut A::Buf<T>, &A) {
+        match (&mut self.device, &self.accel) {
+            (Some(d), Some(a)) => (d, a),
+            _ => unreachable!("invariant 6: a device copy implies a device"),
+        }
+    }
+
     /// Replaces the device buffer (adoption); returns the old one.
     pub(crate) fn replace_device(&mut self, buf: A::Buf<T>) -> Option<A::Buf<T>> {
         self.device.replace(buf)

@@ -21,6 +21,7 @@ mod gpu_reduce;
 mod math;
 mod shape;
 mod side;
+mod views;
 
 pub use dyn_blob::{DynBlob, SideState};
 pub use math::{BlobElement, MathPlace, MathSide, UpdateWith};
