@@ -321,6 +321,36 @@ pub enum StateError {
         /// The state it is in.
         actual: &'static str,
     },
+    /// A GPU-side transition was asked of memory created without a GPU.
+    #[error("{op}: this memory is not tied to a GPU; create it with `with_gpu(&gpu, ..)` to use the GPU side")]
+    NoGpu {
+        /// The operation.
+        op: &'static str,
+    },
+    /// A transition was asked of memory whose asynchronous push may still be running.
+    #[error("{op}: an asynchronous push is in flight; call `wait()` first")]
+    PushInFlight {
+        /// The operation.
+        op: &'static str,
+    },
+    /// Shared (frozen) memory was asked back for exclusive use while other holders remain.
+    #[error("{op}: the memory is still shared by {holders} other holder(s); drop them first")]
+    StillShared {
+        /// The operation.
+        op: &'static str,
+        /// Other holders alive.
+        holders: usize,
+    },
+    /// A reshape in place was asked to grow past the capacity allocated.
+    #[error("{op}: {requested} elements exceed the capacity of {capacity}; use `reshape` (which reallocates) instead")]
+    ExceedsCapacity {
+        /// The operation.
+        op: &'static str,
+        /// Elements asked for.
+        requested: usize,
+        /// Elements allocated.
+        capacity: usize,
+    },
     /// An erased blob holds another element type than the one asked for.
     #[error("expected element type {expected}, but the value holds {actual}")]
     WrongDType {

@@ -1,0 +1,125 @@
+//! Tensor views of a blob's data and diff, for the pointwise ops: each side, on the CPU or
+//! the GPU, borrowed where its state allows (reads where the side is current, writes where it
+//! is the head), shaped as the blob.
+//!
+//! GPU views run their ops on the GPU's default stream (the `Gpu` backend's); a blob made with
+//! another stream must order that stream with it.
+
+use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
+use crate::device::Cpu;
+use crate::element::Element;
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::layout::Layout;
+use crate::synced::accel::GpuAccel;
+use crate::synced::host::OwnedHost;
+use crate::synced::raw::RawSynced;
+use crate::synced::state::{CpuReadable, CpuWritable, GpuReadable, GpuWritable};
+use crate::tensor::{TensorView, TensorViewMut};
+
+type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
+
+/// The GPU a GPU-side state's memory is tied to.
+fn gpu_of_raw<T: Element>(raw: &Raw<T>) -> &Gpu {
+    match raw.accel() {
+        Some(a) => a.gpu(),
+        None => unreachable!("a GPU-side state implies a GPU"),
+    }
+}
+
+impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
+    /// The blob's shape as a contiguous layout over the first `count()` elements (Caffe's
+    /// empty blob, no axes and no elements, is viewed as shape `[0]`).
+    fn layout(&self) -> Result<Layout, Error> {
+        let dims = self.shape.dims();
+        Ok(if self.count() == 0 && dims.is_empty() {
+            Layout::contiguous(&[0])?
+        } else {
+            Layout::contiguous(dims)?
+        })
+    }
+
+    /// The data as a CPU tensor view of the blob's shape.
+    pub fn cpu_data_view(&self) -> Result<TensorView<'_, T, Cpu>, Error>
+    where
+        D::Base: CpuReadable,
+    {
+        TensorView::new(
+            cpu_prefix(D::raw(&self.data), self.count()),
+            self.layout()?,
+            &Cpu,
+        )
+    }
+
+    /// The diff as a CPU tensor view of the blob's shape.
+    pub fn cpu_diff_view(&self) -> Result<TensorView<'_, T, Cpu>, Error>
+    where
+        G::Base: CpuReadable,
+    {
+        TensorView::new(
+            cpu_prefix(G::raw(&self.diff), self.count()),
+            self.layout()?,
+            &Cpu,
+        )
+    }
+
+    /// The data as a writable CPU tensor view (the CPU side must be the head).
+    pub fn cpu_data_view_mut(&mut self) -> Result<TensorViewMut<'_, T, Cpu>, Error>
+    where
+        D: OwnedSide,
+        D::Base: CpuWritable,
+    {
+        let layout = self.layout()?;
+        TensorViewMut::new(self.cpu_data_mut(), layout, &Cpu)
+    }
+
+    /// The diff as a writable CPU tensor view (the CPU side must be the head).
+    pub fn cpu_diff_view_mut(&mut self) -> Result<TensorViewMut<'_, T, Cpu>, Error>
+    where
+        G: OwnedSide,
+        G::Base: CpuWritable,
+    {
+        let layout = self.layout()?;
+        TensorViewMut::new(self.cpu_diff_mut(), layout, &Cpu)
+    }
+
+    /// The data as a GPU tensor view of the blob's shape.
+    pub fn gpu_data_view(&self) -> Result<TensorView<'_, T, Gpu>, Error>
+    where
+        D::Base: GpuReadable,
+    {
+        let raw = D::raw(&self.data);
+        TensorView::new(gpu_of(raw), self.layout()?, gpu_of_raw(raw))
+    }
+
+    /// The diff as a GPU tensor view of the blob's shape.
+    pub fn gpu_diff_view(&self) -> Result<TensorView<'_, T, Gpu>, Error>
+    where
+        G::Base: GpuReadable,
+    {
+        let raw = G::raw(&self.diff);
+        TensorView::new(gpu_of(raw), self.layout()?, gpu_of_raw(raw))
+    }
+
+    /// The data as a writable GPU tensor view (the GPU side must be the head).
+    pub fn gpu_data_view_mut(&mut self) -> Result<TensorViewMut<'_, T, Gpu>, Error>
+    where
+        D: OwnedSide,
+        D::Base: GpuWritable,
+    {
+        let layout = self.layout()?;
+        let (storage, accel) = D::owned_mut(&mut self.data).raw.device_mut_and_accel();
+        TensorViewMut::new(storage, layout, accel.gpu())
+    }
+
+    /// The diff as a writable GPU tensor view (the GPU side must be the head).
+    pub fn gpu_diff_view_mut(&mut self) -> Result<TensorViewMut<'_, T, Gpu>, Error>
+    where
+        G: OwnedSide,
+        G::Base: GpuWritable,
+    {
+        let layout = self.layout()?;
+        let (storage, accel) = G::owned_mut(&mut self.diff).raw.device_mut_and_accel();
+        TensorViewMut::new(storage, layout, accel.gpu())
+    }
+}

@@ -1,0 +1,556 @@
+//! Caffe's `test_blob.cpp` (BlobSimpleTest and BlobMathTest) on the typed `Blob`, plus
+//! capacity, sharing and erasure. GPU tests print a line and return when no GPU is present.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use typestate_tensor::error::{Error, LayoutError, StateError};
+use typestate_tensor::synced::{
+    Blob, BlobShape, DynBlob, Frozen, Head, HeadAtCpu, Reshaped, SideState, Synced, Uninitialized,
+};
+
+fn random_nonzero(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let v: f32 = rng.gen_range(0.25..3.0);
+            if rng.gen_bool(0.5) {
+                v
+            } else {
+                -v
+            }
+        })
+        .collect()
+}
+
+// ---- BlobSimpleTest ---------------------------------------------------------------------
+
+#[test]
+fn initialization() {
+    let blob = Blob::<f32, Uninitialized>::empty();
+    assert_eq!(blob.num_axes(), 0);
+    assert_eq!(blob.count(), 0);
+    let preshaped = Blob::<f32, Uninitialized>::legacy(2, 3, 4, 5).unwrap();
+    let s = preshaped.shape();
+    assert_eq!(
+        [s.num(), s.channels(), s.height(), s.width()],
+        [Ok(2), Ok(3), Ok(4), Ok(5)]
+    );
+    assert_eq!(preshaped.count(), 120);
+    assert_eq!(preshaped.data_head(), Head::Uninitialized);
+    assert_eq!(preshaped.diff_head(), Head::Uninitialized);
+    assert_eq!(
+        preshaped.data_stats().host_allocs,
+        0,
+        "lazy: nothing allocated"
+    );
+}
+
+#[test]
+fn pointers_cpu() {
+    // Caffe's TestPointersCPUGPU, CPU half: every accessor yields count() elements.
+    let blob = Blob::<f32, Uninitialized>::legacy(2, 3, 4, 5).unwrap();
+    let blob = blob.into_cpu_data().unwrap().into_cpu_diff().unwrap();
+    assert_eq!(blob.cpu_data(), &[0.0; 120][..]);
+    assert_eq!(blob.cpu_diff(), &[0.0; 120][..]);
+    let mut blob = blob
+        .into_cpu_data_mut()
+        .unwrap()
+        .into_cpu_diff_mut()
+        .unwrap();
+    assert_eq!(blob.cpu_data_mut().len(), 120);
+    assert_eq!(blob.cpu_diff_mut().len(), 120);
+}
+
+#[test]
+fn reshape() {
+    let blob = Blob::<f32, Uninitialized>::empty();
+    let blob = blob.reshape(&[2, 3, 4, 5]).unwrap().into_blob();
+    let s = blob.shape();
+    assert_eq!(
+        [s.num(), s.channels(), s.height(), s.width()],
+        [Ok(2), Ok(3), Ok(4), Ok(5)]
+    );
+    assert_eq!(blob.count(), 120);
+}
+
+#[test]
+fn reshape_zero() {
+    let blob = Blob::<f32, Uninitialized>::empty();
+    let blob = blob.reshape(&[0, 5]).unwrap().into_blob();
+    assert_eq!(blob.count(), 0);
+    assert_eq!(blob.shape().dims(), &[0, 5]);
+}
+
+#[test]
+fn legacy_blob_proto_shape_equals() {
+    // (3 x 2) blob == (1 x 1 x 3 x 2) legacy blob, != (0 x 1 x 3 x 2), != (3 x 1 x 3 x 2).
+    let s = BlobShape::new(&[3, 2]).unwrap();
+    assert!(s.shape_equals_legacy(1, 1, 3, 2));
+    assert!(!s.shape_equals_legacy(0, 1, 3, 2));
+    assert!(!s.shape_equals_legacy(3, 1, 3, 2));
+    // (1 x 3 x 2) blob == (1 x 1 x 3 x 2) legacy blob, != (2 x 1 x 3 x 2).
+    let s = BlobShape::new(&[1, 3, 2]).unwrap();
+    assert!(s.shape_equals_legacy(1, 1, 3, 2));
+    assert!(!s.shape_equals_legacy(2, 1, 3, 2));
+    // (2 x 3 x 2) blob != (1 x 1 x 3 x 2) legacy blob.
+    let s = BlobShape::new(&[2, 3, 2]).unwrap();
+    assert!(!s.shape_equals_legacy(1, 1, 3, 2));
+    // More than 4 axes never equals a legacy shape.
+    assert!(!BlobShape::new(&[1, 1, 1, 3, 2])
+        .unwrap()
+        .shape_equals_legacy(1, 1, 3, 2));
+}
+
+#[test]
+fn too_many_axes_is_an_error() {
+    let err = Blob::<f32, Uninitialized>::new(&[1; 33]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::RankTooLarge { max: 32, .. })
+        ),
+        "{err}"
+    );
+    assert!(Blob::<f32, Uninitialized>::new(&[1; 32]).is_ok());
+}
+
+// ---- Capacity (Caffe's capacity_ rule) ------------------------------------------------
+
+#[test]
+fn reshape_within_capacity_keeps_memory_state_and_data() {
+    let data = random_nonzero(24, 1);
+    let blob = Blob::from_vec(&[2, 3, 4], data.clone()).unwrap();
+    assert_eq!(blob.data_head(), Head::HeadAtCpu);
+    let blob = match blob.reshape(&[4, 5]).unwrap() {
+        Reshaped::InPlace(b) => b,
+        Reshaped::Reallocated(_) => panic!("20 <= 24 must not reallocate"),
+    };
+    assert_eq!(blob.count(), 20);
+    assert_eq!(blob.capacity(), 24);
+    assert_eq!(blob.cpu_data(), &data[..20]);
+    // Growing back up to the capacity is still in place.
+    let mut blob = match blob.reshape(&[24]).unwrap() {
+        Reshaped::InPlace(b) => b,
+        Reshaped::Reallocated(_) => panic!("24 <= 24 must not reallocate"),
+    };
+    assert_eq!(blob.cpu_data(), &data[..]);
+    blob.reshape_in_place(&[2, 2, 2]).unwrap();
+    assert_eq!(blob.cpu_data(), &data[..8]);
+    let err = blob.reshape_in_place(&[25]).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::State(StateError::ExceedsCapacity {
+            requested: 25,
+            capacity: 24,
+            ..
+        })
+    ));
+    assert_eq!(blob.count(), 8, "a failed reshape changes nothing");
+}
+
+#[test]
+fn reshape_past_capacity_reallocates_uninitialized() {
+    let blob = Blob::from_vec(&[2, 3], random_nonzero(6, 2)).unwrap();
+    match blob.reshape(&[7]).unwrap() {
+        Reshaped::Reallocated(b) => {
+            assert_eq!(b.count(), 7);
+            assert_eq!(b.capacity(), 7);
+            assert_eq!(b.data_head(), Head::Uninitialized);
+            let b = b.into_cpu_data().unwrap();
+            assert_eq!(b.cpu_data(), &[0.0; 7], "new memory is zero-filled");
+        }
+        Reshaped::InPlace(_) => panic!("7 > 6 must reallocate"),
+    }
+}
+
+#[test]
+fn from_vec_checks_the_count_and_hands_the_data_back() {
+    let err = Blob::from_vec(&[2, 3], vec![1.0f32; 5]).unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::Layout(LayoutError::ShapeMismatch { .. })
+    ));
+    assert_eq!(err.into_inner(), vec![1.0; 5]);
+}
+
+// ---- Sharing (Caffe ShareData / ShareDiff) ---------------------------------------------
+
+#[test]
+fn shared_data_is_read_only_until_thawed() {
+    let data = random_nonzero(6, 3);
+    let a = Blob::from_vec(&[2, 3], data.clone()).unwrap();
+    let a: Blob<f32, Frozen<HeadAtCpu>, Uninitialized> = a.freeze_data();
+    let b = Blob::<f32, Uninitialized>::new(&[3, 2]).unwrap();
+    let b = b.with_shared_data(a.shared_data()).unwrap();
+    assert_eq!(b.cpu_data(), &data[..], "b reads a's data");
+    assert_eq!(a.shared_data().holders(), 3);
+
+    // Thawing while b still shares the memory hands a back.
+    let err = a.thaw_data().unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::State(StateError::StillShared { holders: 1, .. })
+    ));
+    let a = err.into_inner();
+    drop(b);
+    let mut a = a.thaw_data().unwrap();
+    a.cpu_data_mut()[0] = 42.0;
+    assert_eq!(a.cpu_data()[0], 42.0);
+}
+
+#[test]
+fn sharing_checks_the_count() {
+    let a = Blob::from_vec(&[4], random_nonzero(4, 4))
+        .unwrap()
+        .freeze_data();
+    let b = Blob::<f32, Uninitialized>::new(&[5]).unwrap();
+    let err = b.with_shared_data(a.shared_data()).unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::Layout(LayoutError::ShapeMismatch { .. })
+    ));
+    assert_eq!(err.into_inner().count(), 5);
+}
+
+#[test]
+fn shared_diff_too() {
+    let blob = Blob::<f32, Uninitialized>::new(&[3]).unwrap();
+    let mut blob = blob.into_cpu_diff_mut().unwrap();
+    let diff = random_nonzero(3, 5);
+    blob.cpu_diff_mut().copy_from_slice(&diff);
+    let blob = blob.freeze_diff();
+    let other = Blob::<f32, Uninitialized>::new(&[3])
+        .unwrap()
+        .with_shared_diff(blob.shared_diff())
+        .unwrap();
+    assert_eq!(other.cpu_diff(), &diff[..]);
+}
+
+// ---- Erasure ---------------------------------------------------------------------------
+
+#[test]
+fn dyn_blobs_convert_back_only_to_their_states() {
+    let net: Vec<DynBlob<f32>> = vec![
+        Blob::<f32, Uninitialized>::new(&[2]).unwrap().erase(),
+        Blob::from_vec(&[2], vec![1.5, -2.0]).unwrap().erase(),
+        Blob::from_vec(&[2], vec![3.0, 4.0])
+            .unwrap()
+            .freeze_data()
+            .erase(),
+    ];
+    let states: Vec<(SideState, SideState)> = net
+        .iter()
+        .map(|b| (b.data_state(), b.diff_state()))
+        .collect();
+    let st = |head, frozen| SideState { head, frozen };
+    assert_eq!(
+        states,
+        [
+            (
+                st(Head::Uninitialized, false),
+                st(Head::Uninitialized, false)
+            ),
+            (st(Head::HeadAtCpu, false), st(Head::Uninitialized, false)),
+            (st(Head::HeadAtCpu, true), st(Head::Uninitialized, false)),
+        ]
+    );
+    let mut it = net.into_iter();
+    let _uninit: Blob<f32, Uninitialized> = it.next().unwrap().try_into_blob().unwrap();
+
+    let err = it
+        .next()
+        .unwrap()
+        .try_into_blob::<Synced, Uninitialized>()
+        .unwrap_err();
+    match &err.error {
+        Error::State(StateError::WrongState { expected, actual }) => {
+            assert_eq!((*expected, *actual), ("Synced", "HeadAtCpu"));
+        }
+        e => panic!("unexpected {e}"),
+    }
+    let back: Blob<f32, HeadAtCpu, Uninitialized> = err.into_inner().try_into_blob().unwrap();
+    assert_eq!(back.cpu_data(), &[1.5, -2.0]);
+
+    let frozen = it.next().unwrap();
+    let err = frozen
+        .try_into_blob::<HeadAtCpu, Uninitialized>()
+        .unwrap_err();
+    match &err.error {
+        Error::State(StateError::WrongState { expected, actual }) => {
+            assert_eq!((*expected, *actual), ("HeadAtCpu", "Frozen<HeadAtCpu>"));
+        }
+        e => panic!("unexpected {e}"),
+    }
+    let back: Blob<f32, Frozen<HeadAtCpu>, Uninitialized> =
+        err.into_inner().try_into_blob().unwrap();
+    assert_eq!(back.cpu_data(), &[3.0, 4.0]);
+}
+
+// ---- BlobMathTest: asum, sumsq, scale, update on the CPU and the GPU -------------------
+
+use typestate_tensor::gpu::Gpu;
+use typestate_tensor::synced::{BlobElement, HeadAtGpu};
+use typestate_tensor::Element;
+
+/// Caffe's tolerance for blob math, relative to the expected value.
+const EPSILON: f64 = 1e-6;
+
+fn assert_near(expected: f64, got: f64, what: &str) {
+    let tol = EPSILON * expected.abs().max(1.0);
+    assert!(
+        (expected - got).abs() <= tol,
+        "{what}: expected {expected}, got {got}"
+    );
+}
+
+/// Random values in ±[0.25, 3] (Caffe fills uniformly in [-3, 3]; no zeros here).
+fn filler<T: BlobElement>(n: usize, seed: u64) -> Vec<T> {
+    random_nonzero(n, seed)
+        .into_iter()
+        .map(|v| T::from_f64(f64::from(v)))
+        .collect()
+}
+
+fn asum64<T: BlobElement>(x: &[T]) -> f64 {
+    x.iter().map(|&v| v.to_f64().abs()).sum()
+}
+
+fn sumsq64<T: BlobElement>(x: &[T]) -> f64 {
+    x.iter().map(|&v| v.to_f64() * v.to_f64()).sum()
+}
+
+fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    if !Gpu::available() {
+        println!("{test}: skipped, no CUDA driver or GPU on this machine");
+        return None;
+    }
+    Some(Gpu::new(0).expect("GPU 0 opens when one is available"))
+}
+
+/// A 2x3x4x5 blob (Caffe's BlobMathTest shape) with random data and diff = 7 * data, both
+/// written on the CPU; on `gpu` when given.
+fn filled<T: BlobElement>(gpu: Option<&Gpu>, seed: u64) -> (Blob<T, HeadAtCpu>, Vec<T>, Vec<T>) {
+    let shape = [2, 3, 4, 5];
+    let blob = match gpu {
+        Some(g) => Blob::<T, Uninitialized>::with_gpu(g, &shape).unwrap(),
+        None => Blob::<T, Uninitialized>::new(&shape).unwrap(),
+    };
+    // Uninitialized blobs have zero sums, and computing them allocates nothing.
+    assert_eq!(blob.asum_data().unwrap(), T::ZERO);
+    assert_eq!(blob.sumsq_diff().unwrap(), T::ZERO);
+    assert_eq!(
+        blob.data_stats().host_allocs + blob.data_stats().device_allocs,
+        0
+    );
+    let data = filler::<T>(120, seed);
+    let diff: Vec<T> = data
+        .iter()
+        .map(|&v| T::from_f64(v.to_f64() * 7.0))
+        .collect();
+    let mut blob = blob
+        .into_cpu_data_mut()
+        .unwrap()
+        .into_cpu_diff_mut()
+        .unwrap();
+    blob.cpu_data_mut().copy_from_slice(&data);
+    blob.cpu_diff_mut().copy_from_slice(&diff);
+    (blob, data, diff)
+}
+
+fn check_sums<T: BlobElement, D, G>(blob: &Blob<T, D, G>, data: &[T], diff: &[T], what: &str)
+where
+    D: typestate_tensor::synced::BlobSide,
+    G: typestate_tensor::synced::BlobSide,
+    D::Base: typestate_tensor::synced::MathSide,
+    G::Base: typestate_tensor::synced::MathSide,
+{
+    assert_near(
+        asum64(data),
+        blob.asum_data().unwrap().to_f64(),
+        &format!("{what} asum_data"),
+    );
+    assert_near(
+        asum64(diff),
+        blob.asum_diff().unwrap().to_f64(),
+        &format!("{what} asum_diff"),
+    );
+    assert_near(
+        sumsq64(data),
+        blob.sumsq_data().unwrap().to_f64(),
+        &format!("{what} sumsq_data"),
+    );
+    assert_near(
+        sumsq64(diff),
+        blob.sumsq_diff().unwrap().to_f64(),
+        &format!("{what} sumsq_diff"),
+    );
+}
+
+fn scaled<T: BlobElement>(x: &[T], factor: f64) -> Vec<T> {
+    x.iter()
+        .map(|&v| T::from_f64(v.to_f64() * factor))
+        .collect()
+}
+
+fn math_on_cpu<T: BlobElement>(seed: u64) {
+    let (blob, data, diff) = filled::<T>(None, seed);
+    check_sums(&blob, &data, &diff, "cpu");
+    // scale_data(3), then scale_diff(3): values and sums against the f64 reference.
+    let blob = blob.scale_data(T::from_f64(3.0)).unwrap();
+    let data3 = scaled(&data, 3.0);
+    assert_eq!(blob.cpu_data(), &data3[..]);
+    let blob: Blob<T, HeadAtCpu> = blob.scale_diff(T::from_f64(3.0)).unwrap();
+    let diff3 = scaled(&diff, 3.0);
+    assert_eq!(blob.cpu_diff(), &diff3[..]);
+    check_sums(&blob, &data3, &diff3, "cpu scaled");
+    // update: data -= diff.
+    let blob: Blob<T, HeadAtCpu> = blob.update().unwrap();
+    let expected: Vec<T> = data3.iter().zip(&diff3).map(|(&a, &b)| a - b).collect();
+    assert_eq!(blob.cpu_data(), &expected[..]);
+    assert_eq!(blob.data_stats().copies() + blob.diff_stats().copies(), 0);
+}
+
+#[test]
+fn math_cpu_f32() {
+    math_on_cpu::<f32>(40);
+}
+
+#[test]
+fn math_cpu_f64() {
+    math_on_cpu::<f64>(41);
+}
+
+#[test]
+fn scale_of_uninitialized_does_nothing() {
+    let blob = Blob::<f32, Uninitialized>::new(&[4]).unwrap();
+    let blob: Blob<f32, Uninitialized> = blob.scale_data(2.0).unwrap().scale_diff(3.0).unwrap();
+    assert_eq!(blob.data_stats().host_allocs, 0);
+}
+
+fn math_on_gpu<T: BlobElement>(gpu: &Gpu, seed: u64) {
+    let (blob, data, diff) = filled::<T>(Some(gpu), seed);
+    let stream = blob.stream().unwrap().clone();
+    // Move both heads to the GPU, so the math runs there (Caffe's mutable_gpu_data()).
+    let blob: Blob<T, HeadAtGpu> = blob
+        .into_gpu_data_mut()
+        .unwrap()
+        .into_gpu_diff_mut()
+        .unwrap();
+    check_sums(&blob, &data, &diff, "gpu");
+    let blob = blob.scale_data(T::from_f64(3.0)).unwrap();
+    let blob: Blob<T, HeadAtGpu> = blob.scale_diff(T::from_f64(3.0)).unwrap();
+    let (data3, diff3) = (scaled(&data, 3.0), scaled(&diff, 3.0));
+    assert_eq!(blob.gpu_data().to_vec(&stream).unwrap(), data3);
+    assert_eq!(blob.gpu_diff().to_vec(&stream).unwrap(), diff3);
+    check_sums(&blob, &data3, &diff3, "gpu scaled");
+    let blob: Blob<T, HeadAtGpu> = blob.update().unwrap();
+    let expected: Vec<T> = data3.iter().zip(&diff3).map(|(&a, &b)| a - b).collect();
+    let blob = blob.into_cpu_data().unwrap();
+    assert_eq!(blob.cpu_data(), &expected[..]);
+    // One upload per side, one download of the data at the end: the math made no copies.
+    assert_eq!(blob.data_stats().h2d_copies, 1);
+    assert_eq!(blob.data_stats().d2h_copies, 1);
+    assert_eq!(blob.diff_stats().copies(), 1);
+}
+
+#[test]
+fn math_gpu_f32() {
+    if let Some(gpu) = gpu_or_skip("math_gpu_f32") {
+        math_on_gpu::<f32>(&gpu, 42);
+    }
+}
+
+#[test]
+fn math_gpu_f64() {
+    if let Some(gpu) = gpu_or_skip("math_gpu_f64") {
+        math_on_gpu::<f64>(&gpu, 43);
+    }
+}
+
+#[test]
+fn math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head() {
+    let Some(gpu) = gpu_or_skip("math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head")
+    else {
+        return;
+    };
+    let (blob, data, diff) = filled::<f32>(Some(&gpu), 44);
+    let blob: Blob<f32, Synced> = blob.into_gpu_data().unwrap().into_gpu_diff().unwrap();
+    check_sums(&blob, &data, &diff, "synced");
+    let blob: Blob<f32, HeadAtGpu, Synced> = blob.scale_data(0.5).unwrap();
+    let blob = blob.into_cpu_data().unwrap();
+    assert_eq!(blob.cpu_data(), &scaled(&data, 0.5)[..]);
+    let s = blob.data_stats();
+    assert_eq!(
+        (s.h2d_copies, s.d2h_copies),
+        (1, 1),
+        "the scale ran on the GPU copy"
+    );
+}
+
+#[test]
+fn large_gpu_sums_match_the_reference() {
+    let Some(gpu) = gpu_or_skip("large_gpu_sums_match_the_reference") else {
+        return;
+    };
+    // More elements than one grid pass covers, and not a multiple of the block size.
+    let n = 1024 * 256 * 3 + 17;
+    let data = filler::<f32>(n, 45);
+    let blob = Blob::<f32, Uninitialized>::with_gpu(&gpu, &[n]).unwrap();
+    let mut blob = blob.into_cpu_data_mut().unwrap();
+    blob.cpu_data_mut().copy_from_slice(&data);
+    let blob = blob.into_gpu_data_mut().unwrap();
+    assert_near(asum64(&data), blob.asum_data().unwrap().to_f64(), "asum");
+    assert_near(sumsq64(&data), blob.sumsq_data().unwrap().to_f64(), "sumsq");
+}
+
+// ---- Tensor views of either side ------------------------------------------------------
+
+#[test]
+fn cpu_views_feed_the_pointwise_ops() {
+    let (mut blob, data, diff) = filled::<f32>(None, 50);
+    let view = blob.cpu_data_view().unwrap();
+    assert_eq!(view.shape(), &[2, 3, 4, 5]);
+    let sum = (&view + &blob.cpu_diff_view().unwrap()).unwrap();
+    let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a + b).collect();
+    assert_eq!(sum.to_vec(), expected);
+    // A writable view writes the blob's own data.
+    blob.cpu_data_view_mut().unwrap().mul_scalar_(2.0).unwrap();
+    assert_eq!(blob.cpu_data(), &scaled(&data, 2.0)[..]);
+    blob.cpu_diff_view_mut().unwrap().fill_(0.5).unwrap();
+    assert_eq!(blob.cpu_diff(), &[0.5; 120][..]);
+}
+
+#[test]
+fn views_cover_count_not_capacity() {
+    let blob = Blob::from_vec(&[6], random_nonzero(6, 51)).unwrap();
+    let Reshaped::InPlace(blob) = blob.reshape(&[2, 2]).unwrap() else {
+        panic!("4 <= 6 reshapes in place");
+    };
+    let view = blob.cpu_data_view().unwrap();
+    assert_eq!(view.shape(), &[2, 2]);
+    assert_eq!(view.to_vec(), &blob.cpu_data()[..4]);
+}
+
+#[test]
+fn gpu_views_feed_the_pointwise_kernels() {
+    let Some(gpu) = gpu_or_skip("gpu_views_feed_the_pointwise_kernels") else {
+        return;
+    };
+    let (blob, data, diff) = filled::<f32>(Some(&gpu), 52);
+    let mut blob: Blob<f32, HeadAtGpu> = blob
+        .into_gpu_data_mut()
+        .unwrap()
+        .into_gpu_diff_mut()
+        .unwrap();
+    let product = (&blob.gpu_data_view().unwrap() * &blob.gpu_diff_view().unwrap()).unwrap();
+    assert_eq!(product.shape(), &[2, 3, 4, 5]);
+    let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a * b).collect();
+    assert_eq!(
+        product.storage().to_vec(gpu.default_stream()).unwrap(),
+        expected
+    );
+    blob.gpu_data_view_mut().unwrap().add_scalar_(1.0).unwrap();
+    let blob = blob.into_cpu_data().unwrap();
+    let plus_one: Vec<f32> = data.iter().map(|a| a + 1.0).collect();
+    assert_eq!(blob.cpu_data(), &plus_one[..]);
+}
