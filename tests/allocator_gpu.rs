@@ -2,18 +2,16 @@
 //! over `cuMemAlloc` device memory, the caching host allocator over pinned host memory, with
 //! real CUDA streams and events. Skips with a printed line when no GPU is present.
 //!
-//! The suites expect an event to stay incomplete until the test says its stream is done
-//! (`suite_complete`), as `HostMemorySource` does. Idle CUDA streams would complete every
-//! event at once, so each test stream is *gated*: a host function queued on it
-//! (`cuLaunchHostFunc`) blocks until the gate opens, and every event recorded behind it stays
-//! incomplete until then. `suite_complete` opens the gate, waits for the stream and queues a
-//! new gate; `synchronize` (which the allocators call before returning memory to the driver)
-//! opens every gate first, so nothing can deadlock.
+//! The suites name streams by small numbers; [`RealStreams`] maps each to a CUDA stream it
+//! owns, records real events there, and completes a stream by synchronizing it. The suites
+//! inspect block states right after a free (before the allocator polls any event), so idle
+//! streams, whose events complete at once, check the same rules as the simulated ones.
+//! (Blocking streams with host callbacks to hold events was tried and dropped: `cuMemFree`
+//! synchronizes the device, and the driver may serialize host callbacks, so gates deadlock.)
 
 mod common;
 
-use std::ffi::c_void;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
 use common::{SuiteSource, MIB};
 use typestate_tensor::gpu::{DeviceMemorySource, Event, Gpu, PinnedHostSource, Stream};
@@ -26,37 +24,6 @@ fn gpu_available() -> bool {
     Gpu::available()
 }
 
-/// Opens once its generation reaches the number a blocker waits for.
-#[derive(Default)]
-struct Gate {
-    opened: Mutex<u64>,
-    changed: Condvar,
-}
-
-/// What a queued blocker owns: its gate and the generation it waits for.
-struct Blocker {
-    gate: Arc<Gate>,
-    until: u64,
-}
-
-unsafe extern "C" fn wait_for_gate(arg: *mut c_void) {
-    // SAFETY: `arg` is the `Box<Blocker>` leaked by `Gated::arm`, handed to exactly one
-    // callback, which takes it back here once.
-    let blocker = unsafe { Box::from_raw(arg.cast::<Blocker>()) };
-    let mut opened = blocker
-        .gate
-        .opened
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    while *opened < blocker.until {
-        opened = blocker
-            .gate
-            .changed
-            .wait(opened)
-            .unwrap_or_else(|e| e.into_inner());
-    }
-}
-
 /// How the suite reaches the memory a source hands out.
 #[derive(Clone, Copy)]
 enum Access {
@@ -64,75 +31,33 @@ enum Access {
     Host,
 }
 
-/// A real memory source whose test streams hold their events until the suite completes them.
-struct Gated<S> {
+/// A real memory source whose stream numbers name real CUDA streams.
+struct RealStreams<S> {
     inner: S,
     access: Access,
-    streams: Vec<(Stream, Arc<Gate>)>,
+    streams: Vec<Stream>,
     gpu: Gpu,
 }
 
-impl<S: MemorySource<Event = Event>> Gated<S> {
-    fn new(gpu: &Gpu, inner: S, access: Access) -> Gated<S> {
+impl<S: MemorySource<Event = Event>> RealStreams<S> {
+    fn new(gpu: &Gpu, inner: S, access: Access) -> RealStreams<S> {
         let streams = (0..STREAMS)
-            .map(|_| (gpu.new_stream().expect("new stream"), Arc::default()))
+            .map(|_| gpu.new_stream().expect("new stream"))
             .collect();
-        let gated = Gated {
+        RealStreams {
             inner,
             access,
             streams,
             gpu: gpu.clone(),
-        };
-        for k in 0..STREAMS {
-            gated.arm(k);
         }
-        gated
     }
 
-    fn stream(&self, id: StreamId) -> &(Stream, Arc<Gate>) {
+    fn stream(&self, id: StreamId) -> &Stream {
         &self.streams[usize::try_from(id.0).expect("small stream id") % STREAMS]
     }
-
-    /// Queues a blocker on stream `k` that waits for the gate's next generation.
-    fn arm(&self, k: usize) {
-        let (stream, gate) = &self.streams[k];
-        let until = *gate.opened.lock().unwrap() + 1;
-        let blocker = Box::into_raw(Box::new(Blocker {
-            gate: Arc::clone(gate),
-            until,
-        }));
-        // SAFETY: the stream handle is live (owned by `self.streams`); the callback only
-        // waits on a condvar (it calls no CUDA API, as cuLaunchHostFunc requires) and owns
-        // the leaked box it receives.
-        let result = unsafe {
-            cudarc::driver::result::stream::launch_host_function(
-                stream.id().0 as cudarc::driver::sys::CUstream,
-                wait_for_gate,
-                blocker.cast::<c_void>(),
-            )
-        };
-        result.expect("cuLaunchHostFunc");
-    }
-
-    fn open(&self, k: usize) {
-        let (stream, gate) = &self.streams[k];
-        *gate.opened.lock().unwrap() += 1;
-        gate.changed.notify_all();
-        stream.synchronize().expect("stream synchronize");
-    }
 }
 
-impl<S> Drop for Gated<S> {
-    fn drop(&mut self) {
-        for (stream, gate) in &self.streams {
-            *gate.opened.lock().unwrap_or_else(|e| e.into_inner()) = u64::MAX;
-            gate.changed.notify_all();
-            let _ = stream.synchronize();
-        }
-    }
-}
-
-impl<S: MemorySource<Event = Event>> MemorySource for Gated<S> {
+impl<S: MemorySource<Event = Event>> MemorySource for RealStreams<S> {
     type Event = Event;
 
     fn name(&self) -> String {
@@ -149,7 +74,7 @@ impl<S: MemorySource<Event = Event>> MemorySource for Gated<S> {
     }
 
     fn record_event(&self, stream: StreamId) -> Result<Event, SourceError> {
-        self.inner.record_event(self.stream(stream).0.id())
+        self.inner.record_event(self.stream(stream).id())
     }
 
     fn event_completed(&self, event: &Event) -> Result<bool, SourceError> {
@@ -157,14 +82,7 @@ impl<S: MemorySource<Event = Event>> MemorySource for Gated<S> {
     }
 
     fn synchronize(&self) -> Result<(), SourceError> {
-        for k in 0..STREAMS {
-            self.open(k);
-        }
-        let done = self.inner.synchronize();
-        for k in 0..STREAMS {
-            self.arm(k);
-        }
-        done
+        self.inner.synchronize()
     }
 
     fn mem_info(&self) -> Option<(usize, usize)> {
@@ -172,7 +90,7 @@ impl<S: MemorySource<Event = Event>> MemorySource for Gated<S> {
     }
 }
 
-impl<S: MemorySource<Event = Event>> SuiteSource for Gated<S> {
+impl<S: MemorySource<Event = Event>> SuiteSource for RealStreams<S> {
     fn suite_write(&self, addr: u64, data: &[u8]) {
         match self.access {
             Access::Device => {
@@ -208,9 +126,7 @@ impl<S: MemorySource<Event = Event>> SuiteSource for Gated<S> {
     }
 
     fn suite_complete(&self, stream: StreamId) {
-        let k = usize::try_from(stream.0).expect("small stream id") % STREAMS;
-        self.open(k);
-        self.arm(k);
+        self.stream(stream).synchronize().expect("stream synchronize");
     }
 
     fn suite_live(&self) -> Option<(usize, usize)> {
@@ -226,14 +142,14 @@ fn gpu() -> Gpu {
     Gpu::new(0).expect("a GPU is present")
 }
 
-fn device_source() -> Gated<DeviceMemorySource> {
+fn device_source() -> RealStreams<DeviceMemorySource> {
     let gpu = gpu();
-    Gated::new(&gpu, gpu.device_memory_source(), Access::Device)
+    RealStreams::new(&gpu, gpu.device_memory_source(), Access::Device)
 }
 
-fn pinned_source() -> Gated<Arc<PinnedHostSource>> {
+fn pinned_source() -> RealStreams<Arc<PinnedHostSource>> {
     let gpu = gpu();
-    Gated::new(&gpu, Arc::clone(gpu.pinned_source()), Access::Host)
+    RealStreams::new(&gpu, Arc::clone(gpu.pinned_source()), Access::Host)
 }
 
 mod device_caching {

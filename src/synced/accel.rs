@@ -137,7 +137,7 @@ impl Accel for GpuAccel {
         stream: &Stream,
     ) -> Result<(), Error> {
         if let Some(pinned) = buf.as_pinned() {
-            pinned.order_after_pending(stream)?;
+            pinned.prepare_copy(stream)?;
         }
         dev.use_on("SyncedMemory::gpu_after", stream)
     }
