@@ -2,7 +2,7 @@
 //!
 //! [`Backend`] works on views of one shape; broadcasting, shape checks against the caller's
 //! request and allocation of results happen above it, in [`crate::tensor`]. The CPU engine
-//! ([`super::cpu`]) and the GPU kernels implement it.
+//! (`ops::cpu`) and the GPU kernels implement it.
 //!
 //! # Contract
 //!
