@@ -16,7 +16,7 @@
 //! `cast::<U>()` and every out-of-place op return a new row-major [`Tensor`]. To give an owned
 //! tensor a new layout without copying, use [`Tensor::set_layout`].
 //!
-//! Pointwise ops (see [`ops`](self::ops)) come in three forms on every type: out-of-place
+//! Pointwise ops (see [`ops`]) come in three forms on every type: out-of-place
 //! (`a.exp()`, `a.add(&b)`, `&a + &b`), into a destination view (`a.add_into(&b, &mut out)`),
 //! and in place on the writable types (`a.exp_()`, `a.add_(&b)`). All broadcast with NumPy's
 //! rules and return [`crate::Result`]: bad shapes are errors, never panics.
