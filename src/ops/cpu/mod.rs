@@ -82,7 +82,10 @@ fn into_new<U: Element, const N: usize>(
 /// The elements of `layout` in `data`, in row-major order (like `<[T]>::to_vec`, aborts only
 /// if the allocation fails).
 pub(crate) fn gather<T: Element>(data: &[T], layout: &Layout) -> Vec<T> {
-    let out = Layout::contiguous(layout.shape()).unwrap_or_else(|_| Layout::scalar(0));
+    let Ok(out) = Layout::contiguous(layout.shape()) else {
+        // Unreachable: the shape of a valid layout has a valid rank and element count.
+        return Vec::new();
+    };
     let c = collapse([&out, layout]);
     let tiled = runs::wants_tiles(&c);
     if tiled {
