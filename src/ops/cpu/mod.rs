@@ -115,7 +115,12 @@ impl<U> Sink<U> for NewSink<'_, U> {
     }
 }
 
-impl Backend for Cpu {
+// SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
+// `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
+// kernels or a `Vec` grown only by appending values. So every storage handed back is
+// initialised whatever the kernels do; they do also write each destination element of the
+// layout exactly once (`runs::for_each_run`) and never read a destination they write.
+unsafe impl Backend for Cpu {
     type Slice<T: Element> = [T];
 
     fn slice<T: Element>(storage: &Vec<T>) -> &[T] {
