@@ -2,7 +2,7 @@
 //!
 //! [`Backend`] works on views of one shape; broadcasting, shape checks against the caller's
 //! request and allocation of results happen above it, in [`crate::tensor`]. The CPU engine
-//! ([`super::cpu`]) and the GPU kernels implement it.
+//! (`ops::cpu`) and the GPU kernels implement it.
 //!
 //! # Contract
 //!
@@ -39,7 +39,15 @@ use super::table::Identity;
 /// [`Backend::binary`], [`Backend::ternary`]). The provided methods (copy, in-place ops,
 /// out-of-place ops into new storage) are built from those; a backend overrides them when it
 /// can do better (in place without a temporary; results without zero-filling).
-pub trait Backend: Device {
+///
+/// # Safety
+///
+/// The provided `*_new` methods hand [`Backend::alloc_uninit`] memory to `unary`, `binary`
+/// and `ternary` and then return it as initialised, so an implementation promises: when
+/// `fill`, `unary`, `binary` or `ternary` returns `Ok`, every element of the destination's
+/// layout has been written with a valid value, and the destination was not read; an
+/// overridden `*_new` method returns storage whose every element is initialised.
+pub unsafe trait Backend: Device {
     /// What a view borrows: `[T]` on the CPU. May be the storage type itself.
     type Slice<T: Element>: ?Sized + Storage<T>;
 
@@ -143,8 +151,9 @@ pub trait Backend: Device {
         a: &TensorView<'_, T, Self>,
     ) -> Result<Self::Storage<O::Output>> {
         let layout = Layout::contiguous(a.shape())?;
-        // SAFETY: `unary` writes every element of `layout`, which covers the whole storage,
-        // before anything reads it (contract above); on error the storage is dropped unread.
+        // SAFETY: `unary` returning `Ok` has written every element of `layout`, which covers
+        // the whole storage, without reading it (the trait's safety contract); on error the
+        // storage is dropped unread.
         let mut out = unsafe { self.alloc_uninit(layout.numel())? };
         let mut view = TensorViewMut::new(Self::slice_mut(&mut out), layout, self)?;
         self.unary(op, a, &mut view)?;

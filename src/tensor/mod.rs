@@ -16,7 +16,7 @@
 //! `cast::<U>()` and every out-of-place op return a new row-major [`Tensor`]. To give an owned
 //! tensor a new layout without copying, use [`Tensor::set_layout`].
 //!
-//! Pointwise ops (see [`ops`](self::ops)) come in three forms on every type: out-of-place
+//! Pointwise ops (see [`ops`]) come in three forms on every type: out-of-place
 //! (`a.exp()`, `a.add(&b)`, `&a + &b`), into a destination view (`a.add_into(&b, &mut out)`),
 //! and in place on the writable types (`a.exp_()`, `a.add_(&b)`). All broadcast with NumPy's
 //! rules and return [`crate::Result`]: bad shapes are errors, never panics.
@@ -46,6 +46,21 @@ use crate::ops::Backend;
 ///
 /// Element type and device are type parameters: an op mixing `f32` with `f64`, or `Cpu` with
 /// `Gpu`, does not compile. Convert explicitly with [`Tensor::cast`].
+///
+/// ```
+/// use typestate_tensor::tensor::Tensor;
+///
+/// let a = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let row = Tensor::from_vec(&[3], vec![10.0f32, 20.0, 30.0])?;
+/// let sum = (&a + &row)?; // broadcasts; bad shapes are errors, not panics
+/// assert_eq!(sum.to_vec(), [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]);
+/// let t = a.t(); // a view: no copy
+/// assert_eq!(t.get(&[2, 1])?, 6.0);
+/// let mask = t.gt(&Tensor::scalar(2.5f32))?;
+/// let picked = Tensor::where_(&mask, &t, &Tensor::scalar(0.0f32))?;
+/// assert_eq!(picked.to_vec(), [0.0, 4.0, 0.0, 5.0, 3.0, 6.0]);
+/// # Ok::<(), typestate_tensor::Error>(())
+/// ```
 pub struct Tensor<T: Element, D: Device = Cpu> {
     storage: D::Storage<T>,
     layout: Layout,
@@ -180,14 +195,9 @@ impl<T: Element, D: Backend> Tensor<T, D> {
 }
 
 impl<T: Element, D: Device> std::fmt::Debug for Tensor<T, D> {
+    /// Type, device and layout (no elements: they may live on a GPU).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tensor")
-            .field("dtype", &T::DTYPE)
-            .field("device", &self.device.name())
-            .field("shape", &self.layout.shape())
-            .field("strides", &self.layout.strides())
-            .field("offset", &self.layout.offset())
-            .finish()
+        view::debug_layout(f, "Tensor", T::DTYPE, &self.device.name(), &self.layout)
     }
 }
 

@@ -38,7 +38,7 @@ fn expand<'a, T: Element, D: Backend>(
 /// shapes that disagree.
 fn broadcast_inputs(op: &'static str, inputs: &[&[usize]]) -> Result<Vec<usize>> {
     let mut shape = inputs.first().map_or_else(Vec::new, |s| s.to_vec());
-    for s in &inputs[1..] {
+    for s in inputs.iter().skip(1) {
         shape = broadcast_shapes(op, &shape, s).map_err(|e| match e {
             LayoutError::BroadcastMismatch { .. } => LayoutError::BroadcastMismatch {
                 op,

@@ -82,7 +82,10 @@ fn into_new<U: Element, const N: usize>(
 /// The elements of `layout` in `data`, in row-major order (like `<[T]>::to_vec`, aborts only
 /// if the allocation fails).
 pub(crate) fn gather<T: Element>(data: &[T], layout: &Layout) -> Vec<T> {
-    let out = Layout::contiguous(layout.shape()).unwrap_or_else(|_| Layout::scalar(0));
+    let Ok(out) = Layout::contiguous(layout.shape()) else {
+        // Unreachable: the shape of a valid layout has a valid rank and element count.
+        return Vec::new();
+    };
     let c = collapse([&out, layout]);
     let tiled = runs::wants_tiles(&c);
     if tiled {
@@ -112,7 +115,12 @@ impl<U> Sink<U> for NewSink<'_, U> {
     }
 }
 
-impl Backend for Cpu {
+// SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
+// `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
+// kernels or a `Vec` grown only by appending values. So every storage handed back is
+// initialised whatever the kernels do; they do also write each destination element of the
+// layout exactly once (`runs::for_each_run`) and never read a destination they write.
+unsafe impl Backend for Cpu {
     type Slice<T: Element> = [T];
 
     fn slice<T: Element>(storage: &Vec<T>) -> &[T] {
