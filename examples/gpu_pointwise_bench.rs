@@ -4,7 +4,13 @@
 //! ```text
 //! cargo run --release --example gpu_pointwise_bench -- [--json ours.json] [--repeats 20]
 //! python3 scripts/bench_torch.py --compare ours.json
+//! cargo run --release --example gpu_pointwise_bench -- --variants [--repeats 20]
 //! ```
+//!
+//! `--variants` measures the contiguous cases (copy kernel, fill, add f32/f16, exp) under
+//! each launch shape of the contiguous vector form (`TYPESTATE_TENSOR_VECTOR_LAUNCH`, read
+//! once per process): it re-runs this example once per shape with the variable set and
+//! `--contiguous-only`, and prints one table.
 //!
 //! Each case: random non-zero data, three warm-up launches (the first compiles the kernel),
 //! then the median of `--repeats` CUDA-event timings of one launch. GB/s counts the bytes the
@@ -19,6 +25,7 @@ use std::time::Instant;
 use half::{bf16, f16};
 
 use typestate_tensor::element::Element;
+use typestate_tensor::gpu::pointwise::plan::{VectorLaunch, VECTOR_LAUNCH_ENV};
 use typestate_tensor::gpu::pointwise::{self as pw, plan};
 use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
 use typestate_tensor::layout::{collapse, Layout};
@@ -32,6 +39,8 @@ struct Options {
     json: Option<String>,
     repeats: usize,
     small_calls: usize,
+    variants: bool,
+    contiguous_only: bool,
 }
 
 fn options() -> Res<Options> {
@@ -39,6 +48,8 @@ fn options() -> Res<Options> {
         json: None,
         repeats: 20,
         small_calls: 20000,
+        variants: false,
+        contiguous_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -47,6 +58,9 @@ fn options() -> Res<Options> {
             "--json" => opts.json = Some(value()?),
             "--repeats" => opts.repeats = value()?.parse()?,
             "--small-calls" => opts.small_calls = value()?.parse()?,
+            "--variants" => opts.variants = true,
+            // The child mode of `--variants`: the contiguous cases, rows for the parent.
+            "--contiguous-only" => opts.contiguous_only = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -184,11 +198,51 @@ fn form_of<const K: usize>(layouts: [&Layout; K], size: usize) -> String {
         .to_string()
 }
 
+/// Tag of the machine-readable rows a `--contiguous-only` child prints for its parent.
+const ROW_TAG: &str = "VARIANT_ROW";
+
+/// `--variants`: one child process per launch shape, one table.
+fn run_variants(repeats: usize) -> Res<()> {
+    let exe = std::env::current_exe()?;
+    println!(
+        "{:<24} {:<16} {:<5} {:<26} {:>9} {:>8}",
+        "variant", "case", "dtype", "kernel", "ms", "GB/s"
+    );
+    for variant in VectorLaunch::ALL {
+        let out = std::process::Command::new(&exe)
+            .args(["--contiguous-only", "--repeats", &repeats.to_string()])
+            .env(VECTOR_LAUNCH_ENV, variant.to_string())
+            .output()?;
+        if !out.status.success() {
+            return Err(format!(
+                "{variant}: child failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(row) = line.strip_prefix(ROW_TAG) else {
+                continue;
+            };
+            let f: Vec<&str> = row.trim_start_matches('\t').split('\t').collect();
+            if let [v, case, dtype, form, ms, gbps] = f.as_slice() {
+                let (ms, gbps): (f64, f64) = (ms.parse()?, gbps.parse()?);
+                println!("{v:<24} {case:<16} {dtype:<5} {form:<26} {ms:>9.3} {gbps:>8.0}");
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let opts = options()?;
     if !Gpu::available() {
         println!("no CUDA driver: nothing to measure");
         return Ok(());
+    }
+    if opts.variants {
+        return run_variants(opts.repeats);
     }
     let gpu = Gpu::new(0)?;
     let stream = gpu.new_stream()?;
@@ -256,7 +310,9 @@ fn main() -> Res<()> {
     }
     bench.add::<f32>("add", "contiguous", &dense, &dense, n, 12 * n)?;
     bench.add::<f16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
-    bench.add::<bf16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
+    if !opts.contiguous_only {
+        bench.add::<bf16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
+    }
     {
         let a = bench.upload::<f32>(n, 4)?;
         let mut out = GpuStorage::<f32>::zeros(&gpu, n, &stream)?;
@@ -272,6 +328,17 @@ fn main() -> Res<()> {
             8 * n,
             ms,
         );
+        if opts.contiguous_only {
+            let variant = VectorLaunch::current();
+            for r in &bench.rows {
+                println!(
+                    "{ROW_TAG}\t{variant}\t{}\t{}\t{}\t{}\t{}",
+                    r.case, r.dtype, r.form, r.ms, r.gbps
+                );
+            }
+            gpu.check_err()?;
+            return Ok(());
+        }
         let every_other = dense.slice(1, 0, N, 2)?;
         let half_out = Layout::contiguous(&[N, N / 2])?;
         let ms = time_ms(&stream, opts.repeats, || {

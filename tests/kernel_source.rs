@@ -6,6 +6,8 @@
 //!   (`cast_*`), in a form that rotates through all forms and index widths;
 //! - every form (contiguous, vectorised, strided ranks 1 to 6, inner-vectorised strided ranks
 //!   1 to 6, tiled) at both index widths, for copy, add, where and fill over their types;
+//! - the contiguous vector form in every launch shape (`VectorLaunch::ALL`: work 2/4, block
+//!   128/256) for the benchmark's contiguous cases, at both widths, as PTX and `sm_90` CUBIN;
 //! - the conversions again for `sm_90` (CUBIN, through ptxas: checks the inline PTX);
 //! - `#[ignore]`d: the whole product of ops, types, forms and widths (`--ignored`, minutes).
 //!
@@ -19,6 +21,7 @@ use typestate_tensor::element::DType;
 use typestate_tensor::gpu::compile::nvrtc::{self, compile};
 use typestate_tensor::gpu::compile::Target;
 use typestate_tensor::gpu::pointwise::kernel_cache::OPTIONS;
+use typestate_tensor::gpu::pointwise::plan::{VectorLaunch, VectorShape};
 use typestate_tensor::gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
 use typestate_tensor::gpu::pointwise::{Form, IndexWidth};
 use typestate_tensor::ops::cast::cast_name;
@@ -88,6 +91,7 @@ impl Instance {
             scalar: Operand::from_dtype(self.scalar),
             form,
             index,
+            vector: VectorShape::DEFAULT,
         }
     }
 }
@@ -295,6 +299,52 @@ fn every_form_and_width_compiles() {
         })
         .collect();
     assert_compiles(&specs, PTX);
+}
+
+#[test]
+fn every_vector_launch_shape_compiles() {
+    if !nvrtc_present() {
+        return;
+    }
+    let copy = UNARY_OPS.iter().find(|o| o.name == "copy").unwrap();
+    let exp = UNARY_OPS.iter().find(|o| o.name == "exp").unwrap();
+    let add = BINARY_OPS.iter().find(|o| o.name == "add").unwrap();
+    let f32_ = DType::F32;
+    let instances = [
+        instance(copy, f32_, &[f32_], f32_),
+        instance(exp, f32_, &[f32_], f32_),
+        fill(f32_),
+        instance(add, f32_, &[f32_, f32_], f32_),
+        instance(add, DType::F16, &[DType::F16, DType::F16], DType::F16),
+        instance(add, DType::F64, &[DType::F64, DType::F64], DType::F64),
+        instance(add, DType::U8, &[DType::U8, DType::U8], DType::U8),
+    ];
+    let mut shapes: Vec<VectorShape> = VectorLaunch::ALL.iter().map(|v| v.shape).collect();
+    shapes.dedup();
+    assert_eq!(shapes.len(), 4);
+    let specs: Vec<KernelSpec> = instances
+        .iter()
+        .flat_map(|inst| {
+            let shapes = &shapes;
+            WIDTHS.into_iter().flat_map(move |w| {
+                shapes.iter().map(move |&vector| KernelSpec {
+                    vector,
+                    ..inst.spec(Form::Contiguous { vec: max_vec(inst) }, w)
+                })
+            })
+        })
+        .collect();
+    for spec in &specs {
+        let tail = spec.tail();
+        let (b, w) = (spec.vector.block, spec.vector.work);
+        assert!(tail.contains(&format!("__launch_bounds__({b})")), "{tail}");
+        assert!(
+            tail.contains(&format!("ts_apply_contiguous_vec<{b}, {w}, ")),
+            "{tail}"
+        );
+    }
+    assert_compiles(&specs, PTX);
+    assert_compiles(&specs, CUBIN);
 }
 
 #[test]

@@ -18,7 +18,7 @@ use cudarc::driver::{CudaContext, CudaFunction};
 use crate::error::GpuError;
 use crate::gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 
-use super::plan::{Form, IndexWidth, BLOCK};
+use super::plan::{Form, IndexWidth};
 use super::source::KernelSpec;
 
 /// NVRTC options of every pointwise kernel. `--fmad=false`: the CPU engine rounds every
@@ -34,7 +34,7 @@ pub const OPTIONS: NvrtcOptions = NvrtcOptions {
 pub struct LoadedKernel {
     /// The entry point.
     pub function: Arc<CudaFunction>,
-    /// Blocks of [`BLOCK`] threads resident on the whole device at once (occupancy per
+    /// Blocks of [`KernelSpec::block`] threads resident on the whole device at once (occupancy per
     /// multiprocessor times multiprocessors): the grid cap of the grid-stride loops.
     pub max_blocks: u32,
 }
@@ -114,7 +114,7 @@ fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuEr
         message: e.to_string(),
     };
     let per_sm = function
-        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+        .occupancy_max_active_blocks_per_multiprocessor(spec.block(), 0, None)
         .map_err(|e| driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
     let sms = ctx
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -157,6 +157,7 @@ mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
+    use crate::gpu::pointwise::plan::{VectorLaunch, VectorShape};
     use crate::gpu::pointwise::source::Operand;
 
     fn spec(op: &'static str, expr: &'static str, form: Form) -> KernelSpec {
@@ -170,6 +171,7 @@ mod tests {
             scalar: f,
             form,
             index: IndexWidth::Bits32,
+            vector: VectorShape::DEFAULT,
         }
     }
 
@@ -200,6 +202,26 @@ mod tests {
         f16_add.out = Operand::of::<half::f16>();
         assert_ne!(add, f16_add);
         assert_ne!(build.hash_one(add), build.hash_one(f16_add));
+        // The vector form's launch shape separates front keys and compile keys.
+        let arch = crate::gpu::compile::Arch::new(9, 0);
+        let keys: Vec<_> = VectorLaunch::ALL
+            .iter()
+            .filter(|v| v.grid == crate::gpu::pointwise::plan::GridPolicy::Capped)
+            .map(|v| {
+                let mut s = add;
+                s.vector = v.shape;
+                assert_eq!(s.block(), u32::from(v.shape.block));
+                assert_eq!(s.work_per_thread(), u32::from(v.shape.work));
+                (build.hash_one(s), kernel_key(&s, arch, &s.source()))
+            })
+            .collect();
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a.0, b.0);
+                assert_ne!(a.1.entry, b.1.entry);
+                assert_ne!(a.1.source_hash, b.1.source_hash);
+            }
+        }
     }
 
     #[test]

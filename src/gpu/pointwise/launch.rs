@@ -21,7 +21,7 @@ use crate::offset_calculator::OffsetCalculator;
 use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
 
 use super::kernel_cache::{self, LoadedKernel};
-use super::plan::{grid_size, plan, Form, IndexWidth, BLOCK};
+use super::plan::{launch_grid, plan, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape};
 use super::source::{KernelSpec, Operand, MAX_INPUTS};
 
 /// One operand of a raw launch: a device buffer and the strided view of it that the op
@@ -302,17 +302,28 @@ unsafe fn launch<const N: usize>(
     let layout = collapse(std::array::from_fn(|k| operands[k].1.layout));
     let types: [Operand; N] = std::array::from_fn(|k| operands[k].0);
     let ptrs: [u64; N] = std::array::from_fn(|k| operands[k].1.ptr);
-    let (spec, args) = prepare(&op, &layout, types, ptrs)?;
+    let launch_shape = VectorLaunch::current();
+    let (spec, args) = prepare(&op, &layout, types, ptrs, launch_shape.shape)?;
     let kernel = kernel_cache::kernel(stream.context(), &spec)?;
-    let grid = grid_size(layout.numel(), spec.form, spec.index, kernel.max_blocks);
+    let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
+        && launch_shape.grid == GridPolicy::Full;
+    let grid = launch_grid(
+        layout.numel(),
+        spec.form.elements_per_unit(),
+        spec.block(),
+        spec.work_per_thread(),
+        spec.index,
+        (!full).then_some(kernel.max_blocks),
+    );
     // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
     // (`prepare`); the pointers in it address the operands' first elements, and the
     // offset calculator (or the contiguous form) only reaches elements of the checked views,
     // which lie inside the buffers (`check_within` above) that the caller keeps alive.
-    unsafe { launch_kernel(stream, &kernel, grid, args) }
+    unsafe { launch_kernel(stream, &kernel, grid, spec.block(), args) }
 }
 
 /// The kernel spec and packed arguments of one launch: pure, so tests check it on any host.
+/// `vector` shapes the contiguous vector form only.
 ///
 /// # Errors
 /// [`LayoutError::SizeOverflow`] when an address overflows, and the offset calculator's
@@ -322,6 +333,7 @@ fn prepare<const N: usize>(
     layout: &CollapsedLayout<N>,
     types: [Operand; N],
     ptrs: [u64; N],
+    vector: VectorShape,
 ) -> Result<(KernelSpec, KernelArgs), LayoutError> {
     const { assert!(N >= 1 && N <= MAX_INPUTS + 1) };
     let overflow = || LayoutError::SizeOverflow {
@@ -350,6 +362,10 @@ fn prepare<const N: usize>(
         scalar: op.scalar,
         form: p.form,
         index: p.index,
+        vector: match p.form {
+            Form::Contiguous { vec } if vec > 1 => vector,
+            _ => VectorShape::DEFAULT,
+        },
     };
     let mut args = KernelArgs::default();
     for addr in addrs {
@@ -417,6 +433,7 @@ unsafe fn launch_kernel(
     stream: &CudaStream,
     kernel: &LoadedKernel,
     grid: u32,
+    block: u32,
     mut args: KernelArgs,
 ) -> Result<(), Error> {
     let driver = |call, e: cudarc::driver::DriverError| GpuError::Driver {
@@ -431,12 +448,14 @@ unsafe fn launch_kernel(
     // SAFETY: the function's contract gives the parameter list and memory validity;
     // `params` points into `args`, which lives (unmoved) until this call returns, and the
     // driver copies the parameter values during the call. Block and grid sizes are within
-    // the device limits (256 threads; a grid of at most the resident-block count).
+    // the device limits (`block` is the kernel's own `__launch_bounds__`, 128 or 256
+    // threads; the grid is at most the resident-block count, or for a full grid at most
+    // 2^31 - 1 blocks, `launch_grid`).
     unsafe {
         cudarc::driver::result::launch_kernel(
             kernel.function.cu_function(),
             (grid, 1, 1),
-            (BLOCK, 1, 1),
+            (block, 1, 1),
             0,
             stream.cu_stream(),
             &mut params,
@@ -505,7 +524,14 @@ mod tests {
         let a = Layout::new(&[8, 512], &[512, 1], 4).unwrap();
         let c = collapse([&out, &a]);
         let types = [Operand::of::<f32>(); 2];
-        let (spec, args) = prepare(&add_parts(), &c, types, [0x1000, 0x8000]).unwrap();
+        let (spec, args) = prepare(
+            &add_parts(),
+            &c,
+            types,
+            [0x1000, 0x8000],
+            VectorShape::DEFAULT,
+        )
+        .unwrap();
         // `a` starts 4 floats (16 bytes) in: still 16-byte aligned.
         assert_eq!(spec.form, Form::Contiguous { vec: 4 });
         assert_eq!(spec.index, IndexWidth::Bits32);
@@ -516,6 +542,21 @@ mod tests {
         assert_eq!(args.param(2).unwrap(), 4096u32.to_le_bytes());
         assert_eq!(args.param(3).unwrap(), 2.5f32.to_le_bytes());
         assert_eq!(args.param(4).unwrap(), 0f32.to_le_bytes());
+        assert_eq!(spec.vector, VectorShape::DEFAULT);
+        // Another launch shape reaches the vector form's spec, and only that form's.
+        let wide = VectorShape {
+            work: 4,
+            block: 128,
+        };
+        let (spec, _) = prepare(&add_parts(), &c, types, [0x1000, 0x8000], wide).unwrap();
+        assert_eq!(
+            (spec.vector, spec.block(), spec.work_per_thread()),
+            (wide, 128, 4)
+        );
+        let (spec, _) = prepare(&add_parts(), &c, types, [0x1004, 0x8000], wide).unwrap();
+        assert_eq!(spec.form, Form::Contiguous { vec: 1 });
+        assert_eq!(spec.vector, VectorShape::DEFAULT);
+        assert_eq!(spec.block(), 256);
     }
 
     #[test]
@@ -531,7 +572,14 @@ mod tests {
             scalar: Operand::of::<i64>(),
             scalars: [ScalarBytes::of(0i64); 2],
         };
-        let (spec, args) = prepare(&parts, &c, types, [0, 1 << 20, 2 << 20]).unwrap();
+        let (spec, args) = prepare(
+            &parts,
+            &c,
+            types,
+            [0, 1 << 20, 2 << 20],
+            VectorShape::DEFAULT,
+        )
+        .unwrap();
         assert_eq!(spec.form, Form::Strided { rank: 2 });
         assert_eq!(spec.out.dtype, DType::I64);
         assert_eq!(args.len(), 7);
@@ -549,7 +597,14 @@ mod tests {
         let out = Layout::contiguous(&[3, 2]).unwrap();
         let a = Layout::new(&[3, 2], &[big, 1], 0).unwrap();
         let c = collapse([&out, &a]);
-        let (spec, args) = prepare(&add_parts(), &c, [Operand::of::<f32>(); 2], [0, 0]).unwrap();
+        let (spec, args) = prepare(
+            &add_parts(),
+            &c,
+            [Operand::of::<f32>(); 2],
+            [0, 0],
+            VectorShape::DEFAULT,
+        )
+        .unwrap();
         assert_eq!(spec.index, IndexWidth::Bits64);
         assert_eq!(args.param(2).unwrap(), 6u64.to_le_bytes());
         let strides: [&[isize]; 2] = std::array::from_fn(|k| c.strides[k].as_slice());
@@ -571,7 +626,14 @@ mod tests {
             scalar: Operand::of::<f32>(),
             scalars: [ScalarBytes::of(0f32); 2],
         };
-        let (spec, args) = prepare(&parts, &c, [Operand::of::<f32>(); 3], [0; 3]).unwrap();
+        let (spec, args) = prepare(
+            &parts,
+            &c,
+            [Operand::of::<f32>(); 3],
+            [0; 3],
+            VectorShape::DEFAULT,
+        )
+        .unwrap();
         assert_eq!(
             spec.form,
             Form::StridedVec {
@@ -591,7 +653,13 @@ mod tests {
     fn address_overflow_is_an_error() {
         let out = Layout::new(&[4], &[1], 1 << 60).unwrap();
         let c = collapse([&out]);
-        let err = prepare(&add_parts(), &c, [Operand::of::<i64>()], [u64::MAX - 8]);
+        let err = prepare(
+            &add_parts(),
+            &c,
+            [Operand::of::<i64>()],
+            [u64::MAX - 8],
+            VectorShape::DEFAULT,
+        );
         assert!(matches!(err, Err(LayoutError::SizeOverflow { .. })));
     }
 }

@@ -19,8 +19,13 @@
 //!   form 3, the innermost size and the outer strides are multiples of it), halved until that
 //!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
 //!   give one vector to each thread of one block.
+//! - **Launch shape** of the contiguous vector form ([`VectorLaunch`]): vectors per thread
+//!   (2 or 4), threads per block (128 or 256) and grid (capped at the resident blocks, or
+//!   full). Chosen once per process from `TYPESTATE_TENSOR_VECTOR_LAUNCH`, e.g.
+//!   `work4_block128_full`; unset or invalid means `work2_block256_capped`.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::layout::CollapsedLayout;
 
@@ -34,6 +39,119 @@ pub const VECTOR_WORK: u32 = 2;
 pub const VECTOR_BYTES: usize = 16;
 /// Edge of the tiled form's square tiles (`TS_TILE` in `kernels/apply.cuh`).
 pub const TILE: u32 = 32;
+
+/// The compiled shape of the contiguous vector form ([`Form::Contiguous`] with `vec > 1`):
+/// vectors per thread per grid-stride step and threads per block (template arguments and
+/// `__launch_bounds__` of the generated kernel, so part of its cache key). Every other form
+/// uses [`BLOCK`] and [`Form::work_per_thread`].
+///
+/// Invariants: `work` is 2 or 4, `block` is 128 or 256 (the values [`VectorLaunch::parse`]
+/// accepts; both are multiples of 32 and at least the widest vector, 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VectorShape {
+    /// Vectors each thread loads (all of them) and then stores per grid-stride step.
+    pub work: u8,
+    /// Threads per block.
+    pub block: u16,
+}
+
+impl VectorShape {
+    /// The shape used before the launch-shape experiment: 2 vectors, 256 threads.
+    pub const DEFAULT: VectorShape = VectorShape {
+        work: VECTOR_WORK as u8,
+        block: BLOCK as u16,
+    };
+}
+
+/// How many blocks the contiguous vector form launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GridPolicy {
+    /// At most the device's resident blocks; the grid-stride loop covers the rest.
+    Capped,
+    /// Enough blocks for every element once (PyTorch's one-pass grid), still within the
+    /// 32-bit index limit of [`launch_grid`]; the grid-stride loop stays for safety.
+    Full,
+}
+
+/// The launch shape of the contiguous vector form: its compiled [`VectorShape`] and its
+/// [`GridPolicy`]. Chosen once per process by [`VectorLaunch::current`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VectorLaunch {
+    /// Work per thread and block size (compiled into the kernel).
+    pub shape: VectorShape,
+    /// Grid sizing (launch only).
+    pub grid: GridPolicy,
+}
+
+/// The environment variable [`VectorLaunch::current`] reads.
+pub const VECTOR_LAUNCH_ENV: &str = "TYPESTATE_TENSOR_VECTOR_LAUNCH";
+
+impl VectorLaunch {
+    /// The default: `work2_block256_capped`.
+    pub const DEFAULT: VectorLaunch = VectorLaunch {
+        shape: VectorShape::DEFAULT,
+        grid: GridPolicy::Capped,
+    };
+
+    /// Every supported launch shape (work 2/4 x block 128/256 x grid capped/full).
+    pub const ALL: [VectorLaunch; 8] = {
+        let mut all = [Self::DEFAULT; 8];
+        let mut i = 0;
+        while i < 8 {
+            all[i] = VectorLaunch {
+                shape: VectorShape {
+                    work: if i & 4 == 0 { 2 } else { 4 },
+                    block: if i & 2 == 0 { 128 } else { 256 },
+                },
+                grid: if i & 1 == 0 {
+                    GridPolicy::Capped
+                } else {
+                    GridPolicy::Full
+                },
+            };
+            i += 1;
+        }
+        all
+    };
+
+    /// Parses `work{2|4}_block{128|256}_{capped|full}` (the [`fmt::Display`] form); `None`
+    /// for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.to_string() == s.trim())
+    }
+
+    /// The process-wide setting: [`VECTOR_LAUNCH_ENV`] parsed on first use, [`Self::DEFAULT`]
+    /// when it is unset or invalid (an invalid value is reported once on stderr).
+    pub fn current() -> Self {
+        static CURRENT: OnceLock<VectorLaunch> = OnceLock::new();
+        *CURRENT.get_or_init(|| match std::env::var(VECTOR_LAUNCH_ENV) {
+            Ok(v) => Self::parse(&v).unwrap_or_else(|| {
+                eprintln!(
+                    "typestate-tensor: ignoring {VECTOR_LAUNCH_ENV}={v:?} (expected \
+                     work{{2|4}}_block{{128|256}}_{{capped|full}}); using {}",
+                    Self::DEFAULT
+                );
+                Self::DEFAULT
+            }),
+            Err(_) => Self::DEFAULT,
+        })
+    }
+}
+
+impl fmt::Display for VectorLaunch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "work{}_block{}_{}",
+            self.shape.work,
+            self.shape.block,
+            match self.grid {
+                GridPolicy::Capped => "capped",
+                GridPolicy::Full => "full",
+            }
+        )
+    }
+}
 
 /// Width of a kernel's index math.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -269,12 +387,36 @@ pub fn vector_width<const N: usize>(numel: usize, sizes: [usize; N], addrs: [u64
 /// at most 2^31, so that `index + step` cannot wrap in 32 bits (the plan guarantees
 /// `numel <= 2^31 - 1`).
 pub fn grid_size(numel: usize, form: Form, index: IndexWidth, max_blocks: u32) -> u32 {
-    let units = numel / form.elements_per_unit();
-    let per_block = (BLOCK * form.work_per_thread()) as usize;
-    let needed = units.div_ceil(per_block).max(1);
-    let mut cap = max_blocks.max(1);
+    launch_grid(
+        numel,
+        form.elements_per_unit(),
+        BLOCK,
+        form.work_per_thread(),
+        index,
+        Some(max_blocks),
+    )
+}
+
+/// Blocks to launch for `numel` elements taken `per_unit` at a time (the vector width),
+/// `work` units per thread and `block` threads per block: enough for one step of every
+/// thread, at least 1, at most `max_blocks` when given, else (the [`GridPolicy::Full`]
+/// grid) at most `2^31 - 1`, the device's grid x limit. For 32-bit index math the grid-stride step
+/// `blocks * block * work` stays at most 2^31 whatever the policy, so `index + step` cannot
+/// wrap in 32 bits (the plan guarantees `numel <= 2^31 - 1`).
+pub fn launch_grid(
+    numel: usize,
+    per_unit: usize,
+    block: u32,
+    work: u32,
+    index: IndexWidth,
+    max_blocks: Option<u32>,
+) -> u32 {
+    let per_thread = block.max(1).saturating_mul(work.max(1));
+    let units = numel / per_unit.max(1);
+    let needed = units.div_ceil(per_thread as usize).max(1);
+    let mut cap = max_blocks.unwrap_or(i32::MAX as u32).max(1);
     if index == IndexWidth::Bits32 {
-        cap = cap.min((1u32 << 31) / (BLOCK * form.work_per_thread()));
+        cap = cap.min(((1u32 << 31) / per_thread).max(1));
     }
     u32::try_from(needed).map_or(cap, |n| n.min(cap))
 }
@@ -439,5 +581,68 @@ mod tests {
             grid_size(usize::MAX / 2, f, IndexWidth::Bits64, u32::MAX),
             u32::MAX
         );
+    }
+
+    #[test]
+    fn full_grid_covers_every_vector_once_within_the_32_bit_step() {
+        // 2^28 f32 in vectors of 4, 128 threads x 4 vectors: PyTorch's grid.
+        let n = 1usize << 28;
+        assert_eq!(
+            launch_grid(n, 4, 128, 4, IndexWidth::Bits32, None),
+            (n / (128 * 16)) as u32
+        );
+        // One more vector needs one more block; a remainder below a vector needs none.
+        assert_eq!(
+            launch_grid(n + 4, 4, 128, 4, IndexWidth::Bits32, None),
+            (n / (128 * 16)) as u32 + 1
+        );
+        assert_eq!(
+            launch_grid(n + 3, 4, 256, 2, IndexWidth::Bits32, None),
+            (n / 2048) as u32
+        );
+        // Capped: the resident-block count wins.
+        assert_eq!(
+            launch_grid(n, 4, 128, 4, IndexWidth::Bits32, Some(1056)),
+            1056
+        );
+        // The largest 32-bit launch keeps its step within 2^31.
+        let g = launch_grid(i32::MAX as usize, 1, 128, 2, IndexWidth::Bits32, None);
+        assert!(u64::from(g) * 256 <= 1 << 31);
+        assert!(u64::from(g) * 256 * 2 >= i32::MAX as u64);
+        assert_eq!(launch_grid(0, 4, 128, 4, IndexWidth::Bits32, None), 1);
+        // 64-bit launches stay within the grid x limit.
+        assert_eq!(
+            launch_grid(usize::MAX / 2, 1, 128, 2, IndexWidth::Bits64, None),
+            i32::MAX as u32
+        );
+    }
+
+    #[test]
+    fn vector_launch_names_round_trip() {
+        assert_eq!(VectorLaunch::DEFAULT.to_string(), "work2_block256_capped");
+        for v in VectorLaunch::ALL {
+            assert_eq!(VectorLaunch::parse(&v.to_string()), Some(v));
+        }
+        let distinct: std::collections::HashSet<_> = VectorLaunch::ALL.into_iter().collect();
+        assert_eq!(distinct.len(), 8);
+        assert!(VectorLaunch::ALL.contains(&VectorLaunch::DEFAULT));
+        let v = VectorLaunch::parse("work4_block128_full").unwrap();
+        assert_eq!(
+            v.shape,
+            VectorShape {
+                work: 4,
+                block: 128
+            }
+        );
+        assert_eq!(v.grid, GridPolicy::Full);
+        for bad in [
+            "",
+            "work3_block128_full",
+            "work4_block512_full",
+            "work4_block128",
+            "fast",
+        ] {
+            assert_eq!(VectorLaunch::parse(bad), None, "{bad}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::element::{DType, Element};
 use crate::int_divider::INT_DIVIDER_CUH;
 use crate::offset_calculator::OFFSET_CALCULATOR_CUH;
 
-use super::plan::{Form, IndexWidth, BLOCK, SCALAR_WORK, VECTOR_WORK};
+use super::plan::{Form, IndexWidth, VectorShape, BLOCK, SCALAR_WORK, VECTOR_WORK};
 
 /// `kernels/half.cuh`: the 16-bit float storage types and their conversions.
 pub const HALF_CUH: &str = include_str!("../../../kernels/half.cuh");
@@ -71,7 +71,9 @@ impl Operand {
 ///
 /// Invariants (upheld where launches build it): `inputs[..n_inputs]` are the inputs in order
 /// (`a`, `b`, `c`), the rest are unused and equal to `out` (so two equal launches give equal
-/// keys); `expr` is the op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`.
+/// keys); `expr` is the op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`; `vector` is
+/// [`VectorShape::DEFAULT`] unless `form` is [`Form::Contiguous`] with `vec > 1` (the only
+/// form it shapes), so that equal launches of other forms give equal keys.
 ///
 /// The hash leaves out `expr` (an op's name decides it, and hashing it on every launch costs
 /// host time); equality compares it, so two ops that shared a name would still get two
@@ -94,6 +96,8 @@ pub struct KernelSpec {
     pub form: Form,
     /// 32- or 64-bit index math.
     pub index: IndexWidth,
+    /// Work per thread and block size of the contiguous vector form.
+    pub vector: VectorShape,
 }
 
 /// The `kernels/` headers every pointwise program starts with, in dependency order.
@@ -129,6 +133,7 @@ impl Hash for KernelSpec {
         self.scalar.hash(state);
         self.form.hash(state);
         self.index.hash(state);
+        self.vector.hash(state);
     }
 }
 
@@ -139,6 +144,29 @@ impl KernelSpec {
     /// The inputs in use.
     pub fn used_inputs(&self) -> &[Operand] {
         &self.inputs[..usize::from(self.n_inputs)]
+    }
+
+    /// Whether this is the contiguous vector form, the one [`Self::vector`] shapes.
+    fn is_contiguous_vec(&self) -> bool {
+        matches!(self.form, Form::Contiguous { vec } if vec > 1)
+    }
+
+    /// Threads per block of this kernel (its `__launch_bounds__`).
+    pub fn block(&self) -> u32 {
+        if self.is_contiguous_vec() {
+            u32::from(self.vector.block)
+        } else {
+            BLOCK
+        }
+    }
+
+    /// Elements (or vectors) each thread handles per grid-stride step.
+    pub fn work_per_thread(&self) -> u32 {
+        if self.is_contiguous_vec() {
+            u32::from(self.vector.work)
+        } else {
+            self.form.work_per_thread()
+        }
     }
 
     /// The `extern "C"` entry point's name: stable for a spec and readable in a profiler,
@@ -156,7 +184,11 @@ impl KernelSpec {
             name.push('_');
             name.push_str(input.dtype.name());
         }
-        let _ = write!(name, "__{}_{}", self.form, self.index);
+        let _ = write!(name, "__{}", self.form);
+        if self.is_contiguous_vec() {
+            let _ = write!(name, "_w{}_b{}", self.vector.work, self.vector.block);
+        }
+        let _ = write!(name, "_{}", self.index);
         name
     }
 
@@ -241,12 +273,14 @@ impl KernelSpec {
             .chain(names.iter().copied())
             .collect::<Vec<_>>()
             .join(", ");
+        let block = self.block();
+        let work = self.work_per_thread();
         let call = match self.form {
             Form::Contiguous { vec: 1 } => format!(
                 "ts_apply_contiguous<{BLOCK}, {SCALAR_WORK}, {index_t}>(op, n, {pointers});"
             ),
             Form::Contiguous { vec } => format!(
-                "ts_apply_contiguous_vec<{BLOCK}, {VECTOR_WORK}, {vec}, {index_t}>(op, n, {pointers});"
+                "ts_apply_contiguous_vec<{block}, {work}, {vec}, {index_t}>(op, n, {pointers});"
             ),
             Form::Strided { rank } => {
                 kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
@@ -269,7 +303,7 @@ impl KernelSpec {
         };
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}({kernel_params}) {{\n  \
+            "extern \"C\" __global__ void __launch_bounds__({block}) {}({kernel_params}) {{\n  \
              const ts_op op = {{p0, p1}};\n  {call}\n}}",
             self.entry_name()
         );
