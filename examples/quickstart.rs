@@ -3,6 +3,7 @@
 //!
 //! `cargo run --example quickstart`
 
+use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::Result;
 
@@ -64,6 +65,29 @@ fn main() -> Result<()> {
         a.sq_sum()
     );
 
-    println!("no GPU: ran on the CPU");
+    if !Gpu::available() {
+        println!("no GPU: ran on the CPU");
+        return Ok(());
+    }
+    // The same ops on the GPU: upload, compute with NVRTC-compiled strided kernels, download.
+    let gpu = Gpu::new(0)?;
+    println!("GPU: {}", gpu.device_name());
+    let (ga, grow) = (a.to_gpu(&gpu)?, row.to_gpu(&gpu)?);
+    let gsum = (&ga + &grow)?.to_cpu()?;
+    let gflip = ga.t().flip(0)?.exp()?.to_cpu()?;
+    assert_eq!(gsum.to_vec(), sum.to_vec(), "GPU and CPU agree on a + row");
+    let cpu_flip = at.exp()?;
+    for (g, c) in gflip.to_vec().iter().zip(cpu_flip.to_vec()) {
+        assert!(
+            (g - c).abs() <= 1e-6 * c.abs().max(1.0),
+            "exp: GPU {g} vs CPU {c}"
+        );
+    }
+    println!("on the GPU: a + row =\n{gsum}\nexp(a.t().flip(0)) =\n{gflip}");
+    println!(
+        "GPU allocator: {} ({} bytes reserved)",
+        gpu.allocator().name(),
+        gpu.allocator_stats().reserved_bytes.current
+    );
     Ok(())
 }

@@ -28,3 +28,4 @@ pub use device::{Cpu, Device};
 pub use element::{DType, Element, FloatElement, Numeric, Signed};
 pub use error::{Error, Result};
 pub use layout::Layout;
+pub use tensor::{Tensor, TensorView, TensorViewMut};

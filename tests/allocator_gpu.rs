@@ -126,7 +126,9 @@ impl<S: MemorySource<Event = Event>> SuiteSource for RealStreams<S> {
     }
 
     fn suite_complete(&self, stream: StreamId) {
-        self.stream(stream).synchronize().expect("stream synchronize");
+        self.stream(stream)
+            .synchronize()
+            .expect("stream synchronize");
     }
 
     fn suite_live(&self) -> Option<(usize, usize)> {

@@ -26,6 +26,7 @@ mod cpu;
 mod interop;
 pub mod ops;
 mod shape_ops;
+mod transfer;
 mod view;
 
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};

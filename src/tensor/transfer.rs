@@ -47,7 +47,9 @@ impl<T: Element> Tensor<T, Cpu> {
         gpu: &Gpu,
         stream: &Stream,
     ) -> Result<(Tensor<T, Gpu>, PendingCopy<'a>)> {
-        let data = self.as_slice().ok_or_else(|| not_dense("Tensor::to_gpu_async", self))?;
+        let data = self
+            .as_slice()
+            .ok_or_else(|| not_dense("Tensor::to_gpu_async", self))?;
         // Zero-filled rather than uninitialised: the memset runs at device bandwidth, far
         // faster than the upload it precedes, and keeps this module free of `unsafe`.
         let mut storage = GpuStorage::zeros(gpu, data.len(), stream)?;

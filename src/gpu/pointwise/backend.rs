@@ -14,7 +14,14 @@ use crate::tensor::{TensorView, TensorViewMut};
 
 use super::safe;
 
-impl Backend for Gpu {
+// SAFETY: `fill`, `unary`, `binary` and `ternary` each launch one Apply kernel over the
+// destination view's collapsed layout; its grid-stride loop visits every linear index below
+// `numel` exactly once and stores to the destination element at that index without loading
+// it first (the functor reads only the input operands), so every destination element is
+// written once and never read, as `Backend` requires before `*_new` hands them
+// `alloc_uninit` memory. The kernels are ordered on the default stream, before any later
+// read of the storage on that stream.
+unsafe impl Backend for Gpu {
     type Slice<T: Element> = GpuStorage<T>;
 
     fn slice<T: Element>(storage: &GpuStorage<T>) -> &GpuStorage<T> {
