@@ -17,7 +17,7 @@ use crate::layout::Layout;
 impl<T: Element> Tensor<T, Cpu> {
     /// A row-major copy on `gpu`, made on its default stream (waits for the copy).
     pub fn to_gpu(&self, gpu: &Gpu) -> Result<Tensor<T, Gpu>> {
-        self.to_gpu_on(gpu, &gpu.default_stream())
+        self.to_gpu_on(gpu, gpu.default_stream())
     }
 
     /// A row-major copy on `gpu`, made on `stream` (waits for the copy). Any layout: a
@@ -62,7 +62,7 @@ impl<T: Element> Tensor<T, Cpu> {
 impl<T: Element> Tensor<T, Gpu> {
     /// A row-major copy on the host, made on the GPU's default stream (waits for the copy).
     pub fn to_cpu(&self) -> Result<Tensor<T, Cpu>> {
-        self.to_cpu_on(&self.device().default_stream())
+        self.to_cpu_on(self.device().default_stream())
     }
 
     /// A row-major copy on the host, made on `stream` (waits for the copy). A strided tensor
