@@ -515,6 +515,14 @@ impl PendingCopy<'_> {
         self.event.as_ref().map_or(Ok(true), |e| e.is_complete())
     }
 
+    /// Releases the guard without waiting, for copies whose host memory tracks them itself
+    /// (a [`PinnedBuffer`]: its reads, writes and free wait for its pending copies). For
+    /// pageable memory the copy was done with the host range before the guard was returned,
+    /// so releasing it early is sound too; only the wait for the device side is skipped.
+    pub fn detach(mut self) {
+        self.event.take();
+    }
+
     /// Blocks until the copy has finished, releasing the borrow.
     pub fn wait(mut self) -> Result<(), GpuError> {
         match self.event.take() {

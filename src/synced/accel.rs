@@ -113,12 +113,10 @@ impl Accel for GpuAccel {
     ) -> Result<(), Error> {
         match src.as_pinned() {
             Some(pinned) => {
-                let pending = dst.copy_from_pinned_async(pinned, stream)?;
-                // The pinned buffer tracks the copy, so the guard need not outlive this call,
-                // but dropping it blocks until the copy is done and `crate::gpu` offers no way
-                // to release it without waiting. So the push completes here, for now; the
-                // `InFlight` protocol around it is already the asynchronous one.
-                pending.wait()?;
+                // The pinned buffer tracks the copy (its host access and its free wait for
+                // it), so the guard is released at once: the push runs while the caller goes
+                // on, and `InFlight::wait` / `gpu_after` order what follows.
+                dst.copy_from_pinned_async(pinned, stream)?.detach();
                 Ok(())
             }
             None => dst.copy_from_host(src.as_slice(), stream),

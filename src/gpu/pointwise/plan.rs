@@ -22,7 +22,7 @@
 //! - **Launch shape** of the contiguous vector form ([`VectorLaunch`]): vectors per thread
 //!   (2 or 4), threads per block (128 or 256) and grid (capped at the resident blocks, or
 //!   full). Chosen once per process from `TYPESTATE_TENSOR_VECTOR_LAUNCH`, e.g.
-//!   `work4_block128_full`; unset or invalid means `work2_block256_capped`.
+//!   `work4_block128_full`; unset or invalid means `work2_block128_full`.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -87,10 +87,16 @@ pub struct VectorLaunch {
 pub const VECTOR_LAUNCH_ENV: &str = "TYPESTATE_TENSOR_VECTOR_LAUNCH";
 
 impl VectorLaunch {
-    /// The default: `work2_block256_capped`.
+    /// The default: `work2_block128_full`, the fastest of the eight on an H200
+    /// (`gpu_pointwise_bench --variants`, see docs/PERFORMANCE.md): a grid that covers the
+    /// tensor in one pass beat the grid capped at the resident blocks by 5-8% on every
+    /// contiguous case, and 128-thread blocks edged out 256 on exp and f16.
     pub const DEFAULT: VectorLaunch = VectorLaunch {
-        shape: VectorShape::DEFAULT,
-        grid: GridPolicy::Capped,
+        shape: VectorShape {
+            work: 2,
+            block: 128,
+        },
+        grid: GridPolicy::Full,
     };
 
     /// Every supported launch shape (work 2/4 x block 128/256 x grid capped/full).
@@ -619,7 +625,7 @@ mod tests {
 
     #[test]
     fn vector_launch_names_round_trip() {
-        assert_eq!(VectorLaunch::DEFAULT.to_string(), "work2_block256_capped");
+        assert_eq!(VectorLaunch::DEFAULT.to_string(), "work2_block128_full");
         for v in VectorLaunch::ALL {
             assert_eq!(VectorLaunch::parse(&v.to_string()), Some(v));
         }
