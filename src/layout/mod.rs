@@ -3,7 +3,7 @@
 //! A [`Layout`] is pure index math: shape, strides (in elements, possibly negative or zero)
 //! and a start offset. Views ([`Layout::permute`], [`Layout::narrow`], [`Layout::flip`],
 //! [`Layout::broadcast_to`], [`Layout::reshape`], ...) return new layouts and never touch
-//! memory. [`broadcast`] computes NumPy broadcast shapes, [`collapse`] merges and reorders dims
+//! memory. [`mod@broadcast`] computes NumPy broadcast shapes, [`mod@collapse`] merges and reorders dims
 //! for iteration (shared by the CPU and GPU engines), [`overlap`] decides whether a layout may
 //! be written.
 
