@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use super::device::Gpu;
 use super::driver;
@@ -11,10 +11,10 @@ use super::error_slot::ErrorSlot;
 use super::event::Event;
 use super::pinned_buffer::PinnedBuffer;
 use super::stream::Stream;
+use super::stream_order::{Access, NewStream, StreamOrder};
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError, LayoutError};
 use crate::storage::allocator::Block;
-use crate::storage::source::StreamId;
 
 /// Bytes for `len` elements of `T`, or an error naming the overflow.
 pub(crate) fn byte_len<T: Element>(op: &'static str, len: usize) -> Result<usize, LayoutError> {
@@ -48,15 +48,15 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 ///   promised by the caller of [`GpuStorage::uninit`]). So reading it back gives valid `T`s.
 /// - `stream` (the home stream, the one it was allocated and initialised on, `block.stream`)
 ///   is kept alive.
-/// - Every other stream work on this memory was queued on is in `other_streams`, and when it
-///   was added it was made to wait (on the GPU) for the home stream's work so far, which
-///   includes the initialisation; and it was passed to the allocator's `record_stream`, so
-///   the memory is reused only after the work queued on it before the free is done. (The
-///   copies here do this through `use_on`; kernels must call it too.)
-///
-///   Ids, not streams, are kept: if a stream in the list dies and a new one gets its id,
-///   the dead one was synchronised first (so the initialisation had finished, as it waited
-///   for it), and the allocator's record by id covers the new stream's work as well.
+/// - Stream order (docs/STREAMS.md): `order` knows the stream of the last write and the
+///   streams that read since. Every read or write of the memory, by any path of this crate
+///   (copies here, kernels, reductions), first goes through [`GpuStorage::access`], which
+///   makes the work's stream wait for what it must (a read for the last write, a write for
+///   the last write and every read since) and records the access. Writes are asked through
+///   `&mut self`, so a recorded write has been queued before anything else can order after
+///   it. Every stream used besides the home stream was also passed to the allocator's
+///   `record_stream` on first use, so the memory is reused only after the work queued on
+///   it before the free is done.
 ///
 /// Copies come in two forms. The plain ones (`copy_from_host`, ...) queue the copy on the
 /// given stream and wait for that stream before returning. The `_async` ones return once the
@@ -64,16 +64,16 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 /// the host memory borrowed and waits when dropped. Only [`PinnedBuffer`] memory is copied
 /// truly asynchronously; see [`GpuStorage::copy_from_host_async`] for pageable slices.
 ///
-/// The first use on a stream other than the home stream waits (on the GPU) for the home
-/// stream's work queued so far, so nothing can read the memory before it is initialised.
-/// Beyond that, work on different streams is not ordered for you: order it with events
-/// ([`Stream::wait_event`], [`Stream::wait_stream`]).
+/// Any stream of the memory's GPU may be used with any call: the memory orders the work
+/// itself, so no use can see data older than the last write queued before it, and no write
+/// can overtake a read queued before it. While one stream is used throughout, this costs no
+/// event and no lock.
 pub struct GpuStorage<T: Element> {
     block: Block,
     len: usize,
     gpu: Gpu,
     stream: Stream,
-    other_streams: Mutex<Vec<StreamId>>,
+    order: StreamOrder,
     _element: PhantomData<T>,
 }
 
@@ -88,7 +88,7 @@ impl<T: Element> GpuStorage<T> {
             len,
             gpu: gpu.clone(),
             stream: stream.clone(),
-            other_streams: Mutex::new(Vec::new()),
+            order: StreamOrder::new(),
             _element: PhantomData,
         };
         if storage.block.size < bytes || (bytes > 0 && storage.block.addr == 0) {
@@ -175,34 +175,40 @@ impl<T: Element> GpuStorage<T> {
         self.block.addr
     }
 
-    /// Prepares this memory for work queued on `stream` (see the invariants): the first time
-    /// a stream other than the home stream is used, it waits for the home stream's work so
-    /// far, and the allocator is told to keep the memory until that stream's work is done
-    /// (PyTorch's `record_stream`). Call it before launching a kernel that touches the
-    /// memory on `stream`.
-    pub(crate) fn use_on(&self, op: &'static str, stream: &Stream) -> Result<(), Error> {
+    /// Orders work about to be queued on `stream` that reads this memory: `stream` waits
+    /// (on the GPU) for the last write, and the read is recorded so later writes wait for
+    /// it. Call it right before queueing the work; see the stream-order invariant.
+    pub(crate) fn access_read(&self, op: &'static str, stream: &Stream) -> Result<(), Error> {
+        self.access(op, stream, Access::Read)
+    }
+
+    /// Orders work about to be queued on `stream` that writes this memory: `stream` waits
+    /// for the last write and every read since, and becomes the last writer.
+    pub(crate) fn access_write(&mut self, op: &'static str, stream: &Stream) -> Result<(), Error> {
+        self.access(op, stream, Access::Write)
+    }
+
+    /// Both `access_read` and `access_write`: `Write` is only reached through `&mut self`.
+    #[inline]
+    fn access(&self, op: &'static str, stream: &Stream, access: Access) -> Result<(), Error> {
         self.gpu.check_stream(op, stream)?;
-        let id = stream.id();
-        if id == self.block.stream {
-            return Ok(());
-        }
-        // Nothing panics while holding the lock; the list is valid at every step.
-        let mut others = self
-            .other_streams
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if !others.contains(&id) {
-            stream.wait_stream(&self.stream)?;
+        if let NewStream::First(id) = self.order.order(&self.stream, stream, access)? {
             self.gpu.allocator().record_stream(&self.block, id)?;
-            others.push(id);
         }
         Ok(())
+    }
+
+    /// The streams whose queued work a new access on another stream would wait for: the
+    /// last writer's first, then the readers' since. One stream (the home stream) while the
+    /// memory has only been used there.
+    pub fn pending_streams(&self) -> Vec<Stream> {
+        self.order.pending_streams(&self.stream)
     }
 
     /// Copies `src` into this memory on `stream` and waits for the copy.
     pub fn copy_from_host(&mut self, src: &[T], stream: &Stream) -> Result<(), Error> {
         check_len("GpuStorage::copy_from_host", self.len, src.len())?;
-        self.use_on("GpuStorage::copy_from_host", stream)?;
+        self.access_write("GpuStorage::copy_from_host", stream)?;
         if self.len == 0 {
             return Ok(());
         }
@@ -224,7 +230,7 @@ impl<T: Element> GpuStorage<T> {
     /// Copies this memory into `dst` on `stream` and waits for the copy.
     pub fn copy_to_host(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
         check_len("GpuStorage::copy_to_host", self.len, dst.len())?;
-        self.use_on("GpuStorage::copy_to_host", stream)?;
+        self.access_read("GpuStorage::copy_to_host", stream)?;
         if self.len == 0 {
             return Ok(());
         }
@@ -274,8 +280,8 @@ impl<T: Element> GpuStorage<T> {
             }
             .into());
         }
-        self.use_on("GpuStorage::copy_from_device_async", stream)?;
-        src.use_on("GpuStorage::copy_from_device_async", stream)?;
+        src.access_read("GpuStorage::copy_from_device_async", stream)?;
+        self.access_write("GpuStorage::copy_from_device_async", stream)?;
         if self.len == 0 {
             return Ok(());
         }
@@ -310,7 +316,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_from_host_async", self.len, src.len())?;
-        self.use_on("GpuStorage::copy_from_host_async", stream)?;
+        self.access_write("GpuStorage::copy_from_host_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
@@ -336,7 +342,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_to_host_async", self.len, dst.len())?;
-        self.use_on("GpuStorage::copy_to_host_async", stream)?;
+        self.access_read("GpuStorage::copy_to_host_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
@@ -364,7 +370,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_from_pinned_async", self.len, src.len())?;
-        self.use_on("GpuStorage::copy_from_pinned_async", stream)?;
+        self.access_write("GpuStorage::copy_from_pinned_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }
@@ -399,7 +405,7 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
         check_len("GpuStorage::copy_to_pinned_async", self.len, dst.len())?;
-        self.use_on("GpuStorage::copy_to_pinned_async", stream)?;
+        self.access_read("GpuStorage::copy_to_pinned_async", stream)?;
         if self.len == 0 {
             return Ok(PendingCopy::done());
         }

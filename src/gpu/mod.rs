@@ -38,7 +38,10 @@ mod memory_source;
 mod pinned_buffer;
 mod pinned_source;
 pub mod pointwise;
+mod sleep;
+mod storage_mut;
 mod stream;
+mod stream_order;
 
 pub use buffer::{GpuStorage, PendingCopy};
 pub use device::{AllocatorKind, Gpu, GpuOptions};
@@ -47,4 +50,5 @@ pub use event::Event;
 pub use memory_source::DeviceMemorySource;
 pub use pinned_buffer::PinnedBuffer;
 pub use pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
+pub use storage_mut::GpuStorageMut;
 pub use stream::Stream;

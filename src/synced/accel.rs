@@ -137,7 +137,7 @@ impl Accel for GpuAccel {
         if let Some(pinned) = buf.as_pinned() {
             pinned.prepare_copy(stream)?;
         }
-        dev.use_on("SyncedMemory::gpu_after", stream)
+        dev.access_read("SyncedMemory::gpu_after", stream)
     }
 }
 

@@ -17,7 +17,7 @@ use super::synced_memory::SyncedMemory;
 use super::transition_error::TransitionError;
 use crate::element::Element;
 use crate::error::{Error, GpuError, LayoutError, StateError};
-use crate::gpu::{Gpu, GpuStorage, Stream};
+use crate::gpu::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 impl<T: Element> SyncedMemory<T, Uninitialized> {
     /// Memory of `len` elements tied to `gpu`, copying on its default stream; its CPU copy
@@ -91,9 +91,9 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
         self.raw.accel().map(GpuAccel::stream)
     }
 
-    /// The GPU copy (Caffe `gpu_data()` once readable). No copy, no state change. Work that
-    /// reads it on a stream other than [`stream()`](Self::stream) must be ordered after the
-    /// memory's stream.
+    /// The GPU copy (Caffe `gpu_data()` once readable). No copy, no state change. It may be
+    /// read on any stream of its GPU: the storage orders that work after its last write
+    /// (docs/STREAMS.md).
     pub fn gpu(&self) -> &GpuStorage<T>
     where
         S: GpuReadable,
@@ -105,14 +105,16 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
     }
 
     /// The GPU copy, writable (Caffe `mutable_gpu_data()` once the GPU side is the head).
-    pub fn gpu_mut(&mut self) -> &mut GpuStorage<T>
+    ///
+    /// A [`GpuStorageMut`] rather than `&mut GpuStorage`: it writes, but cannot be swapped
+    /// for a storage of another length or GPU under the memory.
+    pub fn gpu_mut(&mut self) -> GpuStorageMut<'_, T>
     where
         S: GpuWritable,
     {
-        match self.raw.device_mut() {
-            Some(d) => d,
-            None => unreachable!("invariant 2: a GpuWritable state has a GPU copy"),
-        }
+        // Invariant 2: a GpuWritable state has a GPU copy (and so a device, invariant 6).
+        let (d, accel) = self.raw.device_mut_and_accel();
+        GpuStorageMut::new(d, accel.gpu())
     }
 
     /// Replaces the GPU side with `storage` and makes it the head (Caffe `set_gpu_data`):
@@ -172,12 +174,10 @@ impl<T: Element, H: HostSlot<T>> AnySyncedMemory<T, H> {
     }
 
     /// Caffe `mutable_gpu_data()`: syncs the GPU copy if stale, makes it the head, and
-    /// borrows it mutably.
-    pub fn mutable_gpu_data(&mut self) -> Result<&mut GpuStorage<T>, Error> {
+    /// lends it for writing.
+    pub fn mutable_gpu_data(&mut self) -> Result<GpuStorageMut<'_, T>, Error> {
         self.step(RawSynced::make_gpu_head)?;
-        match self.raw_mut().device_mut() {
-            Some(d) => Ok(d),
-            None => unreachable!("HeadAtGpu has a GPU copy"),
-        }
+        let (d, accel) = self.raw_mut().device_mut_and_accel();
+        Ok(GpuStorageMut::new(d, accel.gpu()))
     }
 }

@@ -138,6 +138,7 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
         self.device.as_ref()
     }
 
+    #[cfg(test)]
     pub(crate) fn device_mut(&mut self) -> Option<&mut A::Buf<T>> {
         self.device.as_mut()
     }

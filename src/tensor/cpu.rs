@@ -165,10 +165,16 @@ impl<T: Element> TensorViewMut<'_, T, Cpu> {
         contiguous_range(self.layout()).map(|r| &self.storage()[r])
     }
 
+    /// The whole borrowed host storage, writable (elements outside the layout included: the
+    /// view borrows all of it exclusively).
+    pub fn storage_mut(&mut self) -> &mut [T] {
+        self.slice_mut()
+    }
+
     /// The elements as one writable slice in row-major order, when contiguous.
     pub fn as_slice_mut(&mut self) -> Option<&mut [T]> {
         let r = contiguous_range(self.layout())?;
-        Some(&mut self.storage_mut()[r])
+        Some(&mut self.slice_mut()[r])
     }
 }
 

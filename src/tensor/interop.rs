@@ -102,7 +102,7 @@ impl<'a, T: Element> TensorViewMut<'a, T, Cpu> {
     pub fn as_ndarray_mut(&mut self) -> Result<ArrayViewMutD<'_, T>> {
         let layout = self.layout().clone();
         let (span, dim) = span_and_dim(&layout);
-        ArrayViewMut::from_shape(dim, &mut self.storage_mut()[span])
+        ArrayViewMut::from_shape(dim, &mut self.slice_mut()[span])
             .map_err(|_| ndarray_refused("as_ndarray_mut", layout.shape()).into())
     }
 }

@@ -181,9 +181,11 @@ impl<'a, T: Element, D: Backend> TensorViewMut<'a, T, D> {
         &*self.data
     }
 
-    /// The whole borrowed storage, writable (elements outside the layout included: the view
-    /// borrows all of it exclusively).
-    pub fn storage_mut(&mut self) -> &mut D::Slice<T> {
+    /// The whole borrowed storage, writable, for the engines (elements outside the layout
+    /// included: the view borrows all of it exclusively). Not public: a `&mut GpuStorage`
+    /// could be swapped for another of a different length under its owner; CPU views offer
+    /// [`storage_mut`](TensorViewMut::storage_mut) (an unsized `&mut [T]`, which cannot).
+    pub(crate) fn slice_mut(&mut self) -> &mut D::Slice<T> {
         &mut *self.data
     }
 

@@ -1,9 +1,9 @@
 //! [`Backend`] for [`Gpu`]: the tensor engine's pointwise operations as Apply kernels.
 //!
 //! Every operation is queued on the GPU's default stream ([`Gpu::default_stream`]) and returns
-//! once queued; copies back to the host wait for it. Views on storage allocated on other
-//! streams are ordered after that stream's work by [`GpuStorage`]'s `use_on` (inside
-//! [`super::safe`]). In-place operations run one kernel in place (each element is read by the
+//! once queued; copies back to the host wait for it. Storage last written (or read) on other
+//! streams orders the launch itself ([`GpuStorage`]'s stream order, inside [`super::safe`]),
+//! so a view of memory that a copy on another stream is still filling is read after the copy. In-place operations run one kernel in place (each element is read by the
 //! thread that writes it, before it writes), not through a temporary.
 
 use crate::element::Element;
@@ -44,7 +44,7 @@ unsafe impl Backend for Gpu {
 
     fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Gpu>, value: T) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::fill(self.default_stream(), value, dst.storage_mut(), &layout)
+        safe::fill(self.default_stream(), value, dst.slice_mut(), &layout)
     }
 
     fn unary<T: Element, O: UnaryOp<T>>(
@@ -59,7 +59,7 @@ unsafe impl Backend for Gpu {
             &op,
             a.storage(),
             a.layout(),
-            dst.storage_mut(),
+            dst.slice_mut(),
             &layout,
         )
     }
@@ -77,7 +77,7 @@ unsafe impl Backend for Gpu {
             &op,
             (a.storage(), a.layout()),
             (b.storage(), b.layout()),
-            dst.storage_mut(),
+            dst.slice_mut(),
             &layout,
         )
     }
@@ -97,7 +97,7 @@ unsafe impl Backend for Gpu {
             (a.storage(), a.layout()),
             (b.storage(), b.layout()),
             (c.storage(), c.layout()),
-            dst.storage_mut(),
+            dst.slice_mut(),
             &layout,
         )
     }
@@ -108,7 +108,7 @@ unsafe impl Backend for Gpu {
         dst: &mut TensorViewMut<'_, T, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::unary_inplace(self.default_stream(), &op, dst.storage_mut(), &layout)
+        safe::unary_inplace(self.default_stream(), &op, dst.slice_mut(), &layout)
     }
 
     fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
@@ -121,7 +121,7 @@ unsafe impl Backend for Gpu {
         safe::binary_inplace(
             self.default_stream(),
             &op,
-            dst.storage_mut(),
+            dst.slice_mut(),
             &layout,
             (b.storage(), b.layout()),
         )
@@ -138,7 +138,7 @@ unsafe impl Backend for Gpu {
         safe::ternary_inplace(
             self.default_stream(),
             &op,
-            dst.storage_mut(),
+            dst.slice_mut(),
             &layout,
             (b.storage(), b.layout()),
             (c.storage(), c.layout()),

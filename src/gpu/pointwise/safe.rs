@@ -3,8 +3,10 @@
 //! [`Layout::broadcast_to`](crate::layout::Layout::broadcast_to)).
 //!
 //! The storages make the raw launch's contract hold: each is live device memory of its
-//! length on its GPU, freed only in stream order; `GpuStorage::use_on` orders the launch
-//! stream after the storage's home stream and tells the allocator about it; and the output
+//! length on its GPU, freed only in stream order; `GpuStorage::access_read` and
+//! `access_write` order the launch stream after the work each storage must wait for (a read
+//! after the last write, a write after the last write and the reads since) and record the
+//! launch, so any stream may be used (docs/STREAMS.md); and the output
 //! is borrowed mutably, so it aliases no input, except in the `_inplace` functions, where it
 //! is the first input itself, read and written through one layout (each element is read
 //! before it is written, by the same thread).
@@ -23,7 +25,7 @@ fn input<'a, T: Element>(
     storage: &'a GpuStorage<T>,
     layout: &'a Layout,
 ) -> Result<RawOperand<'a>, Error> {
-    storage.use_on(op, stream)?;
+    storage.access_read(op, stream)?;
     Ok(RawOperand {
         ptr: storage.device_ptr(),
         len: storage.len(),
@@ -37,7 +39,7 @@ fn output<'a, T: Element>(
     storage: &'a mut GpuStorage<T>,
     layout: &'a Layout,
 ) -> Result<RawOperand<'a>, Error> {
-    storage.use_on(op, stream)?;
+    storage.access_write(op, stream)?;
     Ok(RawOperand {
         ptr: storage.device_ptr_mut(),
         len: storage.len(),

@@ -145,7 +145,7 @@ unsafe impl Backend for Cpu {
 
     fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Cpu>, value: T) -> Result<()> {
         let c = collapse([dst.layout()]);
-        kernels::fill(dst.storage_mut(), value, &c);
+        kernels::fill(dst.slice_mut(), value, &c);
         Ok(())
     }
 
@@ -159,7 +159,7 @@ unsafe impl Backend for Cpu {
         let c = collapse([dst.layout(), a.layout()]);
         let tiled = runs::wants_tiles(&c);
         let f = |x| op.cpu(x);
-        kernels::unary(f, a.storage(), &c, tiled, &mut SliceSink(dst.storage_mut()));
+        kernels::unary(f, a.storage(), &c, tiled, &mut SliceSink(dst.slice_mut()));
         Ok(())
     }
 
@@ -174,7 +174,7 @@ unsafe impl Backend for Cpu {
         let c = collapse([dst.layout(), a.layout(), b.layout()]);
         let tiled = runs::wants_tiles(&c);
         let f = |x, y| op.cpu(x, y);
-        let out = &mut SliceSink(dst.storage_mut());
+        let out = &mut SliceSink(dst.slice_mut());
         kernels::binary(f, a.storage(), b.storage(), &c, tiled, out);
         Ok(())
     }
@@ -192,7 +192,7 @@ unsafe impl Backend for Cpu {
         let c4 = collapse(layouts);
         let tiled = runs::wants_tiles(&c4);
         let f = |x, y, z| op.cpu(x, y, z);
-        let out = &mut SliceSink(dst.storage_mut());
+        let out = &mut SliceSink(dst.slice_mut());
         kernels::ternary(f, a.storage(), b.storage(), c.storage(), &c4, tiled, out);
         Ok(())
     }
@@ -203,7 +203,7 @@ unsafe impl Backend for Cpu {
         dst: &mut TensorViewMut<'_, T, Cpu>,
     ) -> Result<()> {
         let c = collapse([dst.layout()]);
-        kernels::unary_inplace(|x| op.cpu(x), dst.storage_mut(), &c);
+        kernels::unary_inplace(|x| op.cpu(x), dst.slice_mut(), &c);
         Ok(())
     }
 
@@ -216,13 +216,7 @@ unsafe impl Backend for Cpu {
         check_same_shape(O::NAME, &[dst.layout(), b.layout()])?;
         let c = collapse([dst.layout(), b.layout()]);
         let tiled = runs::wants_tiles(&c);
-        kernels::binary_inplace(
-            |x, y| op.cpu(x, y),
-            dst.storage_mut(),
-            b.storage(),
-            &c,
-            tiled,
-        );
+        kernels::binary_inplace(|x, y| op.cpu(x, y), dst.slice_mut(), b.storage(), &c, tiled);
         Ok(())
     }
 
@@ -238,7 +232,7 @@ unsafe impl Backend for Cpu {
         let c3 = collapse(layouts);
         let tiled = runs::wants_tiles(&c3);
         let f = |x, y, z| op.cpu(x, y, z);
-        kernels::ternary_inplace(f, dst.storage_mut(), b.storage(), c.storage(), &c3, tiled);
+        kernels::ternary_inplace(f, dst.slice_mut(), b.storage(), c.storage(), &c3, tiled);
         Ok(())
     }
 

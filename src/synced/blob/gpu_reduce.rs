@@ -103,7 +103,7 @@ pub(crate) fn reduce<T: BlobElement>(
     let gpu = x.gpu();
     let cfg = config(n);
     let mut partial = GpuStorage::<f64>::zeros(gpu, cfg.grid_dim.0 as usize, stream)?;
-    x.use_on(OP, stream)?;
+    x.access_read(OP, stream)?;
     let func = function::<T>(gpu)?;
     let x_ptr = x.device_ptr();
     let square: i32 = (term == Term::Square).into();
@@ -117,11 +117,11 @@ pub(crate) fn reduce<T: BlobElement>(
     // SAFETY: the arguments match `ts_blob_reduce(const TS_ELEM*, unsigned long long, int,
     // double*)` in order and size, TS_ELEM being `T::CUDA_TYPE` (the module was compiled
     // for `T`). `x` holds at least `count` initialised elements (checked above) and is
-    // ordered on `stream` (`use_on`); `partial` holds one double per block of the grid,
+    // ordered on `stream` (`access_read`: after the last write, on any stream); `partial` holds one double per block of the grid,
     // which is all the kernel writes, and was allocated on `stream`. Both stay allocated
     // until the kernel has run: `to_vec` below waits for `stream` before this returns (and
     // their frees are stream-ordered after it in any case). The function was loaded in
-    // `gpu`'s context, which `stream` belongs to (`use_on` checked it).
+    // `gpu`'s context, which `stream` belongs to (`access_read` checked it).
     unsafe { launch.launch(cfg) }.map_err(launch_error)?;
     Ok(partial.to_vec(stream)?.iter().sum())
 }

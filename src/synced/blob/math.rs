@@ -179,7 +179,7 @@ fn write_side<T: BlobElement, S: MathSide>(
                 Err(e) => return Err(e.into_parts()),
             };
             let stream = stream_of(&m.raw).clone();
-            match gpu(m.gpu_mut(), &layout, &stream) {
+            match gpu(m.gpu_mut().into_inner(), &layout, &stream) {
                 // `S::AfterWrite` is `HeadAtGpu` for both GPU places.
                 Ok(()) => Ok(m.retype()),
                 Err(e) => Err((m.retype(), e)),

@@ -42,7 +42,7 @@ use super::transition_error::TransitionError;
 use super::OwnedHost;
 use crate::element::Element;
 use crate::error::{Error, LayoutError, StateError};
-use crate::gpu::{Gpu, GpuStorage, Stream};
+use crate::gpu::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 /// Caffe's `Blob`: a shape, a data memory in state `D` and a diff memory in state `G`.
 ///
@@ -417,7 +417,7 @@ macro_rules! side_methods {
             }
 
             #[doc = concat!("The ", $name, " on the GPU, writable (Caffe `mutable_gpu_", $name, "()` once the GPU side is the head); it holds `capacity()` elements.")]
-            pub fn $mut_gpu(&mut self) -> &mut GpuStorage<T>
+            pub fn $mut_gpu(&mut self) -> GpuStorageMut<'_, T>
             where
                 $Side: OwnedSide,
                 $Side::Base: GpuWritable,
