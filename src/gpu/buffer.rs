@@ -237,7 +237,8 @@ impl<T: Element> GpuStorage<T> {
         // SAFETY: `dst` is `byte_len()` writable bytes, exclusively borrowed for this whole
         // call, and the stream is awaited before returning (as in `copy_from_host`). The
         // device range is our live block, whose elements are initialised `T`s (invariant),
-        // so the bytes written into `dst` are valid `T`s.
+        // and `access_read` ordered this copy after the last write on any stream (the
+        // stream-order invariant), so the bytes written into `dst` are valid, current `T`s.
         unsafe {
             driver::memcpy_dtoh_async(
                 dst.as_mut_ptr().cast::<u8>(),
@@ -285,7 +286,9 @@ impl<T: Element> GpuStorage<T> {
         if self.len == 0 {
             return Ok(());
         }
-        // SAFETY: both ranges are live blocks of at least `byte_len()` bytes on the stream's
+        // SAFETY: `access_read`/`access_write` ordered the copy after the last write of `src`
+        // and after the last write and reads of `self`, on whatever streams they ran. Both
+        // ranges are live blocks of at least `byte_len()` bytes on the stream's
         // device (same ordinal, checked). `&mut self` and `&src` are distinct values, so the
         // blocks do not overlap. Both stay allocated until the copy completes: each is freed
         // in order on its own stream, after `stream`'s work (recorded above).
@@ -348,7 +351,8 @@ impl<T: Element> GpuStorage<T> {
         }
         let host = dst.as_mut_ptr().cast::<u8>();
         // SAFETY: `dst` is `byte_len()` writable bytes, exclusively borrowed; the device range
-        // is our live block of initialised `T`s. `finish_pageable` returns only when the copy
+        // is our live block of initialised `T`s, read after the last write (`access_read`).
+        // `finish_pageable` returns only when the copy
         // is done writing `dst` (as in `copy_from_host_async`).
         unsafe {
             driver::memcpy_dtoh_async(host, self.block.addr, self.byte_len(), stream.cuda())
@@ -416,7 +420,8 @@ impl<T: Element> GpuStorage<T> {
         // event `track_copy` records right below. Nor is it reused before: `prepare_copy`
         // announced `stream` to its allocator, which at the buffer's drop records an event
         // on `stream` (after this copy) and waits for it before handing the memory out
-        // again. The device range is our live block of initialised `T`s, so `dst` receives
+        // again. The device range is our live block of initialised `T`s, read after the last
+        // write (`access_read`), so `dst` receives
         // valid `T`s.
         unsafe {
             driver::memcpy_dtoh_async(

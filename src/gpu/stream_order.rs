@@ -55,7 +55,8 @@ struct Pending {
 ///   stream (so work on the home stream needs no wait), and `pending` holds no writer and
 ///   no reader.
 /// - When `tracked` is true, `pending.writer` (or the home stream) is the stream of the last
-///   write, and `pending.readers` holds every other stream that read since.
+///   write, and `pending.readers` holds every other stream that read since; each of them
+///   waited for that write before its first read.
 #[derive(Debug)]
 pub(crate) struct StreamOrder {
     tracked: AtomicBool,
@@ -113,14 +114,17 @@ impl StreamOrder {
     ) -> Result<NewStream, GpuError> {
         let mut p = self.pending();
         self.tracked.store(true, Ordering::Release);
+        // A reader since the last write has waited for that write already, and nothing has
+        // written since (a write forgets the readers), so it need not wait again: repeated
+        // use on one side stream costs no event either.
         let writer = p.writer.as_ref().unwrap_or(home);
-        if writer != stream {
+        let is_reader = p.readers.contains(stream);
+        if writer != stream && !is_reader {
             stream.wait_stream(writer)?;
         }
         match access {
             Access::Read => {
-                let writer = p.writer.as_ref().unwrap_or(home);
-                if writer != stream && !p.readers.contains(stream) {
+                if writer != stream && !is_reader {
                     p.readers.push(stream.clone());
                 }
             }

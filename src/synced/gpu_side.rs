@@ -2,9 +2,9 @@
 //! adopting device buffers (Caffe `set_gpu_data`), and borrowing the device copy.
 //!
 //! Memory tied to a GPU copies on one stream (the *memory's stream*, the GPU's default
-//! stream unless given): every transition queues its copy there and waits for it. GPU work
-//! that writes the memory on another stream must be ordered before the next transition (the
-//! usual CUDA rule; [`Stream::wait_stream`], [`Stream::synchronize`]).
+//! stream unless given): every transition queues its copy there and waits for it. Work on
+//! other streams is ordered by the device buffer itself (docs/STREAMS.md): a transition's
+//! copy waits for a write queued on any stream, and a write waits for reads on any stream.
 
 use super::accel::GpuAccel;
 use super::any::AnySyncedMemory;

@@ -4,8 +4,8 @@
 //! caller to synchronize before writing the CPU copy (which the copy is reading) or reading
 //! the GPU copy on another stream (which the copy is writing). Here the push gives
 //! [`InFlight`], which offers neither: [`SyncedMemory::wait`] gives `Synced`, and
-//! [`SyncedMemory::gpu_after`] orders one stream after the copy and lends the GPU copy for
-//! work there. The CPU copy is the memory's own page-locked buffer, which tracks the copy
+//! [`SyncedMemory::gpu_after`] lends the GPU copy, which orders every use after the copy
+//! itself, on any stream (docs/STREAMS.md). The CPU copy is the memory's own page-locked buffer, which tracks the copy
 //! itself, so dropping or leaking the memory mid-copy frees nothing under the DMA engine.
 
 use super::any::AnySyncedMemory;
@@ -23,9 +23,8 @@ impl<T: Element, H: HostSlot<T>> SyncedMemory<T, HeadAtCpu, H> {
     /// CPU copy is page-locked (memory tied to a GPU allocates it so); an adopted pageable
     /// vector is copied before this returns.
     ///
-    /// Note: `crate::gpu` cannot yet release a copy's guard without waiting, so for now the
-    /// push also completes before returning; the `InFlight` protocol does not change when it
-    /// stops doing so.
+    /// Returns once the copy is queued: the page-locked CPU copy tracks the copy (its host
+    /// access and its free wait for it), and the GPU copy orders later work after it.
     pub fn async_gpu_push(
         mut self,
         stream: &Stream,
@@ -67,8 +66,9 @@ impl<T: Element, H: OwnsHost<T>> SyncedMemory<T, InFlight, H> {
     }
 
     /// Makes `stream` wait (on the GPU, without blocking the host) for the push, and lends
-    /// the GPU copy for reading by work queued on `stream` from now on (Caffe's pattern of
-    /// pushing on one stream and computing on another, made safe).
+    /// the GPU copy for reading (Caffe's pattern of pushing on one stream and computing on
+    /// another, made safe). The lent storage orders every use after the push itself, on
+    /// `stream` or any other stream of its GPU (docs/STREAMS.md).
     pub fn gpu_after(&self, stream: &Stream) -> Result<&GpuStorage<T>, Error> {
         self.raw.device_after(stream)
     }
