@@ -307,6 +307,19 @@ pub enum GpuError {
         /// The other.
         rhs: usize,
     },
+    /// A device allocator whose memory is not device memory (pageable or pinned host
+    /// memory) was given where a GPU's allocator was expected.
+    #[error("{op}: the {allocator} allocator hands out {location}, not device memory of GPU {ordinal}; build it over `DeviceMemorySource::new({ordinal})` (or `gpu.device_memory_source()`)")]
+    AllocatorNotOnDevice {
+        /// The operation.
+        op: &'static str,
+        /// The GPU the allocator was meant for.
+        ordinal: usize,
+        /// The allocator's [`name`](crate::storage::DeviceAllocator::name).
+        allocator: &'static str,
+        /// Where its memory lives, as it reports.
+        location: crate::storage::MemoryLocation,
+    },
 }
 
 /// Errors of run-time checked state conversions (the erased end of the type-state ladder).

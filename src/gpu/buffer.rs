@@ -91,13 +91,13 @@ impl<T: Element> GpuStorage<T> {
             other_streams: Mutex::new(Vec::new()),
             _element: PhantomData,
         };
-        if storage.block.size < bytes || (bytes > 0 && storage.block.addr == 0) {
+        if storage.block.size() < bytes || (bytes > 0 && storage.block.addr() == 0) {
             // `storage` drops here and hands the block back.
             return Err(AllocError::Source(format!(
                 "allocator {} returned {} bytes at {:#x} for a request of {bytes}",
                 gpu.allocator().name(),
-                storage.block.size,
-                storage.block.addr
+                storage.block.size(),
+                storage.block.addr()
             ))
             .into());
         }
@@ -113,7 +113,7 @@ impl<T: Element> GpuStorage<T> {
             // nobody else (just allocated). It stays allocated until the memset completes:
             // it is freed only on drop, to its allocator, in order on `stream` (its own).
             unsafe {
-                driver::memset_zero_async(storage.block.addr, storage.byte_len(), stream.cuda())
+                driver::memset_zero_async(storage.block.addr(), storage.byte_len(), stream.cuda())
             }?;
         }
         // All-zero bytes are a valid `T` (`Element`'s contract): initialised.
@@ -167,12 +167,12 @@ impl<T: Element> GpuStorage<T> {
 
     /// The device address, for kernel arguments that read the memory.
     pub(crate) fn device_ptr(&self) -> u64 {
-        self.block.addr
+        self.block.addr()
     }
 
     /// The device address, for kernel arguments that write the memory.
     pub(crate) fn device_ptr_mut(&mut self) -> u64 {
-        self.block.addr
+        self.block.addr()
     }
 
     /// Prepares this memory for work queued on `stream` (see the invariants): the first time
@@ -183,7 +183,7 @@ impl<T: Element> GpuStorage<T> {
     pub(crate) fn use_on(&self, op: &'static str, stream: &Stream) -> Result<(), Error> {
         self.gpu.check_stream(op, stream)?;
         let id = stream.id();
-        if id == self.block.stream {
+        if id == self.block.stream() {
             return Ok(());
         }
         // Nothing panics while holding the lock; the list is valid at every step.
@@ -320,7 +320,7 @@ impl<T: Element> GpuStorage<T> {
         // the driver staged it before returning; page-locked: it waits), so the copy never
         // reads `src` after this call, let alone after the borrow ends.
         unsafe {
-            driver::memcpy_htod_async(self.block.addr, host, self.byte_len(), stream.cuda())
+            driver::memcpy_htod_async(self.block.addr(), host, self.byte_len(), stream.cuda())
         }?;
         Ok(finish_pageable(stream, host, self.gpu.errors())?)
     }
@@ -345,7 +345,7 @@ impl<T: Element> GpuStorage<T> {
         // is our live block of initialised `T`s. `finish_pageable` returns only when the copy
         // is done writing `dst` (as in `copy_from_host_async`).
         unsafe {
-            driver::memcpy_dtoh_async(host, self.block.addr, self.byte_len(), stream.cuda())
+            driver::memcpy_dtoh_async(host, self.block.addr(), self.byte_len(), stream.cuda())
         }?;
         Ok(finish_pageable(
             stream,
@@ -379,7 +379,7 @@ impl<T: Element> GpuStorage<T> {
         // completes (freed in order on its stream, after `stream`'s work, recorded above).
         unsafe {
             driver::memcpy_htod_async(
-                self.block.addr,
+                self.block.addr(),
                 src.host_ptr(),
                 self.byte_len(),
                 stream.cuda(),
@@ -415,7 +415,7 @@ impl<T: Element> GpuStorage<T> {
         unsafe {
             driver::memcpy_dtoh_async(
                 dst.host_ptr_mut(),
-                self.block.addr,
+                self.block.addr(),
                 self.byte_len(),
                 stream.cuda(),
             )
@@ -449,12 +449,7 @@ fn finish_pageable<'a>(
 
 impl<T: Element> Drop for GpuStorage<T> {
     fn drop(&mut self) {
-        let empty = Block {
-            addr: 0,
-            size: 0,
-            requested: 0,
-            stream: self.block.stream,
-        };
+        let empty = Block::empty(self.block.stream());
         let block = std::mem::replace(&mut self.block, empty);
         if let Err(e) = self.gpu.allocator().free(block) {
             self.gpu.errors().record(e);
@@ -474,7 +469,7 @@ impl<T: Element> fmt::Debug for GpuStorage<T> {
             .field("dtype", &T::DTYPE)
             .field("len", &self.len)
             .field("ordinal", &self.gpu.ordinal())
-            .field("addr", &format_args!("{:#x}", self.block.addr))
+            .field("addr", &format_args!("{:#x}", self.block.addr()))
             .field("stream", &self.stream)
             .finish()
     }
