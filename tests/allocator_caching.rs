@@ -407,9 +407,16 @@ fn config_rejects_bad_input_with_the_text_and_a_reason() {
     ];
     for text in bad {
         match CachingConfig::parse(text) {
-            Err(AllocError::InvalidConfig { input, reason }) => {
+            Err(
+                AllocError::InvalidConfig { input, reason }
+                | AllocError::UnusableConfigKey { input, reason, .. },
+            ) => {
                 assert_eq!(input, text);
                 assert!(!reason.is_empty());
+            }
+            Err(AllocError::InvalidConfigValue(e)) => {
+                assert_eq!(e.input, text);
+                assert!(!e.reason.is_empty());
             }
             other => panic!("{text:?} gave {other:?}"),
         }
@@ -423,7 +430,7 @@ fn config_rejects_bad_input_with_the_text_and_a_reason() {
     ];
     for built in builders {
         assert!(
-            matches!(built, Err(AllocError::InvalidConfig { .. })),
+            matches!(built, Err(AllocError::InvalidConfigValue(_))),
             "{built:?}"
         );
     }
@@ -438,7 +445,7 @@ fn config_comes_from_the_environment() {
     std::env::set_var(CachingConfig::ENV_VAR, "max_split_size_mb:1");
     assert!(matches!(
         CachingConfig::from_env(),
-        Err(AllocError::InvalidConfig { input, .. }) if input == "max_split_size_mb:1"
+        Err(AllocError::InvalidConfigValue(e)) if e.input == "max_split_size_mb:1"
     ));
     std::env::remove_var(CachingConfig::ENV_VAR);
     assert_eq!(CachingConfig::from_env().unwrap(), CachingConfig::default());

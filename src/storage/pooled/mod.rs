@@ -180,7 +180,7 @@ unsafe impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
         if bytes == 0 {
             return Ok(Block::empty(stream));
         }
-        let size = self.config.rounding().round(bytes)?;
+        let size = self.config.rounding().round_valid(bytes)?;
         lock(&self.state).allocate(&self.source, size, bytes, stream, |st| {
             self.new_region(st, size, bytes)
         })
