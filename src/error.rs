@@ -266,6 +266,16 @@ pub enum AllocError {
         /// The block's address.
         addr: u64,
     },
+    /// An allocator handed out a block that breaks the
+    /// [`DeviceAllocator`](crate::storage::DeviceAllocator) contract in a way that can be
+    /// seen (smaller than asked, at address 0, on another stream); the block was given back.
+    #[error("allocator {allocator} broke its contract: {reason}")]
+    BrokenAllocator {
+        /// The allocator's name.
+        allocator: &'static str,
+        /// What was wrong with the block.
+        reason: String,
+    },
     /// The memory source (driver) failed for a reason other than out-of-memory.
     #[error("memory source failed: {0}")]
     Source(String),

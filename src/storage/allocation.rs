@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::allocator::{Block, DeviceAllocator};
+use super::allocator::{check_handed_out, Block, DeviceAllocator};
 use super::source::StreamId;
 use crate::error::AllocError;
 
@@ -22,12 +22,26 @@ pub struct Allocation {
 
 impl Allocation {
     /// Allocates `bytes` bytes on `stream` from `allocator`.
+    ///
+    /// The block is checked for what can be seen of the allocator's contract (at least
+    /// `bytes` bytes, `requested() == bytes`, a non-zero address unless empty, on `stream`);
+    /// a block that fails is given back to the allocator and the call returns
+    /// [`AllocError::BrokenAllocator`].
     pub fn new(
         allocator: &Arc<dyn DeviceAllocator>,
         bytes: usize,
         stream: StreamId,
     ) -> Result<Self, AllocError> {
         let block = allocator.allocate(bytes, stream)?;
+        if let Err(reason) = check_handed_out(&block, bytes, stream) {
+            if let Err(err) = allocator.free(block) {
+                allocator.record_err(err);
+            }
+            return Err(AllocError::BrokenAllocator {
+                allocator: allocator.name(),
+                reason,
+            });
+        }
         // SAFETY: `allocator` just handed `block` out, and nothing else holds it.
         Ok(unsafe { Self::from_block(block, Arc::clone(allocator)) })
     }

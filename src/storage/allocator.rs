@@ -91,6 +91,42 @@ impl Block {
     }
 }
 
+/// Checks what can be checked cheaply of a block an allocator returned for `bytes` bytes on
+/// `stream`: at least `bytes` bytes, `requested() == bytes`, address not 0 unless empty, and
+/// on `stream`. [`AllocError::BrokenAllocator`] otherwise.
+///
+/// A defence in depth under the (unsafe) contract, for the safe paths that take blocks from
+/// any allocator ([`Allocation::new`](super::Allocation::new)); it cannot see overlap or
+/// memory that is not live, which is why the contract is `unsafe` to implement.
+pub(crate) fn check_handed_out(
+    block: &Block,
+    bytes: usize,
+    stream: StreamId,
+) -> Result<(), String> {
+    if block.size() < bytes {
+        Err(format!(
+            "a block of {} bytes at {:#x} for a request of {bytes}",
+            block.size(),
+            block.addr()
+        ))
+    } else if block.requested() != bytes {
+        Err(format!(
+            "a block recording a request of {} bytes for a request of {bytes}",
+            block.requested()
+        ))
+    } else if bytes > 0 && block.addr() == 0 {
+        Err(format!("address 0 for a request of {bytes} bytes"))
+    } else if block.stream() != stream {
+        Err(format!(
+            "a block of stream {:#x} for a request on stream {:#x}",
+            block.stream().0,
+            stream.0
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Current and peak value of a statistic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stat {
