@@ -236,7 +236,8 @@ pub enum AllocError {
         /// Bytes asked for.
         requested: usize,
     },
-    /// A configuration string could not be parsed.
+    /// A configuration string could not be parsed (its `key:value,key:value` syntax is
+    /// broken).
     #[error("invalid allocator configuration {input:?}: {reason}")]
     InvalidConfig {
         /// The text given.
@@ -244,15 +245,55 @@ pub enum AllocError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A configuration entry this allocator cannot use: an unknown key, a key of another
+    /// allocator or pool type, or a key given twice (the earlier value would be dropped).
+    #[error("invalid allocator configuration {input:?}: key {key:?} {reason}")]
+    UnusableConfigKey {
+        /// The configuration text (for settings made in code, `key:value`).
+        input: String,
+        /// The key.
+        key: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A configuration setting, from text or from a builder, has a value out of its range
+    /// (boxed: the key, the value and the text would make every error larger).
+    #[error(transparent)]
+    InvalidConfigValue(Box<ConfigValueError>),
     /// A block was returned that this allocator does not own (a double free or foreign block).
     #[error("block at {addr:#x} is not owned by this allocator")]
     UnknownBlock {
         /// The block's address.
         addr: u64,
     },
+    /// An allocator handed out a block that breaks the
+    /// [`DeviceAllocator`](crate::storage::DeviceAllocator) contract in a way that can be
+    /// seen (smaller than asked, at address 0, on another stream); the block was given back.
+    #[error("allocator {allocator} broke its contract: {reason}")]
+    BrokenAllocator {
+        /// The allocator's name.
+        allocator: &'static str,
+        /// What was wrong with the block.
+        reason: String,
+    },
     /// The memory source (driver) failed for a reason other than out-of-memory.
     #[error("memory source failed: {0}")]
     Source(String),
+}
+
+/// A configuration setting with a value out of its range
+/// ([`AllocError::InvalidConfigValue`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid allocator configuration {input:?}: {key} = {value}: {reason}")]
+pub struct ConfigValueError {
+    /// The configuration text (for settings made in code, `key:value`).
+    pub input: String,
+    /// The setting.
+    pub key: String,
+    /// The value given, as written.
+    pub value: String,
+    /// The rule it breaks.
+    pub reason: String,
 }
 
 /// Errors from the CUDA driver, NVRTC, or a missing GPU.
@@ -306,6 +347,19 @@ pub enum GpuError {
         lhs: usize,
         /// The other.
         rhs: usize,
+    },
+    /// A device allocator whose memory is not device memory (pageable or pinned host
+    /// memory) was given where a GPU's allocator was expected.
+    #[error("{op}: the {allocator} allocator hands out {location}, not device memory of GPU {ordinal}; build it over `DeviceMemorySource::new({ordinal})` (or `gpu.device_memory_source()`)")]
+    AllocatorNotOnDevice {
+        /// The operation.
+        op: &'static str,
+        /// The GPU the allocator was meant for.
+        ordinal: usize,
+        /// The allocator's [`name`](crate::storage::DeviceAllocator::name).
+        allocator: &'static str,
+        /// Where its memory lives, as it reports.
+        location: crate::storage::MemoryLocation,
     },
 }
 

@@ -19,6 +19,19 @@ fn allocator() -> (
     (concrete, shared)
 }
 
+/// An allocation of a block `shared` never handed out (512 bytes at `addr`, stream 0).
+fn forged_allocation(addr: u64, shared: &Arc<dyn DeviceAllocator>) -> Allocation {
+    // SAFETY: this breaks both contracts on purpose, to test the allocator's own defence:
+    // the forged block is only ever freed (by `free` or `Drop`), which must refuse it and
+    // record the error; nothing reads or writes through its address.
+    unsafe {
+        Allocation::from_block(
+            Block::from_raw_parts(addr, 512, 1, StreamId(0)),
+            Arc::clone(shared),
+        )
+    }
+}
+
 #[test]
 fn dropping_an_allocation_frees_it_to_the_cache() {
     let (concrete, shared) = allocator();
@@ -75,33 +88,15 @@ fn into_block_gives_up_ownership_and_free_reports_errors() {
     );
     shared.free(block).unwrap();
     assert_eq!(concrete.stats().allocations.current, 0);
-    let forged = Block {
-        addr: 0x1000,
-        size: 512,
-        requested: 1,
-        stream: StreamId(0),
-    };
-    let f = Allocation::from_block(forged, Arc::clone(&shared));
+    let f = forged_allocation(0x1000, &shared);
     assert_eq!(f.free(), Err(AllocError::UnknownBlock { addr: 0x1000 }));
 }
 
 #[test]
 fn a_failed_free_in_drop_is_recorded_not_panicked() {
     let (concrete, shared) = allocator();
-    let forged = Block {
-        addr: 0x2000,
-        size: 512,
-        requested: 1,
-        stream: StreamId(0),
-    };
-    drop(Allocation::from_block(forged, Arc::clone(&shared)));
-    let forged = Block {
-        addr: 0x3000,
-        size: 512,
-        requested: 1,
-        stream: StreamId(0),
-    };
-    drop(Allocation::from_block(forged, shared));
+    drop(forged_allocation(0x2000, &shared));
+    drop(forged_allocation(0x3000, &shared));
     // The first error is kept until taken.
     assert_eq!(
         concrete.check_err(),

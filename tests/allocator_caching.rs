@@ -124,21 +124,21 @@ fn oversized_requests_fail_before_touching_the_source() {
 fn record_stream_delays_reuse_until_the_event_completes() {
     let a = caching(64 * MIB, CachingConfig::default());
     let x = alloc(&a, 1000, S1);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.record_stream(&x, S2).unwrap();
     a.free(x).unwrap();
     // One event, on the other stream only.
     assert_eq!(a.source().pending_events(S2), 1);
     assert_eq!(a.source().pending_events(S1), 0);
     let y = alloc(&a, 1000, S1);
-    assert_ne!(y.addr, x_addr, "the block is still in use on stream 2");
+    assert_ne!(y.addr(), x_addr, "the block is still in use on stream 2");
     a.source().complete_stream(S1);
     let z = alloc(&a, 1000, S1);
-    assert_ne!(z.addr, x_addr, "completing stream 1 does not release it");
+    assert_ne!(z.addr(), x_addr, "completing stream 1 does not release it");
     assert_consistent(&a, &[&y, &z]);
     a.source().complete_stream(S2);
     let w = alloc(&a, 1000, S1);
-    assert_eq!(w.addr, x_addr, "reused once the stream 2 event completed");
+    assert_eq!(w.addr(), x_addr, "reused once the stream 2 event completed");
     assert_consistent(&a, &[&y, &z, &w]);
 }
 
@@ -200,7 +200,7 @@ fn a_request_that_cannot_fit_reports_out_of_memory_and_leaves_the_pool_consisten
 fn blocks_from_max_split_size_up_never_serve_smaller_requests() {
     let a = caching(512 * MIB, max_split(32));
     let x = alloc(&a, 40 * MIB, S0);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.free(x).unwrap();
     let y = alloc(&a, 12 * MIB, S0);
     assert_eq!(
@@ -210,7 +210,7 @@ fn blocks_from_max_split_size_up_never_serve_smaller_requests() {
     );
     let z = alloc(&a, 36 * MIB, S0);
     assert_eq!(
-        (z.addr, z.size),
+        (z.addr(), z.size()),
         (x_addr, 40 * MIB),
         "36 MiB reuses the 40 MiB block unsplit"
     );
@@ -221,13 +221,13 @@ fn blocks_from_max_split_size_up_never_serve_smaller_requests() {
 fn oversize_blocks_serve_oversize_requests_only_within_20mib() {
     let a = caching(512 * MIB, max_split(32));
     let x = alloc(&a, 60 * MIB, S0);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.free(x).unwrap();
     let y = alloc(&a, 34 * MIB, S0);
-    assert_ne!(y.addr, x_addr, "60 MiB is 20 MiB or more above 34 MiB");
+    assert_ne!(y.addr(), x_addr, "60 MiB is 20 MiB or more above 34 MiB");
     let z = alloc(&a, 41 * MIB, S0);
     assert_eq!(
-        (z.addr, z.size),
+        (z.addr(), z.size()),
         (x_addr, 60 * MIB),
         "within 20 MiB: reused whole"
     );
@@ -235,10 +235,10 @@ fn oversize_blocks_serve_oversize_requests_only_within_20mib() {
     // Without max_split_size the same cached block is split for the 34 MiB request.
     let b = caching(512 * MIB, CachingConfig::default());
     let x = alloc(&b, 60 * MIB, S0);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     b.free(x).unwrap();
     let y = alloc(&b, 34 * MIB, S0);
-    assert_eq!((y.addr, y.size), (x_addr, 34 * MIB));
+    assert_eq!((y.addr(), y.size()), (x_addr, 34 * MIB));
     assert_consistent(&b, &[&y]);
 }
 
@@ -351,7 +351,7 @@ fn drop_returns_cached_segments_but_not_ones_in_use() {
     // The cached 12 MiB segment went back; the small segment under `kept` stayed.
     assert_eq!((source.live_regions(), source.live_bytes()), (1, 2 * MIB));
     assert!(
-        source.write(kept.addr, &[1, 2, 3]).is_ok(),
+        source.write(kept.addr(), &[1, 2, 3]).is_ok(),
         "kept memory is still valid"
     );
 }
@@ -407,9 +407,16 @@ fn config_rejects_bad_input_with_the_text_and_a_reason() {
     ];
     for text in bad {
         match CachingConfig::parse(text) {
-            Err(AllocError::InvalidConfig { input, reason }) => {
+            Err(
+                AllocError::InvalidConfig { input, reason }
+                | AllocError::UnusableConfigKey { input, reason, .. },
+            ) => {
                 assert_eq!(input, text);
                 assert!(!reason.is_empty());
+            }
+            Err(AllocError::InvalidConfigValue(e)) => {
+                assert_eq!(e.input, text);
+                assert!(!e.reason.is_empty());
             }
             other => panic!("{text:?} gave {other:?}"),
         }
@@ -423,7 +430,7 @@ fn config_rejects_bad_input_with_the_text_and_a_reason() {
     ];
     for built in builders {
         assert!(
-            matches!(built, Err(AllocError::InvalidConfig { .. })),
+            matches!(built, Err(AllocError::InvalidConfigValue(_))),
             "{built:?}"
         );
     }
@@ -438,7 +445,7 @@ fn config_comes_from_the_environment() {
     std::env::set_var(CachingConfig::ENV_VAR, "max_split_size_mb:1");
     assert!(matches!(
         CachingConfig::from_env(),
-        Err(AllocError::InvalidConfig { input, .. }) if input == "max_split_size_mb:1"
+        Err(AllocError::InvalidConfigValue(e)) if e.input == "max_split_size_mb:1"
     ));
     std::env::remove_var(CachingConfig::ENV_VAR);
     assert_eq!(CachingConfig::from_env().unwrap(), CachingConfig::default());

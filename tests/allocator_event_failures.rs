@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use typestate_tensor::error::AllocError;
 use typestate_tensor::storage::{
     Block, BlockState, CachingAllocator, CachingHostAllocator, DeviceAllocator, HostEvent,
-    HostMemorySource, MemorySource, PooledAllocator, SegmentSnapshot, SourceError, StreamId,
+    HostMemorySource, MemoryLocation, MemorySource, PooledAllocator, SegmentSnapshot, SourceError,
+    StreamId,
 };
 
 const S0: StreamId = StreamId(0);
@@ -37,11 +38,18 @@ fn record_failure() -> AllocError {
     AllocError::Source("flaky: no events on stream 9".to_owned())
 }
 
-impl MemorySource for Flaky {
+// SAFETY: regions, their location and events are the inner host source's, which upholds
+// the contract; the injected failures only make `record_event` and `synchronize` return
+// errors, never report unfinished work as finished.
+unsafe impl MemorySource for Flaky {
     type Event = HostEvent;
 
     fn name(&self) -> String {
         "flaky".to_owned()
+    }
+
+    fn location(&self) -> MemoryLocation {
+        self.inner.location()
     }
 
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {
@@ -105,7 +113,7 @@ impl<A: DeviceAllocator> Case<'_, A> {
     /// A failure after some events were recorded: synchronize, report, reuse at once.
     fn failure_after_some_events(&self) {
         let x = self.alloc(4096, S0);
-        let x_addr = x.addr;
+        let x_addr = x.addr();
         self.allocator.record_stream(&x, S1).unwrap();
         self.allocator.record_stream(&x, BAD).unwrap();
         let syncs = self.source.inner.synchronize_calls();
@@ -122,7 +130,7 @@ impl<A: DeviceAllocator> Case<'_, A> {
             (0, 0)
         );
         let y = self.alloc(4096, S0);
-        assert_eq!(y.addr, x_addr, "the block is reusable at once");
+        assert_eq!(y.addr(), x_addr, "the block is reusable at once");
         self.allocator.free_direct(y).unwrap();
         assert_eq!(self.allocator.check_err(), Ok(()));
     }
@@ -132,20 +140,20 @@ impl<A: DeviceAllocator> Case<'_, A> {
         // Host blocks record their allocation stream first, so fail on it directly.
         let stream = if self.own_stream_recorded { BAD } else { S0 };
         let x = self.alloc(8192, stream);
-        let x_addr = x.addr;
+        let x_addr = x.addr();
         self.allocator.record_stream(&x, BAD).unwrap();
         assert_eq!(self.allocator.free(x), Err(record_failure()));
         assert_eq!(self.state_of(x_addr), BlockState::Free);
         assert_eq!(self.allocator.stats().active_bytes.current, 0);
         let y = self.alloc(8192, stream);
-        assert_eq!(y.addr, x_addr);
+        assert_eq!(y.addr(), x_addr);
         self.allocator.free_direct(y).unwrap();
     }
 
     /// Recording and synchronizing both fail: the block is leaked, never reused.
     fn failure_without_synchronize_leaks(&self) {
         let x = self.alloc(16384, S0);
-        let x_addr = x.addr;
+        let x_addr = x.addr();
         self.allocator.record_stream(&x, S1).unwrap();
         self.allocator.record_stream(&x, BAD).unwrap();
         self.source.sync_fails.store(true, Ordering::SeqCst);
@@ -160,7 +168,7 @@ impl<A: DeviceAllocator> Case<'_, A> {
             (0, 16384)
         );
         let y = self.alloc(16384, S0);
-        assert_ne!(y.addr, x_addr, "a leaked block is never handed out again");
+        assert_ne!(y.addr(), x_addr, "a leaked block is never handed out again");
         self.allocator.free_direct(y).unwrap();
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use common::{SuiteSource, MIB};
 use typestate_tensor::gpu::{DeviceMemorySource, Event, Gpu, PinnedHostSource, Stream};
-use typestate_tensor::storage::{MemorySource, SourceError, StreamId};
+use typestate_tensor::storage::{MemoryLocation, MemorySource, SourceError, StreamId};
 
 /// Test streams per source: the suites name streams 0 to 4.
 const STREAMS: usize = 5;
@@ -57,11 +57,19 @@ impl<S: MemorySource<Event = Event>> RealStreams<S> {
     }
 }
 
-impl<S: MemorySource<Event = Event>> MemorySource for RealStreams<S> {
+// SAFETY: regions, their location, event queries and synchronization are the inner
+// source's, which upholds the contract; events are recorded on real streams of the same
+// context (the inner source records on the stream id given), and `synchronize` waits for
+// every stream of the context, these included.
+unsafe impl<S: MemorySource<Event = Event>> MemorySource for RealStreams<S> {
     type Event = Event;
 
     fn name(&self) -> String {
         self.inner.name()
+    }
+
+    fn location(&self) -> MemoryLocation {
+        self.inner.location()
     }
 
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {

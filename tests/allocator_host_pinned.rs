@@ -20,7 +20,7 @@ const S2: StreamId = StreamId(2);
 fn a_freed_block_is_reused_only_after_every_stream_that_used_it() {
     let a = CachingHostAllocator::new(HostMemorySource::new(64 * MIB));
     let x = a.allocate(3000, S0).unwrap();
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.record_stream(&x, S1).unwrap();
     a.record_stream(&x, S2).unwrap();
     a.free(x).unwrap();
@@ -34,13 +34,13 @@ fn a_freed_block_is_reused_only_after_every_stream_that_used_it() {
     for complete in [S0, S2] {
         source.complete_stream(complete);
         let y = a.allocate(3000, S0).unwrap();
-        assert_ne!(y.addr, x_addr, "stream 1 may still read the block");
+        assert_ne!(y.addr(), x_addr, "stream 1 may still read the block");
         held.push(y);
     }
     source.complete_stream(S1);
     let z = a.allocate(4000, S1).unwrap();
     assert_eq!(
-        (z.addr, z.size),
+        (z.addr(), z.size()),
         (x_addr, 4096),
         "same size class, any stream"
     );
@@ -56,7 +56,7 @@ fn out_of_memory_synchronizes_releases_the_cache_and_retries() {
     a.free(x).unwrap();
     // The 32 MiB block still awaits events; a 64 MiB class does not fit beside it.
     let y = a.allocate(40 * MIB, S0).unwrap();
-    assert_eq!(y.size, 64 * MIB);
+    assert_eq!(y.size(), 64 * MIB);
     let stats = a.stats();
     assert_eq!(recovery_counters(&stats), (1, 1, 0));
     assert_consistent(&a, &[&y]);

@@ -12,7 +12,7 @@ fn every_request_and_free_reaches_the_source() {
     let a = NaiveAllocator::new(HostMemorySource::new(16 * MIB));
     let x = a.allocate(1000, StreamId(0)).unwrap();
     let y = a.allocate(3 * MIB, StreamId(1)).unwrap();
-    assert_eq!((x.size, y.size), (1000, 3 * MIB), "no rounding");
+    assert_eq!((x.size(), y.size()), (1000, 3 * MIB), "no rounding");
     assert_eq!(a.source().allocate_calls(), 2);
     let snapshot = a.snapshot();
     assert_eq!(snapshot.len(), 2);
@@ -50,15 +50,12 @@ fn out_of_memory_and_unknown_blocks_are_errors() {
         })
     );
     assert_eq!(a.stats().num_ooms, 1);
-    let forged = Block {
-        addr: x.addr,
-        size: 7,
-        requested: 7,
-        stream: StreamId(0),
-    };
+    // SAFETY: a forgery on purpose (it breaks `from_raw_parts`'s contract): it only goes to
+    // `free`, which must refuse it by its size without touching memory.
+    let forged = unsafe { Block::from_raw_parts(x.addr(), 7, 7, StreamId(0)) };
     assert_eq!(
         a.free(forged),
-        Err(AllocError::UnknownBlock { addr: x.addr })
+        Err(AllocError::UnknownBlock { addr: x.addr() })
     );
     assert_eq!(a.record_stream(&x, StreamId(3)), Ok(()));
     a.empty_cache().unwrap();

@@ -199,9 +199,16 @@ fn config_rejects_bad_settings() {
     ];
     for text in bad {
         match PooledConfig::parse(text) {
-            Err(AllocError::InvalidConfig { input, reason }) => {
+            Err(
+                AllocError::InvalidConfig { input, reason }
+                | AllocError::UnusableConfigKey { input, reason, .. },
+            ) => {
                 assert_eq!(input, text);
                 assert!(!reason.is_empty());
+            }
+            Err(AllocError::InvalidConfigValue(e)) => {
+                assert_eq!(e.input, text);
+                assert!(!e.reason.is_empty());
             }
             other => panic!("{text:?} gave {other:?}"),
         }

@@ -613,12 +613,14 @@ fn driver_pool_allocates_frees_and_counts() -> TestResult {
         .iter()
         .map(|&bytes| pool.allocate(bytes, stream.id()))
         .collect::<Result<_, _>>()?;
-    let mut addrs: Vec<u64> = blocks.iter().map(|b| b.addr).collect();
+    let mut addrs: Vec<u64> = blocks.iter().map(|b| b.addr()).collect();
     addrs.sort_unstable();
     addrs.dedup();
     assert_eq!(addrs.len(), blocks.len(), "distinct addresses");
     for (block, &bytes) in blocks.iter().zip(&sizes) {
-        assert!(block.size >= bytes && block.requested == bytes && block.stream == stream.id());
+        assert!(
+            block.size() >= bytes && block.requested() == bytes && block.stream() == stream.id()
+        );
     }
     let stats = pool.stats();
     assert_eq!(stats.allocated_bytes.current, total);
@@ -633,11 +635,16 @@ fn driver_pool_allocates_frees_and_counts() -> TestResult {
     // Use one block on a second stream too, then free everything.
     let other = gpu.new_stream()?;
     pool.record_stream(&blocks[0], other.id())?;
-    let kept = Block {
-        addr: blocks[0].addr,
-        size: blocks[0].size,
-        requested: blocks[0].requested,
-        stream: blocks[0].stream,
+    // SAFETY: a copy of a live block on purpose (it breaks `from_raw_parts`'s contract),
+    // used only after the original is freed, to check the allocator refuses a second free
+    // and a `record_stream` of it; nothing touches its memory.
+    let kept = unsafe {
+        Block::from_raw_parts(
+            blocks[0].addr(),
+            blocks[0].size(),
+            blocks[0].requested(),
+            blocks[0].stream(),
+        )
     };
     for block in blocks {
         pool.free(block)?;
@@ -648,7 +655,7 @@ fn driver_pool_allocates_frees_and_counts() -> TestResult {
     assert_eq!(stats.allocated_bytes.peak, total);
 
     // A block freed twice is refused, not freed again.
-    let first_addr = kept.addr;
+    let first_addr = kept.addr();
     assert_eq!(
         pool.record_stream(&kept, other.id()),
         Err(AllocError::UnknownBlock { addr: first_addr })
@@ -675,7 +682,7 @@ fn driver_pool_allocates_frees_and_counts() -> TestResult {
     pool.empty_cache()?;
     // Zero-byte requests never reach the driver.
     let empty = pool.allocate(0, stream.id())?;
-    assert_eq!((empty.addr, empty.size), (0, 0));
+    assert_eq!((empty.addr(), empty.size()), (0, 0));
     pool.free(empty)?;
     gpu.check_err()
 }

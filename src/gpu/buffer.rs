@@ -14,7 +14,7 @@ use super::stream::Stream;
 use super::stream_order::{Access, NewStream, StreamOrder};
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError, LayoutError};
-use crate::storage::allocator::Block;
+use crate::storage::allocator::{check_handed_out, Block};
 
 /// Bytes for `len` elements of `T`, or an error naming the overflow.
 pub(crate) fn byte_len<T: Element>(op: &'static str, len: usize) -> Result<usize, LayoutError> {
@@ -91,14 +91,12 @@ impl<T: Element> GpuStorage<T> {
             order: StreamOrder::new(),
             _element: PhantomData,
         };
-        if storage.block.size < bytes || (bytes > 0 && storage.block.addr == 0) {
+        if let Err(reason) = check_handed_out(&storage.block, bytes, stream.id()) {
             // `storage` drops here and hands the block back.
-            return Err(AllocError::Source(format!(
-                "allocator {} returned {} bytes at {:#x} for a request of {bytes}",
-                gpu.allocator().name(),
-                storage.block.size,
-                storage.block.addr
-            ))
+            return Err(AllocError::BrokenAllocator {
+                allocator: gpu.allocator().name(),
+                reason,
+            }
             .into());
         }
         Ok(storage)
@@ -113,7 +111,7 @@ impl<T: Element> GpuStorage<T> {
             // nobody else (just allocated). It stays allocated until the memset completes:
             // it is freed only on drop, to its allocator, in order on `stream` (its own).
             unsafe {
-                driver::memset_zero_async(storage.block.addr, storage.byte_len(), stream.cuda())
+                driver::memset_zero_async(storage.block.addr(), storage.byte_len(), stream.cuda())
             }?;
         }
         // All-zero bytes are a valid `T` (`Element`'s contract): initialised.
@@ -167,12 +165,12 @@ impl<T: Element> GpuStorage<T> {
 
     /// The device address, for kernel arguments that read the memory.
     pub(crate) fn device_ptr(&self) -> u64 {
-        self.block.addr
+        self.block.addr()
     }
 
     /// The device address, for kernel arguments that write the memory.
     pub(crate) fn device_ptr_mut(&mut self) -> u64 {
-        self.block.addr
+        self.block.addr()
     }
 
     /// Orders work about to be queued on `stream` that reads this memory: `stream` waits
@@ -329,7 +327,7 @@ impl<T: Element> GpuStorage<T> {
         // the driver staged it before returning; page-locked: it waits), so the copy never
         // reads `src` after this call, let alone after the borrow ends.
         unsafe {
-            driver::memcpy_htod_async(self.block.addr, host, self.byte_len(), stream.cuda())
+            driver::memcpy_htod_async(self.block.addr(), host, self.byte_len(), stream.cuda())
         }?;
         Ok(finish_pageable(stream, host, self.gpu.errors())?)
     }
@@ -355,7 +353,7 @@ impl<T: Element> GpuStorage<T> {
         // `finish_pageable` returns only when the copy
         // is done writing `dst` (as in `copy_from_host_async`).
         unsafe {
-            driver::memcpy_dtoh_async(host, self.block.addr, self.byte_len(), stream.cuda())
+            driver::memcpy_dtoh_async(host, self.block.addr(), self.byte_len(), stream.cuda())
         }?;
         Ok(finish_pageable(
             stream,
@@ -389,7 +387,7 @@ impl<T: Element> GpuStorage<T> {
         // completes (freed in order on its stream, after `stream`'s work, recorded above).
         unsafe {
             driver::memcpy_htod_async(
-                self.block.addr,
+                self.block.addr(),
                 src.host_ptr(),
                 self.byte_len(),
                 stream.cuda(),
@@ -426,7 +424,7 @@ impl<T: Element> GpuStorage<T> {
         unsafe {
             driver::memcpy_dtoh_async(
                 dst.host_ptr_mut(),
-                self.block.addr,
+                self.block.addr(),
                 self.byte_len(),
                 stream.cuda(),
             )
@@ -460,12 +458,7 @@ fn finish_pageable<'a>(
 
 impl<T: Element> Drop for GpuStorage<T> {
     fn drop(&mut self) {
-        let empty = Block {
-            addr: 0,
-            size: 0,
-            requested: 0,
-            stream: self.block.stream,
-        };
+        let empty = Block::empty(self.block.stream());
         let block = std::mem::replace(&mut self.block, empty);
         if let Err(e) = self.gpu.allocator().free(block) {
             self.gpu.errors().record(e);
@@ -485,7 +478,7 @@ impl<T: Element> fmt::Debug for GpuStorage<T> {
             .field("dtype", &T::DTYPE)
             .field("len", &self.len)
             .field("ordinal", &self.gpu.ordinal())
-            .field("addr", &format_args!("{:#x}", self.block.addr))
+            .field("addr", &format_args!("{:#x}", self.block.addr()))
             .field("stream", &self.stream)
             .finish()
     }

@@ -18,6 +18,7 @@ use super::stream::Stream;
 use crate::element::Element;
 use crate::error::{Error, GpuError};
 use crate::storage::allocator::{AllocatorStats, DeviceAllocator};
+use crate::storage::source::MemoryLocation;
 use crate::storage::{
     CachingAllocator, CachingConfig, NaiveAllocator, PooledAllocator, PooledConfig,
 };
@@ -168,11 +169,35 @@ impl Gpu {
 
     /// GPU `ordinal` with a device allocator built by the caller, for instance one of the
     /// [`crate::storage`] allocators over [`DeviceMemorySource::new(ordinal)`](DeviceMemorySource::new).
-    /// The allocator must hand out memory of this device.
+    ///
+    /// The allocator must hand out memory of this device: its
+    /// [`memory_location`](DeviceAllocator::memory_location) must be
+    /// [`MemoryLocation::Device`] with this `ordinal`. That is checked first, before the
+    /// driver is asked for anything: an allocator on another GPU gives
+    /// [`GpuError::DeviceMismatch`], one of host memory [`GpuError::AllocatorNotOnDevice`].
+    /// On error the allocator is dropped: keep a clone of the `Arc` to use it again.
     pub fn with_allocator(
         ordinal: usize,
         allocator: Arc<dyn DeviceAllocator>,
     ) -> Result<Gpu, GpuError> {
+        match allocator.memory_location() {
+            MemoryLocation::Device { ordinal: other } if other == ordinal => {}
+            MemoryLocation::Device { ordinal: other } => {
+                return Err(GpuError::DeviceMismatch {
+                    op: "Gpu::with_allocator",
+                    lhs: ordinal,
+                    rhs: other,
+                })
+            }
+            location => {
+                return Err(GpuError::AllocatorNotOnDevice {
+                    op: "Gpu::with_allocator",
+                    ordinal,
+                    allocator: allocator.name(),
+                    location,
+                })
+            }
+        }
         let ctx = driver::retain_primary_context(ordinal)?;
         Gpu::assemble(ctx, allocator, PinnedHostOptions::default())
     }

@@ -12,7 +12,7 @@ use super::event::Event;
 use super::stream::live_stream;
 use crate::error::{AllocError, GpuError};
 use crate::storage::allocator::{AllocatorStats, Block, DeviceAllocator, Stat};
-use crate::storage::source::StreamId;
+use crate::storage::source::{MemoryLocation, StreamId};
 
 /// How the driver pool is configured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,20 +218,31 @@ impl DriverPoolAllocator {
     }
 }
 
-impl DeviceAllocator for DriverPoolAllocator {
+// SAFETY: every block of a non-zero request is exactly the region
+// `cuMemAllocFromPoolAsync` returned on the block's own stream from this device's default
+// pool: fresh, non-null device memory of GPU `ctx.ordinal()` (what `memory_location`
+// reports) of `bytes` bytes, disjoint from every other live allocation, usable in order on
+// that stream (the pool reuses freed memory in stream order itself). It stays valid until
+// `release` queues `cuMemFreeAsync`, after waits that order every stream passed to
+// `record_stream` before the free. `live` holds exactly the blocks handed out and not freed;
+// `free` (and so `free_direct`) and `record_stream` check address, size and stream against
+// it before changing anything, so a foreign or already freed block is refused with no
+// effect, and a live one is freed once (it leaves `live` first).
+unsafe impl DeviceAllocator for DriverPoolAllocator {
     fn name(&self) -> &'static str {
         "driver-pool"
+    }
+
+    fn memory_location(&self) -> MemoryLocation {
+        MemoryLocation::Device {
+            ordinal: self.ctx.ordinal(),
+        }
     }
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
             self.state().stats.num_allocs += 1;
-            return Ok(Block {
-                addr: 0,
-                size: 0,
-                requested: 0,
-                stream,
-            });
+            return Ok(Block::empty(stream));
         }
         let cuda_stream = self.stream(stream)?;
         let addr = self.pool_alloc(bytes, &cuda_stream)?;
@@ -251,28 +262,24 @@ impl DeviceAllocator for DriverPoolAllocator {
         grow(&mut stats.active_bytes, bytes);
         grow(&mut stats.requested_bytes, bytes);
         grow(&mut stats.allocations, 1);
-        Ok(Block {
-            addr,
-            size: bytes,
-            requested: bytes,
-            stream,
-        })
+        Ok(Block::new(addr, bytes, bytes, stream))
     }
 
     fn free(&self, block: Block) -> Result<(), AllocError> {
-        if block.addr == 0 && block.size == 0 {
+        if block.addr() == 0 && block.size() == 0 {
             return Ok(());
         }
+        let addr = block.addr();
         let live = {
             let mut state = self.state();
-            let live = match state.live.remove(&block.addr) {
-                Some(l) if l.size == block.size && l.stream == block.stream => l,
+            let live = match state.live.remove(&addr) {
+                Some(l) if l.size == block.size() && l.stream == block.stream() => l,
                 Some(l) => {
                     // Same address, different block: not ours to free.
-                    state.live.insert(block.addr, l);
-                    return Err(AllocError::UnknownBlock { addr: block.addr });
+                    state.live.insert(addr, l);
+                    return Err(AllocError::UnknownBlock { addr });
                 }
-                None => return Err(AllocError::UnknownBlock { addr: block.addr }),
+                None => return Err(AllocError::UnknownBlock { addr }),
             };
             let stats = &mut state.stats;
             shrink(&mut stats.allocated_bytes, live.size);
@@ -282,7 +289,7 @@ impl DeviceAllocator for DriverPoolAllocator {
             live
         };
         // On failure the block is leaked (never freed while possibly in use), and reported.
-        self.release(block.addr, &live)
+        self.release(addr, &live)
             .map_err(|e| AllocError::Source(e.to_string()))
     }
 
@@ -293,15 +300,15 @@ impl DeviceAllocator for DriverPoolAllocator {
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
-        if block.addr == 0 && block.size == 0 {
+        if block.addr() == 0 && block.size() == 0 {
             return Ok(());
         }
         let mut state = self.state();
         let live = state
             .live
-            .get_mut(&block.addr)
-            .filter(|l| l.size == block.size && l.stream == block.stream)
-            .ok_or(AllocError::UnknownBlock { addr: block.addr })?;
+            .get_mut(&block.addr())
+            .filter(|l| l.size == block.size() && l.stream == block.stream())
+            .ok_or(AllocError::UnknownBlock { addr: block.addr() })?;
         if stream != live.stream && !live.also_used_on.contains(&stream) {
             live.also_used_on.push(stream);
         }

@@ -10,7 +10,7 @@ use super::driver::{self, AllocFailure};
 use super::event::Event;
 use super::stream::live_stream;
 use crate::error::GpuError;
-use crate::storage::source::{MemorySource, SourceError, StreamId};
+use crate::storage::source::{MemoryLocation, MemorySource, SourceError, StreamId};
 
 /// Maps a driver allocation failure to the source contract's error.
 pub(crate) fn source_error(failure: AllocFailure) -> SourceError {
@@ -90,11 +90,24 @@ impl DeviceMemorySource {
     }
 }
 
-impl MemorySource for DeviceMemorySource {
+// SAFETY: every region comes from `cuMemAlloc` on this context's device, which returns
+// fresh, non-null device memory of at least `bytes` bytes, aligned to at least 256 bytes and
+// disjoint from every other live allocation; it stays valid until `cuMemFree`, which only
+// `free` calls. It is device memory of GPU `ctx.ordinal()`, which `location` reports (the
+// context never changes). Events are real CUDA events recorded on the named stream and
+// queried with `cuEventQuery`, and `synchronize` is `cuCtxSynchronize`, so both report work
+// finished only when it is. `cuMemAlloc` memory is usable on any stream of the context.
+unsafe impl MemorySource for DeviceMemorySource {
     type Event = Event;
 
     fn name(&self) -> String {
         format!("cuda:{}", self.ctx.ordinal())
+    }
+
+    fn location(&self) -> MemoryLocation {
+        MemoryLocation::Device {
+            ordinal: self.ctx.ordinal(),
+        }
     }
 
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {

@@ -87,13 +87,13 @@ impl<T: Element> PinnedBuffer<T> {
         let ptr = if bytes == 0 {
             NonNull::dangling()
         } else {
-            let ptr = usize::try_from(block.addr)
+            let ptr = usize::try_from(block.addr())
                 .ok()
                 .map(std::ptr::with_exposed_provenance_mut::<T>)
                 .and_then(NonNull::new)
                 .filter(|p| p.as_ptr().is_aligned());
             let Some(ptr) = ptr else {
-                let addr = block.addr;
+                let addr = block.addr();
                 // Unused memory the source should not have given: back to the source.
                 if let Err(e) = allocator.free_direct(block) {
                     gpu.errors().record(e);
@@ -273,7 +273,7 @@ impl<T: Element> Drop for PinnedBuffer<T> {
             self.errors.record(e);
             return;
         }
-        let empty = Block::empty(self.block.stream);
+        let empty = Block::empty(self.block.stream());
         let block = std::mem::replace(&mut self.block, empty);
         if let Err(e) = self.allocator.free(block) {
             self.errors.record(e);

@@ -14,7 +14,7 @@ use super::memory_source::{
     event_completed, other, record_on_stream_id, source_error, synchronize_context,
 };
 use crate::error::GpuError;
-use crate::storage::source::{MemorySource, SourceError, StreamId};
+use crate::storage::source::{MemoryLocation, MemorySource, SourceError, StreamId};
 use crate::storage::CachingHostAllocator;
 
 /// The caching pinned-host allocator of a [`Gpu`](super::Gpu) (PyTorch's
@@ -94,11 +94,22 @@ impl PinnedHostSource {
     }
 }
 
-impl MemorySource for PinnedHostSource {
+// SAFETY: every region comes from `cuMemHostAlloc`, which returns fresh, non-null,
+// page-aligned (so at least 256-byte aligned) page-locked host memory of at least `bytes`
+// bytes, disjoint from every other live allocation; it stays valid until `cuMemFreeHost`,
+// which only `free` calls. It is pinned host memory (`CU_MEMHOSTALLOC_PORTABLE`, so pinned
+// for every context), which `location` reports. Events are real CUDA events recorded on the
+// named stream and queried with `cuEventQuery`, and `synchronize` is `cuCtxSynchronize`, so
+// both report copies finished only when they are.
+unsafe impl MemorySource for PinnedHostSource {
     type Event = Event;
 
     fn name(&self) -> String {
         format!("pinned host (cuda:{})", self.ctx.ordinal())
+    }
+
+    fn location(&self) -> MemoryLocation {
+        MemoryLocation::PinnedHost
     }
 
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::allocator::{Block, DeviceAllocator};
+use super::allocator::{check_handed_out, Block, DeviceAllocator};
 use super::source::StreamId;
 use crate::error::AllocError;
 
@@ -22,17 +22,41 @@ pub struct Allocation {
 
 impl Allocation {
     /// Allocates `bytes` bytes on `stream` from `allocator`.
+    ///
+    /// The block is checked for what can be seen of the allocator's contract (at least
+    /// `bytes` bytes, `requested() == bytes`, a non-zero address unless empty, on `stream`);
+    /// a block that fails is given back to the allocator and the call returns
+    /// [`AllocError::BrokenAllocator`].
     pub fn new(
         allocator: &Arc<dyn DeviceAllocator>,
         bytes: usize,
         stream: StreamId,
     ) -> Result<Self, AllocError> {
         let block = allocator.allocate(bytes, stream)?;
-        Ok(Self::from_block(block, Arc::clone(allocator)))
+        if let Err(reason) = check_handed_out(&block, bytes, stream) {
+            if let Err(err) = allocator.free(block) {
+                allocator.record_err(err);
+            }
+            return Err(AllocError::BrokenAllocator {
+                allocator: allocator.name(),
+                reason,
+            });
+        }
+        // SAFETY: `allocator` just handed `block` out, and nothing else holds it.
+        Ok(unsafe { Self::from_block(block, Arc::clone(allocator)) })
     }
 
     /// Takes ownership of `block`, which `allocator` handed out.
-    pub fn from_block(block: Block, allocator: Arc<dyn DeviceAllocator>) -> Self {
+    ///
+    /// # Safety
+    ///
+    /// `block` came from `allocator`'s [`allocate`](DeviceAllocator::allocate) (for instance
+    /// through [`into_block`](Self::into_block) of an allocation of that allocator), has not
+    /// been given back since, and is owned by the caller alone. Code that trusts an
+    /// `Allocation` (its address, its size, that dropping it frees memory no one else uses)
+    /// relies on this pairing; the allocator refuses a block it does not know, but a block of
+    /// another allocator that happens to name the same memory could not be told apart.
+    pub unsafe fn from_block(block: Block, allocator: Arc<dyn DeviceAllocator>) -> Self {
         Self {
             block: Some(block),
             allocator,
@@ -51,22 +75,22 @@ impl Allocation {
 
     /// Start address.
     pub fn addr(&self) -> u64 {
-        self.block_ref().addr
+        self.block_ref().addr()
     }
 
     /// Usable bytes.
     pub fn size(&self) -> usize {
-        self.block_ref().size
+        self.block_ref().size()
     }
 
     /// Bytes asked for.
     pub fn requested(&self) -> usize {
-        self.block_ref().requested
+        self.block_ref().requested()
     }
 
     /// The stream it was allocated on.
     pub fn stream(&self) -> StreamId {
-        self.block_ref().stream
+        self.block_ref().stream()
     }
 
     /// The allocator it returns to.
@@ -96,12 +120,7 @@ impl Allocation {
 }
 
 /// Stand-in for the impossible empty case, so accessors need not panic.
-const EMPTY: Block = Block {
-    addr: 0,
-    size: 0,
-    requested: 0,
-    stream: StreamId(0),
-};
+const EMPTY: Block = Block::empty(StreamId(0));
 
 impl Drop for Allocation {
     fn drop(&mut self) {

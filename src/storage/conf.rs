@@ -4,8 +4,16 @@
 //!
 //! A value is a word or a bracketed list of `key:value` pairs
 //! (`roundup_power2_divisions:[256:1,512:2,>:8]`). Spaces are ignored, as in PyTorch.
+//!
+//! Three kinds of error, each naming what is wrong: broken syntax is
+//! [`AllocError::InvalidConfig`]; an entry the allocator cannot use (an unknown key, one of
+//! another allocator, one given twice) is [`AllocError::UnusableConfigKey`]; a value out of
+//! its range is [`AllocError::InvalidConfigValue`], with the key and the value. Nothing is
+//! silently dropped.
 
-use crate::error::AllocError;
+use std::fmt;
+
+use crate::error::{AllocError, ConfigValueError};
 
 /// A configuration value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +23,29 @@ pub(crate) enum ConfValue {
     /// A bracketed list of `key:value` pairs.
     List(Vec<(String, String)>),
 }
+
+impl fmt::Display for ConfValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfValue::Word(w) => f.write_str(w),
+            ConfValue::List(entries) => {
+                f.write_str("[")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{k}:{v}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+/// The largest byte count a setting may name: no allocation can exceed `isize::MAX` bytes
+/// (Rust's and the drivers' limit), so a rounding unit or threshold beyond it (anything
+/// from 2^63 on) could never take effect.
+pub(crate) const MAX_SETTING_BYTES: usize = usize::MAX >> 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {
@@ -26,6 +57,31 @@ enum Token {
 pub(crate) fn invalid(input: &str, reason: impl Into<String>) -> AllocError {
     AllocError::InvalidConfig {
         input: input.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// An [`AllocError::InvalidConfigValue`]: `key` in `input` has `value`, which breaks
+/// `reason`.
+pub(crate) fn bad_value(
+    input: &str,
+    key: &str,
+    value: impl fmt::Display,
+    reason: impl Into<String>,
+) -> AllocError {
+    AllocError::InvalidConfigValue(Box::new(ConfigValueError {
+        input: input.to_owned(),
+        key: key.to_owned(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }))
+}
+
+/// An [`AllocError::UnusableConfigKey`]: `key` in `input` cannot be used, because `reason`.
+pub(crate) fn unusable_key(input: &str, key: &str, reason: impl Into<String>) -> AllocError {
+    AllocError::UnusableConfigKey {
+        input: input.to_owned(),
+        key: key.to_owned(),
         reason: reason.into(),
     }
 }
@@ -67,7 +123,8 @@ fn tokenize(input: &str) -> Vec<Token> {
     tokens
 }
 
-/// Splits `input` into `(key, value)` pairs, in order. Empty input gives no pairs.
+/// Splits `input` into `(key, value)` pairs, in order. Empty input gives no pairs; a key
+/// given twice is an error (one of its values would otherwise be dropped).
 pub(crate) fn parse_pairs(input: &str) -> Result<Vec<(String, ConfValue)>, AllocError> {
     let tokens = tokenize(input);
     let mut pairs = Vec::new();
@@ -112,6 +169,13 @@ pub(crate) fn parse_pairs(input: &str) -> Result<Vec<(String, ConfValue)>, Alloc
             i += 1;
             ConfValue::Word(v)
         };
+        if pairs.iter().any(|(k, _)| *k == key) {
+            return Err(unusable_key(
+                input,
+                &key,
+                "is given twice; give each key once",
+            ));
+        }
         pairs.push((key, value));
         if i < tokens.len() {
             sep(i, ',')?;
@@ -131,9 +195,11 @@ pub(crate) fn expect_word<'a>(
 ) -> Result<&'a str, AllocError> {
     match value {
         ConfValue::Word(w) => Ok(w),
-        ConfValue::List(_) => Err(invalid(
+        ConfValue::List(_) => Err(bad_value(
             input,
-            format!("{key} takes a single value, not a list"),
+            key,
+            value,
+            "takes a single value, not a list",
         )),
     }
 }
@@ -141,9 +207,11 @@ pub(crate) fn expect_word<'a>(
 /// Parses a non-negative integer setting.
 pub(crate) fn parse_usize(input: &str, key: &str, value: &str) -> Result<usize, AllocError> {
     value.parse::<usize>().map_err(|e| {
-        invalid(
+        bad_value(
             input,
-            format!("{key}: {value:?} is not a non-negative integer ({e})"),
+            key,
+            value,
+            format!("not a non-negative integer ({e})"),
         )
     })
 }
@@ -152,10 +220,7 @@ pub(crate) fn parse_usize(input: &str, key: &str, value: &str) -> Result<usize, 
 pub(crate) fn parse_f64(input: &str, key: &str, value: &str) -> Result<f64, AllocError> {
     match value.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(invalid(
-            input,
-            format!("{key}: {value:?} is not a finite number"),
-        )),
+        _ => Err(bad_value(input, key, value, "not a finite number")),
     }
 }
 
@@ -189,6 +254,23 @@ mod tests {
             parse_pairs("a:[]").unwrap(),
             vec![("a".to_owned(), ConfValue::List(vec![]))]
         );
+    }
+
+    #[test]
+    fn a_key_given_twice_is_an_error_naming_it() {
+        let err = parse_pairs("a:1,b:2,a:3").unwrap_err();
+        assert!(
+            matches!(&err, AllocError::UnusableConfigKey { input, key, .. }
+                if input == "a:1,b:2,a:3" && key == "a"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn values_display_as_written() {
+        assert_eq!(word("4").to_string(), "4");
+        let list = ConfValue::List(vec![("256".into(), "1".into()), (">".into(), "8".into())]);
+        assert_eq!(list.to_string(), "[256:1,>:8]");
     }
 
     #[test]

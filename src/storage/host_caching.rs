@@ -17,7 +17,7 @@ use super::events::EventGuarded;
 use super::locking::{get_mut, lock};
 use super::regions::{FreeRegions, RegionCache};
 use super::snapshot::SegmentSnapshot;
-use super::source::{MemorySource, StreamId};
+use super::source::{MemoryLocation, MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// Number of power-of-two size classes (one per bit of `usize`).
@@ -112,9 +112,23 @@ impl<S: MemorySource> CachingHostAllocator<S> {
     }
 }
 
-impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
+// SAFETY: every block is one whole region from the source, whose (unsafe) contract makes it
+// live, non-null, disjoint from every other live region and of the kind `source.location()`
+// reports, a power of two at least the request in size (cached under its own size class).
+// A freed block is reused only after events recorded at its free on its allocation stream
+// and on every stream passed to `record_stream` have completed (the CPU reuses host memory
+// at once, so even its own stream needs an event), and regions go back to the source only
+// after synchronizing it. The shared region cache records every block handed out and not
+// freed; `free`, `free_direct` and `record_stream` check address, size and stream against
+// it before changing anything, so a foreign or already freed block is refused with no
+// effect.
+unsafe impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
     fn name(&self) -> &'static str {
         "caching-host"
+    }
+
+    fn memory_location(&self) -> MemoryLocation {
+        self.source.location()
     }
 
     /// A block of `bytes` rounded up to a power of two, usable on any stream once
@@ -136,21 +150,21 @@ impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
     /// recorded the allocator synchronizes instead and reports the failure; the block is
     /// still taken back (and leaked, never reused, if even synchronizing fails).
     fn free(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).free(&self.source, &block)
     }
 
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).free_direct(&self.source, &block)
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).record_stream(block, stream)

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use super::locking::lock;
-use super::source::{MemorySource, SourceError, StreamId};
+use super::source::{MemoryLocation, MemorySource, SourceError, StreamId};
 use super::to_u64;
 
 /// Alignment of every region, the same as `cudaMalloc`'s minimum guarantee.
@@ -228,11 +228,22 @@ fn region_ptr(st: &HostState, addr: u64, len: usize) -> Result<*mut u8, SourceEr
     Ok(std::ptr::with_exposed_provenance_mut(addr))
 }
 
-impl MemorySource for HostMemorySource {
+// SAFETY: every region comes from `std::alloc::alloc_zeroed` with its size and
+// `HOST_ALIGNMENT` (so it is live, non-null, 256-byte aligned and disjoint from all other
+// memory: the global allocator's own contract), and is deallocated only by `free` of the
+// same address and size (or by `Drop`, when the source is gone), so it stays valid until
+// then. It is ordinary host memory, which `location` reports. Events complete only when the
+// test completes their stream or synchronizes, and the simulated streams run no work, so no
+// event or synchronize ever claims work finished that is still running.
+unsafe impl MemorySource for HostMemorySource {
     type Event = HostEvent;
 
     fn name(&self) -> String {
         "host".to_owned()
+    }
+
+    fn location(&self) -> MemoryLocation {
+        MemoryLocation::Host
     }
 
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {

@@ -8,7 +8,7 @@ use super::bookkeeping::stats_and_error_methods;
 use super::failure::{out_of_memory, source_failure, try_allocate};
 use super::locking::lock;
 use super::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
-use super::source::{MemorySource, StreamId};
+use super::source::{MemoryLocation, MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// Allocates every request straight from the source and frees it straight back: no cache,
@@ -42,11 +42,12 @@ struct NaiveState {
 }
 
 impl NaiveState {
-    /// Checks that `block` is one we handed out (by address and size).
+    /// Checks that `block` is one we handed out and have not taken back (by address, size
+    /// and stream).
     fn lookup(&self, block: &Block) -> Result<(), AllocError> {
-        match self.live.get(&block.addr) {
-            Some(b) if b.size == block.size => Ok(()),
-            _ => Err(AllocError::UnknownBlock { addr: block.addr }),
+        match self.live.get(&block.addr()) {
+            Some(b) if b.size == block.size() && b.stream == block.stream() => Ok(()),
+            _ => Err(AllocError::UnknownBlock { addr: block.addr() }),
         }
     }
 }
@@ -97,9 +98,21 @@ impl<S: MemorySource> NaiveAllocator<S> {
     }
 }
 
-impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
+// SAFETY: every block of a non-zero request is one whole fresh region of exactly `bytes`
+// bytes from the source, whose (unsafe) contract makes it live, non-null, disjoint from every
+// other live region and of the kind `source.location()` reports; the source's memory is
+// usable on any stream, and a region is returned to the source only after synchronizing it,
+// so no earlier work still uses memory handed out again. `live` records exactly the blocks
+// handed out and not freed; `free`, `free_direct` and `record_stream` check address, size
+// and stream against it before anything else, so a foreign or already freed block is
+// refused with no effect, and a live one is freed once (it leaves `live`).
+unsafe impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
     fn name(&self) -> &'static str {
         "naive"
+    }
+
+    fn memory_location(&self) -> MemoryLocation {
+        self.source.location()
     }
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
@@ -120,12 +133,7 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         );
         st.stats.segment_added(bytes);
         st.stats.block_handed_out(bytes, bytes);
-        Ok(Block {
-            addr,
-            size: bytes,
-            requested: bytes,
-            stream,
-        })
+        Ok(Block::new(addr, bytes, bytes, stream))
     }
 
     fn free(&self, block: Block) -> Result<(), AllocError> {
@@ -133,30 +141,30 @@ impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
     }
 
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         let mut st = lock(&self.state);
         st.lookup(&block)?;
+        let (addr, size) = (block.addr(), block.size());
         self.source
             .synchronize()
             .map_err(|e| source_failure(&self.source, e))?;
-        // SAFETY: `live` records `block.addr` as a region of `block.size` bytes that this
-        // allocator got from the source and has not freed; we synchronized, so no queued work
-        // still uses it.
-        unsafe { self.source.free(block.addr, block.size) }
-            .map_err(|e| source_failure(&self.source, e))?;
-        st.live.remove(&block.addr);
-        st.stats.block_given_back(block.size);
-        st.stats.block_inactive(block.size, block.size);
-        st.stats.segment_released(block.size);
+        // SAFETY: `live` records `addr` as a region of `size` bytes that this allocator got
+        // from the source and has not freed; we synchronized, so no queued work still uses
+        // it. It leaves `live` right after, so it is freed once.
+        unsafe { self.source.free(addr, size) }.map_err(|e| source_failure(&self.source, e))?;
+        st.live.remove(&addr);
+        st.stats.block_given_back(size);
+        st.stats.block_inactive(size, size);
+        st.stats.segment_released(size);
         Ok(())
     }
 
     fn record_stream(&self, block: &Block, _stream: StreamId) -> Result<(), AllocError> {
         // Frees synchronize the whole source, which covers every stream: only check that
         // the block is ours.
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).lookup(block)

@@ -69,9 +69,9 @@ fn lookup<'a>(
     live: &'a mut AddrMap<u64, Region>,
     block: &Block,
 ) -> Result<&'a mut Region, AllocError> {
-    match live.get_mut(&block.addr) {
-        Some(r) if !r.awaiting && r.size == block.size && r.stream == block.stream => Ok(r),
-        _ => Err(AllocError::UnknownBlock { addr: block.addr }),
+    match live.get_mut(&block.addr()) {
+        Some(r) if !r.awaiting && r.size == block.size() && r.stream == block.stream() => Ok(r),
+        _ => Err(AllocError::UnknownBlock { addr: block.addr() }),
     }
 }
 
@@ -119,12 +119,7 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
             },
         );
         self.stats.block_handed_out(size, requested);
-        Ok(Block {
-            addr,
-            size,
-            requested,
-            stream,
-        })
+        Ok(Block::new(addr, size, requested, stream))
     }
 
     /// A new region of `size` bytes from `source`; if it is out of memory, returns every
@@ -156,12 +151,12 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
     ) -> Result<(), AllocError> {
         let region = lookup(&mut self.live, block)?;
         region.awaiting = true;
-        self.stats.block_given_back(block.size);
-        let own = F::OWN_STREAM_NEEDS_EVENT.then_some(block.stream);
+        self.stats.block_given_back(region.size);
+        let own = F::OWN_STREAM_NEEDS_EVENT.then_some(region.stream);
         let recorded = self
             .events
-            .record(source, own, &mut region.stream_uses, block.addr);
-        self.hold_until_events(source, block.addr, recorded)
+            .record(source, own, &mut region.stream_uses, block.addr());
+        self.hold_until_events(source, block.addr(), recorded)
     }
 
     /// Returns `block` straight to the source, after synchronizing it.
@@ -171,6 +166,7 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
         block: &Block,
     ) -> Result<(), AllocError> {
         lookup(&mut self.live, block)?;
+        let (addr, size) = (block.addr(), block.size());
         source
             .synchronize()
             .map_err(|e| source_failure(source, e))?;
@@ -178,8 +174,8 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
         // how the region was allocated from the source; the user gives it up here and we
         // synchronized, so no queued work on any stream still uses it. It leaves `live`
         // right after, so it is freed once.
-        unsafe { source.free(block.addr, block.size) }.map_err(|e| source_failure(source, e))?;
-        if let Some(region) = self.live.remove(&block.addr) {
+        unsafe { source.free(addr, size) }.map_err(|e| source_failure(source, e))?;
+        if let Some(region) = self.live.remove(&addr) {
             self.stats.block_given_back(region.size);
             self.stats.block_inactive(region.size, region.requested);
             self.stats.segment_released(region.size);

@@ -28,17 +28,74 @@ impl std::fmt::Display for SourceError {
     }
 }
 
+/// Where the memory of a [`MemorySource`] or a
+/// [`DeviceAllocator`](super::allocator::DeviceAllocator) lives, and so which code may touch
+/// it: kernels and copies of one GPU, or the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemoryLocation {
+    /// Device memory of the GPU with this ordinal (`cuMemAlloc`, `cuMemAllocAsync`).
+    Device {
+        /// The GPU's ordinal.
+        ordinal: usize,
+    },
+    /// Ordinary (pageable) host memory, such as [`HostMemorySource`]'s.
+    ///
+    /// [`HostMemorySource`]: super::host_source::HostMemorySource
+    Host,
+    /// Page-locked host memory registered with the CUDA driver (`cuMemHostAlloc`): readable
+    /// by the CPU and a legal end of asynchronous copies to or from any GPU.
+    PinnedHost,
+}
+
+impl std::fmt::Display for MemoryLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryLocation::Device { ordinal } => write!(f, "device memory of GPU {ordinal}"),
+            MemoryLocation::Host => f.write_str("pageable host memory"),
+            MemoryLocation::PinnedHost => f.write_str("pinned host memory"),
+        }
+    }
+}
+
 /// A provider of raw memory regions and of stream events.
 ///
 /// Addresses are `u64` so device pointers (`CUdeviceptr`) and host pointers share one type.
-pub trait MemorySource: Send + Sync + 'static {
+///
+/// # Safety
+///
+/// Every allocator of this crate hands the regions a source returns to users as
+/// [`Block`](super::allocator::Block)s, and unsafe code (memsets, copies, kernels) reads and
+/// writes them trusting only this contract. An implementation must guarantee:
+///
+/// 1. **Fresh and disjoint.** A region `[addr, addr + bytes)` returned by
+///    [`allocate`](Self::allocate) is live memory of at least `bytes` bytes, `addr` is not 0
+///    and is aligned to at least 256 bytes, and the region overlaps no other live region of
+///    any source, nor any other memory the program uses.
+/// 2. **Live until freed.** It stays valid, and the source does not hand any of it out
+///    again, until it is passed to [`free`](Self::free) of this same source.
+/// 3. **Where it says.** The region is memory of the kind [`location`](Self::location)
+///    reports, and `location` returns the same value for the whole life of the source.
+/// 4. **Honest events.** [`event_completed`](Self::event_completed) returns `Ok(true)` only
+///    once every piece of work queued on the event's stream before
+///    [`record_event`](Self::record_event) has finished, and
+///    [`synchronize`](Self::synchronize) returns `Ok(())` only once all work queued on every
+///    stream of the source has finished: allocators reuse and free memory on their word.
+///
+/// A safe implementation could return one address twice, and every allocator on top of it
+/// would then hand out aliasing blocks; that is why implementing this trait is `unsafe`.
+pub unsafe trait MemorySource: Send + Sync + 'static {
     /// An event recorded on a stream; completes when all work queued before it has finished.
     type Event: Send + Sync;
 
     /// A name for error messages (`"cuda:0"`, `"host"`).
     fn name(&self) -> String;
 
-    /// Allocates `bytes > 0` bytes, aligned to at least 256 bytes.
+    /// Where the regions of this source live (the same value for the source's whole life).
+    fn location(&self) -> MemoryLocation;
+
+    /// Allocates `bytes > 0` bytes, aligned to at least 256 bytes (see the trait's safety
+    /// contract for what a region must be).
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError>;
 
     /// Returns a region to the source.
@@ -64,11 +121,17 @@ pub trait MemorySource: Send + Sync + 'static {
 
 /// A shared source is a source: several allocators (or a test and its allocator) can hold
 /// one through an `Arc`.
-impl<S: MemorySource> MemorySource for std::sync::Arc<S> {
+// SAFETY: every method forwards to the one source behind the `Arc`, which upholds the
+// contract; sharing it does not change what its regions are or where they live.
+unsafe impl<S: MemorySource> MemorySource for std::sync::Arc<S> {
     type Event = S::Event;
 
     fn name(&self) -> String {
         (**self).name()
+    }
+
+    fn location(&self) -> MemoryLocation {
+        (**self).location()
     }
 
     fn allocate(&self, bytes: usize) -> Result<u64, SourceError> {

@@ -53,7 +53,7 @@ pub fn requests_round_up_to_512_bytes<S: SuiteSource>(source: S) {
     for (request, want) in table {
         let block = alloc(&a, request, S0);
         assert_eq!(
-            (block.size, block.requested),
+            (block.size(), block.requested()),
             (want, request),
             "request {request}"
         );
@@ -70,7 +70,7 @@ pub fn small_requests_share_a_2mib_segment<S: SuiteSource>(source: S) {
     let a = CachingAllocator::new(source);
     let x = alloc(&a, 1000, S0);
     let y = alloc(&a, 3000, S0);
-    assert_eq!(y.addr, x.addr + 1024);
+    assert_eq!(y.addr(), x.addr() + 1024);
     let snapshot = a.snapshot();
     assert_eq!(snapshot.len(), 1);
     assert_eq!(
@@ -78,11 +78,11 @@ pub fn small_requests_share_a_2mib_segment<S: SuiteSource>(source: S) {
         (SegmentPool::Small, 2 * MIB)
     );
     assert_eq!(
-        segment_of(&a, x.addr),
+        segment_of(&a, x.addr()),
         vec![
-            (x.addr, 1024, Allocated),
-            (x.addr + 1024, 3072, Allocated),
-            (x.addr + 4096, 2 * MIB - 4096, Free)
+            (x.addr(), 1024, Allocated),
+            (x.addr() + 1024, 3072, Allocated),
+            (x.addr() + 4096, 2 * MIB - 4096, Free)
         ]
     );
     assert_consistent(&a, &[&x, &y]);
@@ -95,7 +95,7 @@ pub fn requests_up_to_10mib_share_20mib_segments<S: SuiteSource>(source: S) {
     let z = alloc(&a, MIB + 1, S0);
     assert_eq!(a.snapshot().len(), 1);
     assert_eq!(a.snapshot()[0].pool, SegmentPool::Large);
-    let base = x.addr;
+    let base = x.addr();
     assert_eq!(
         segment_of(&a, base),
         vec![
@@ -113,11 +113,11 @@ pub fn large_requests_get_their_own_segment<S: SuiteSource>(source: S) {
     // 11 MiB + 1 rounds to 11 MiB + 512 in a 12 MiB segment; the 1 MiB - 512 rest is not
     // worth a block, so the user gets all 12 MiB.
     let x = alloc(&a, 11 * MIB + 1, S0);
-    assert_eq!((x.size, x.requested), (12 * MIB, 11 * MIB + 1));
+    assert_eq!((x.size(), x.requested()), (12 * MIB, 11 * MIB + 1));
     let y = alloc(&a, 10 * MIB, S0);
-    assert_eq!(y.size, 10 * MIB);
+    assert_eq!(y.size(), 10 * MIB);
     let z = alloc(&a, 64 * MIB, S0);
-    assert_eq!(z.size, 64 * MIB);
+    assert_eq!(z.size(), 64 * MIB);
     let sizes: Vec<usize> = a.snapshot().iter().map(|s| s.size).collect();
     let mut want = vec![12 * MIB, 10 * MIB, 64 * MIB];
     let mut got = sizes.clone();
@@ -134,35 +134,38 @@ pub fn small_pool_splits_remainders_of_512_bytes<S: SuiteSource>(source: S) {
     let a = CachingAllocator::new(source);
     let x = alloc(&a, MIB, S0);
     let y = alloc(&a, MIB - 512, S0);
-    assert_eq!(y.addr, x.addr + MIB as u64);
-    assert_eq!(y.size, MIB - 512);
+    assert_eq!(y.addr(), x.addr() + MIB as u64);
+    assert_eq!(y.size(), MIB - 512);
     let z = alloc(&a, 1, S0);
-    assert_eq!((z.addr, z.size), (y.addr + (MIB - 512) as u64, 512));
+    assert_eq!((z.addr(), z.size()), (y.addr() + (MIB - 512) as u64, 512));
     assert_eq!(
         a.snapshot().len(),
         1,
         "all three fit the first segment exactly"
     );
-    assert!(segment_of(&a, x.addr).iter().all(|b| b.2 == Allocated));
+    assert!(segment_of(&a, x.addr()).iter().all(|b| b.2 == Allocated));
     assert_consistent(&a, &[&x, &y, &z]);
 }
 
 pub fn large_pool_splits_only_remainders_over_1mib<S: SuiteSource>(source: S) {
     let a = CachingAllocator::new(source);
     let x = alloc(&a, 19 * MIB, S0);
-    assert_eq!(x.size, 20 * MIB, "a 1 MiB remainder is not split off");
-    assert_eq!(segment_of(&a, x.addr), vec![(x.addr, 20 * MIB, Allocated)]);
+    assert_eq!(x.size(), 20 * MIB, "a 1 MiB remainder is not split off");
+    assert_eq!(
+        segment_of(&a, x.addr()),
+        vec![(x.addr(), 20 * MIB, Allocated)]
+    );
     let y = alloc(&a, 19 * MIB - 512, S0);
     assert_eq!(
-        y.size,
+        y.size(),
         19 * MIB - 512,
         "a 1 MiB + 512 remainder is split off"
     );
     assert_eq!(
-        segment_of(&a, y.addr),
+        segment_of(&a, y.addr()),
         vec![
-            (y.addr, 19 * MIB - 512, Allocated),
-            (y.addr + (19 * MIB - 512) as u64, MIB + 512, Free)
+            (y.addr(), 19 * MIB - 512, Allocated),
+            (y.addr() + (19 * MIB - 512) as u64, MIB + 512, Free)
         ]
     );
     assert_consistent(&a, &[&x, &y]);
@@ -173,7 +176,7 @@ pub fn freeing_merges_neighbours_back_into_the_segment<S: SuiteSource>(source: S
     let x = alloc(&a, 4 * KIB, S0);
     let y = alloc(&a, 4 * KIB, S0);
     let z = alloc(&a, 4 * KIB, S0);
-    let base = x.addr;
+    let base = x.addr();
     let k4 = 4 * KIB as u64;
     a.free(y).unwrap();
     assert_eq!(
@@ -208,23 +211,25 @@ pub fn best_fit_takes_the_smallest_block_that_fits<S: SuiteSource>(source: S) {
     let g1 = alloc(&a, 512, S0);
     let x2 = alloc(&a, 8 * KIB, S0);
     let g2 = alloc(&a, 512, S0);
-    let (x1_addr, x2_addr) = (x1.addr, x2.addr);
+    let (x1_addr, x2_addr) = (x1.addr(), x2.addr());
     a.free(x2).unwrap();
     a.free(x1).unwrap();
     // Free blocks: 4 KiB at x1, 8 KiB at x2, and the tail of the segment.
     let y = alloc(&a, 6 * KIB, S0);
     assert_eq!(
-        y.addr, x2_addr,
+        y.addr(),
+        x2_addr,
         "6 KiB goes to the 8 KiB block, not the tail"
     );
     let z = alloc(&a, 3 * KIB, S0);
     assert_eq!(
-        z.addr, x1_addr,
+        z.addr(),
+        x1_addr,
         "3 KiB goes to the 4 KiB block, the smallest that fits"
     );
     let w = alloc(&a, 2 * KIB, S0);
     assert_eq!(
-        w.addr,
+        w.addr(),
         x2_addr + 6 * KIB as u64,
         "2 KiB takes the rest of the 8 KiB block"
     );
@@ -234,17 +239,17 @@ pub fn best_fit_takes_the_smallest_block_that_fits<S: SuiteSource>(source: S) {
 pub fn streams_never_share_cached_blocks<S: SuiteSource>(source: S) {
     let a = CachingAllocator::new(source);
     let x = alloc(&a, 4 * KIB, S1);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.free(x).unwrap();
     let y = alloc(&a, 4 * KIB, S2);
-    assert_ne!(y.addr, x_addr);
+    assert_ne!(y.addr(), x_addr);
     assert_eq!(
         a.stats().segments.current,
         2,
         "stream 2 gets its own segment"
     );
     let z = alloc(&a, 4 * KIB, S1);
-    assert_eq!(z.addr, x_addr, "stream 1 reuses its cached block");
+    assert_eq!(z.addr(), x_addr, "stream 1 reuses its cached block");
     assert_eq!(a.snapshot().iter().filter(|s| s.stream == S1).count(), 1);
     assert_consistent(&a, &[&y, &z]);
 }
@@ -252,7 +257,7 @@ pub fn streams_never_share_cached_blocks<S: SuiteSource>(source: S) {
 pub fn record_stream_holds_the_block_until_events_complete<S: SuiteSource>(source: S) {
     let a = CachingAllocator::new(source);
     let x = alloc(&a, 4 * KIB, S1);
-    let base = x.addr;
+    let base = x.addr();
     a.record_stream(&x, S1).unwrap(); // its own stream: ignored
     a.record_stream(&x, S2).unwrap();
     a.record_stream(&x, S3).unwrap();
@@ -359,32 +364,27 @@ pub fn zero_and_unknown_blocks<S: SuiteSource>(source: S) {
     let a = CachingAllocator::new(source);
     let empty = alloc(&a, 0, S1);
     assert_eq!(
-        (empty.addr, empty.size, empty.requested, empty.stream),
+        (
+            empty.addr(),
+            empty.size(),
+            empty.requested(),
+            empty.stream()
+        ),
         (0, 0, 0, S1)
     );
     a.record_stream(&empty, S2).unwrap();
     a.free(empty).unwrap();
     assert_eq!(a.stats().num_allocs, 0);
     let x = alloc(&a, 4 * KIB, S0);
-    let forged_size = Block {
-        addr: x.addr,
-        size: 8 * KIB,
-        requested: 1,
-        stream: S0,
-    };
+    let forged_size = super::forge(x.addr(), 8 * KIB, 1, S0);
     assert_eq!(
         a.free(forged_size),
-        Err(AllocError::UnknownBlock { addr: x.addr })
+        Err(AllocError::UnknownBlock { addr: x.addr() })
     );
-    let forged_stream = Block {
-        addr: x.addr,
-        size: x.size,
-        requested: 1,
-        stream: S1,
-    };
+    let forged_stream = super::forge(x.addr(), x.size(), 1, S1);
     assert_eq!(
         a.record_stream(&forged_stream, S2),
-        Err(AllocError::UnknownBlock { addr: x.addr })
+        Err(AllocError::UnknownBlock { addr: x.addr() })
     );
     super::assert_second_free_refused(&a, x);
     assert_consistent(&a, &[]);

@@ -37,7 +37,7 @@ pub fn sizes_round_up_to_powers_of_two<S: SuiteSource>(source: S) {
     let mut held = Vec::new();
     for (request, want) in table {
         let block = alloc(&a, request, S0);
-        assert_eq!((block.size, block.requested), (want, request));
+        assert_eq!((block.size(), block.requested()), (want, request));
         held.push(block);
     }
     assert_eq!(a.stats().segments.current, table.len());
@@ -47,7 +47,7 @@ pub fn sizes_round_up_to_powers_of_two<S: SuiteSource>(source: S) {
 pub fn a_freed_block_waits_for_its_streams_then_serves_its_class<S: SuiteSource>(source: S) {
     let a = CachingHostAllocator::new(source);
     let x = alloc(&a, 5000, S1);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.record_stream(&x, S2).unwrap();
     a.free(x).unwrap();
     assert_eq!(state_of(&a, x_addr), BlockState::AwaitingEvents);
@@ -58,9 +58,9 @@ pub fn a_freed_block_waits_for_its_streams_then_serves_its_class<S: SuiteSource>
     assert_eq!(state_of(&a, x_addr), BlockState::Free);
     // Host blocks serve any stream: the CPU, not a stream, reuses them.
     let y = alloc(&a, 7000, S0);
-    assert_eq!((y.addr, y.size), (x_addr, 8192));
+    assert_eq!((y.addr(), y.size()), (x_addr, 8192));
     let z = alloc(&a, 5000, S0);
-    assert_ne!(z.addr, x_addr);
+    assert_ne!(z.addr(), x_addr);
     assert_consistent(&a, &[&y, &z]);
 }
 

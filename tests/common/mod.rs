@@ -121,15 +121,24 @@ pub fn empty_and_assert_released<A: DeviceAllocator + ?Sized>(a: &A) -> Allocato
     stats
 }
 
+/// A block naming memory its caller does not own: the forged handle allocators must refuse.
+pub fn forge(addr: u64, size: usize, requested: usize, stream: StreamId) -> Block {
+    // SAFETY: this breaks `from_raw_parts`'s contract on purpose, to test the allocators'
+    // own defence: the block is only ever given to an allocator's `free`, `free_direct` or
+    // `record_stream`, which must refuse it without touching memory, and nothing reads or
+    // writes through its address.
+    unsafe { Block::from_raw_parts(addr, size, requested, stream) }
+}
+
 /// Frees `block`, then asserts that freeing it again (through a copy) is refused.
 pub fn assert_second_free_refused<A: DeviceAllocator + ?Sized>(a: &A, block: Block) {
-    let addr = block.addr;
-    let copy = Block {
-        addr: block.addr,
-        size: block.size,
-        requested: block.requested,
-        stream: block.stream,
-    };
+    let addr = block.addr();
+    let copy = forge(
+        block.addr(),
+        block.size(),
+        block.requested(),
+        block.stream(),
+    );
     a.free(block).unwrap();
     assert_eq!(a.free(copy), Err(AllocError::UnknownBlock { addr }));
 }
@@ -137,7 +146,7 @@ pub fn assert_second_free_refused<A: DeviceAllocator + ?Sized>(a: &A, block: Blo
 /// Asserts that a 0-byte request on `stream` gets an empty block (address 0), which frees.
 pub fn assert_zero_bytes_give_an_empty_block<A: DeviceAllocator + ?Sized>(a: &A, stream: StreamId) {
     let empty = a.allocate(0, stream).unwrap();
-    assert_eq!((empty.addr, empty.size), (0, 0));
+    assert_eq!((empty.addr(), empty.size()), (0, 0));
     a.free(empty).unwrap();
 }
 
@@ -273,7 +282,7 @@ pub fn assert_well_formed(segments: &[SegmentSnapshot], merged: bool) {
 /// snapshot as an allocated block with its address, size and stream, and the snapshot has
 /// no other allocated blocks.
 pub fn assert_held_match(held: &[&Block], segments: &[SegmentSnapshot]) {
-    let mut spans: Vec<(u64, usize)> = held.iter().map(|b| (b.addr, b.size)).collect();
+    let mut spans: Vec<(u64, usize)> = held.iter().map(|b| (b.addr(), b.size())).collect();
     spans.sort_unstable();
     for pair in spans.windows(2) {
         assert!(
@@ -297,16 +306,16 @@ pub fn assert_held_match(held: &[&Block], segments: &[SegmentSnapshot]) {
     for block in held {
         let found = allocated
             .iter()
-            .find(|b| b.addr == block.addr)
+            .find(|b| b.addr == block.addr())
             .unwrap_or_else(|| {
                 panic!(
                     "held block {:#x} is not allocated in the snapshot",
-                    block.addr
+                    block.addr()
                 )
             });
-        assert_eq!(found.size, block.size);
-        assert_eq!(found.stream, block.stream);
-        assert_eq!(found.requested, block.requested);
+        assert_eq!(found.size, block.size());
+        assert_eq!(found.stream, block.stream());
+        assert_eq!(found.requested, block.requested());
     }
 }
 
@@ -327,11 +336,14 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
 /// Spans of `block` that tests fill with a pattern: all of a small block, else its first
 /// and last 256 bytes (enough to catch overlaps without writing megabytes).
 pub fn probe_spans(block: &Block) -> Vec<(u64, usize)> {
-    let len = block.requested;
+    let len = block.requested();
     if len <= 512 {
-        vec![(block.addr, len)]
+        vec![(block.addr(), len)]
     } else {
-        vec![(block.addr, 256), (block.addr + (len - 256) as u64, 256)]
+        vec![
+            (block.addr(), 256),
+            (block.addr() + (len - 256) as u64, 256),
+        ]
     }
 }
 
@@ -349,7 +361,7 @@ pub fn check<S: SuiteSource>(source: &S, block: &Block, seed: u64) {
             source.suite_read(addr, len),
             pattern(seed ^ ((i as u64) << 32), len),
             "contents of block {:#x} were overwritten",
-            block.addr
+            block.addr()
         );
     }
 }
@@ -477,12 +489,12 @@ pub fn run_ops<S: SuiteSource, A: Inspect<S>>(a: A, ops: &[Op], extra: &dyn Fn(&
         match *op {
             Op::Alloc { size, stream } => match a.allocate(size, StreamId(stream)) {
                 Ok(block) => {
-                    assert!(block.size >= size && block.requested == size);
-                    assert_eq!(block.stream, StreamId(stream));
+                    assert!(block.size() >= size && block.requested() == size);
+                    assert_eq!(block.stream(), StreamId(stream));
                     assert_not_reused_early(&a, &mut quarantined, &block);
                     fill(a.source(), &block, seed);
                     let uses = if a.allocation_stream_is_a_use() {
-                        vec![block.stream]
+                        vec![block.stream()]
                     } else {
                         Vec::new()
                     };
@@ -506,7 +518,7 @@ pub fn run_ops<S: SuiteSource, A: Inspect<S>>(a: A, ops: &[Op], extra: &dyn Fn(&
             Op::Free { index } | Op::FreeDirect { index } if !held.is_empty() => {
                 let h = held.swap_remove(index % held.len());
                 check(a.source(), &h.block, h.seed);
-                let (addr, size) = (h.block.addr, h.block.size);
+                let (addr, size) = (h.block.addr(), h.block.size());
                 if matches!(op, Op::Free { .. }) {
                     // The free must record a new event on each stream that used the block.
                     let events: Option<Vec<(StreamId, u64)>> = h
@@ -531,7 +543,7 @@ pub fn run_ops<S: SuiteSource, A: Inspect<S>>(a: A, ops: &[Op], extra: &dyn Fn(&
                 let h = &mut held[i];
                 let stream = StreamId(stream);
                 a.record_stream(&h.block, stream).unwrap();
-                if stream != h.block.stream && !h.uses.contains(&stream) {
+                if stream != h.block.stream() && !h.uses.contains(&stream) {
                     h.uses.push(stream);
                 }
             }
@@ -575,13 +587,13 @@ fn assert_not_reused_early<S: SuiteSource, A: Inspect<S>>(
     let done = |(s, n): &(StreamId, u64)| a.source().suite_clock(*s).is_some_and(|(_, c)| c >= *n);
     for q in quarantined.iter() {
         let overlaps =
-            block.addr < q.addr + q.size as u64 && q.addr < block.addr + block.size as u64;
+            block.addr() < q.addr + q.size as u64 && q.addr < block.addr() + block.size() as u64;
         if overlaps {
             assert!(
                 q.events.iter().all(done),
                 "block {:#x}+{} handed out over {:#x}+{} before its events {:?} completed",
-                block.addr,
-                block.size,
+                block.addr(),
+                block.size(),
                 q.addr,
                 q.size,
                 q.events

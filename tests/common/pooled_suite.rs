@@ -25,22 +25,23 @@ pub fn pooled<S: SuiteSource>(source: S, rounding: PoolRounding) -> PooledAlloca
 pub fn only_requests_of_the_same_bucket_reuse_a_region<S: SuiteSource>(source: S) {
     let a = pooled(source, PoolRounding::MXNET_PAGE);
     let x = alloc(&a, 5000, S0);
-    assert_eq!(x.size, 8192);
-    let x_addr = x.addr;
+    assert_eq!(x.size(), 8192);
+    let x_addr = x.addr();
     a.free(x).unwrap();
     let y = alloc(&a, 6000, S0);
     assert_eq!(
-        (y.addr, y.size),
+        (y.addr(), y.size()),
         (x_addr, 8192),
         "6000 bytes rounds to the same page count"
     );
     let z = alloc(&a, 9000, S0);
-    assert_ne!(z.addr, x_addr);
-    assert_eq!(z.size, 12288);
+    assert_ne!(z.addr(), x_addr);
+    assert_eq!(z.size(), 12288);
     a.free(y).unwrap();
     let w = alloc(&a, 4000, S0);
     assert_ne!(
-        w.addr, x_addr,
+        w.addr(),
+        x_addr,
         "a smaller bucket does not use the cached 8 KiB region"
     );
     assert_eq!(a.stats().segments.current, 3);
@@ -50,32 +51,32 @@ pub fn only_requests_of_the_same_bucket_reuse_a_region<S: SuiteSource>(source: S
 pub fn power2_buckets_reuse_across_their_range<S: SuiteSource>(source: S) {
     let a = pooled(source, PoolRounding::MXNET_ROUND);
     let x = alloc(&a, 5 * MIB, S0);
-    assert_eq!(x.size, 8 * MIB);
-    let x_addr = x.addr;
+    assert_eq!(x.size(), 8 * MIB);
+    let x_addr = x.addr();
     a.free(x).unwrap();
     let y = alloc(&a, 7 * MIB + 3, S0);
-    assert_eq!((y.addr, y.size), (x_addr, 8 * MIB));
+    assert_eq!((y.addr(), y.size()), (x_addr, 8 * MIB));
     let z = alloc(&a, 17 * MIB, S0);
-    assert_eq!(z.size, 32 * MIB, "above 16 MiB sizes step by 16 MiB");
+    assert_eq!(z.size(), 32 * MIB, "above 16 MiB sizes step by 16 MiB");
     assert_consistent(&a, &[&y, &z]);
 }
 
 pub fn streams_have_separate_buckets<S: SuiteSource>(source: S) {
     let a = pooled(source, PoolRounding::MXNET_PAGE);
     let x = alloc(&a, 4096, S1);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.free(x).unwrap();
     let y = alloc(&a, 4096, S2);
-    assert_ne!(y.addr, x_addr);
+    assert_ne!(y.addr(), x_addr);
     let z = alloc(&a, 4096, S1);
-    assert_eq!(z.addr, x_addr);
+    assert_eq!(z.addr(), x_addr);
     assert_consistent(&a, &[&y, &z]);
 }
 
 pub fn record_stream_holds_the_region_until_events_complete<S: SuiteSource>(source: S) {
     let a = pooled(source, PoolRounding::MXNET_PAGE);
     let x = alloc(&a, 4096, S0);
-    let x_addr = x.addr;
+    let x_addr = x.addr();
     a.record_stream(&x, S1).unwrap();
     a.record_stream(&x, S2).unwrap();
     a.free(x).unwrap();
@@ -88,7 +89,7 @@ pub fn record_stream_holds_the_region_until_events_complete<S: SuiteSource>(sour
     a.process_events().unwrap();
     assert_eq!(state(&a), BlockState::Free);
     let y = alloc(&a, 4096, S0);
-    assert_eq!(y.addr, x_addr);
+    assert_eq!(y.addr(), x_addr);
     assert_consistent(&a, &[&y]);
 }
 
@@ -125,12 +126,7 @@ pub fn zero_and_unknown_blocks<S: SuiteSource>(source: S) {
     super::assert_zero_bytes_give_an_empty_block(&a, S1);
     let x = alloc(&a, 100, S0);
     super::assert_second_free_refused(&a, x);
-    let forged = Block {
-        addr: 12345,
-        size: 4096,
-        requested: 1,
-        stream: S0,
-    };
+    let forged = super::forge(12345, 4096, 1, S0);
     assert_eq!(
         a.free_direct(forged),
         Err(AllocError::UnknownBlock { addr: 12345 })

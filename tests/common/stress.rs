@@ -13,21 +13,21 @@ use super::{assert_consistent, empty_and_assert_released, pattern, Inspect, Suit
 const FULL_CHECK: usize = 64 * KIB;
 
 fn write_all<S: SuiteSource>(source: &S, block: &Block, seed: u64) {
-    if block.requested <= FULL_CHECK {
-        source.suite_write(block.addr, &pattern(seed, block.requested));
+    if block.requested() <= FULL_CHECK {
+        source.suite_write(block.addr(), &pattern(seed, block.requested()));
     } else {
         super::fill(source, block, seed);
     }
 }
 
 fn check_all<S: SuiteSource>(source: &S, block: &Block, seed: u64) {
-    if block.requested <= FULL_CHECK {
+    if block.requested() <= FULL_CHECK {
         assert_eq!(
-            source.suite_read(block.addr, block.requested),
-            pattern(seed, block.requested),
+            source.suite_read(block.addr(), block.requested()),
+            pattern(seed, block.requested()),
             "block {:#x} of {} bytes was overwritten",
-            block.addr,
-            block.requested
+            block.addr(),
+            block.requested()
         );
     } else {
         super::check(source, block, seed);

@@ -4,7 +4,8 @@
 use super::sizes::{LARGE_BUFFER, ROUNDUP_INTERVALS};
 use crate::error::AllocError;
 use crate::storage::conf::{
-    self, expect_word, invalid, parse_f64, parse_pairs, parse_usize, ConfValue,
+    self, bad_value, expect_word, parse_f64, parse_pairs, parse_usize, unusable_key, ConfValue,
+    MAX_SETTING_BYTES,
 };
 
 const MIB: usize = 1 << 20;
@@ -16,7 +17,7 @@ const MIB: usize = 1 << 20;
 /// `max_split_size_mb:256,roundup_power2_divisions:4,garbage_collection_threshold:0.8`.
 /// Keys (PyTorch's names and rules):
 ///
-/// - `max_split_size_mb` (>= 20): blocks this large or larger are never split, and serve
+/// - `max_split_size_mb` (>= 20, under 2^63 bytes): blocks this large or larger are never split, and serve
 ///   only requests at least this large that leave less than `max_non_split_rounding_mb`
 ///   unused. Default: unlimited (every block may be split).
 /// - `max_non_split_rounding_mb` (>= 20): that slack. Default 20 (`kLargeBuffer`).
@@ -38,7 +39,10 @@ const MIB: usize = 1 << 20;
 /// - `expandable_segments`: only `False` is accepted (expandable segments are not built).
 /// - `backend`: only `native` is accepted (this allocator).
 ///
-/// Any other key, or a bad value, is an [`AllocError::InvalidConfig`].
+/// Broken syntax is an [`AllocError::InvalidConfig`]; any other key, or a key given twice,
+/// an [`AllocError::UnusableConfigKey`]; a value out of range (sizes too small, or of
+/// 2^63 bytes or more) an [`AllocError::InvalidConfigValue`] naming the key and the value.
+/// The setters check the same rules and return the same errors.
 ///
 /// The per-process memory fraction (PyTorch's `set_per_process_memory_fraction`) is set in
 /// code with [`with_memory_fraction`](Self::with_memory_fraction).
@@ -93,46 +97,47 @@ impl CachingConfig {
                     config.roundup_power2_divisions = parse_divisions(input, &value)?;
                 }
                 "garbage_collection_threshold" => {
-                    let t = parse_f64(input, &key, expect_word(input, &key, &value)?)?;
-                    config.garbage_collection_threshold = Some(check_threshold(input, t)?);
+                    let word = expect_word(input, &key, &value)?;
+                    let t = parse_f64(input, &key, word)?;
+                    config.garbage_collection_threshold = Some(check_threshold(input, word, t)?);
                 }
                 "expandable_segments" => match expect_word(input, &key, &value)? {
                     "False" => {}
                     "True" => {
-                        return Err(invalid(input, "expandable_segments:True is not supported"))
-                    }
-                    other => {
-                        return Err(invalid(
+                        return Err(bad_value(
                             input,
-                            format!("expandable_segments takes True or False, not {other:?}"),
+                            &key,
+                            "True",
+                            "expandable segments are not supported; only False is accepted",
                         ))
                     }
+                    other => return Err(bad_value(input, &key, other, "takes True or False")),
                 },
                 "backend" => match expect_word(input, &key, &value)? {
                     "native" => {}
                     other => {
-                        return Err(invalid(
+                        return Err(bad_value(
                             input,
-                            format!(
-                                "backend {other:?} is not this allocator; only native is accepted"
-                            ),
+                            &key,
+                            other,
+                            "is not this allocator; only native is accepted",
                         ))
                     }
                 },
-                _ => return Err(invalid(input, format!("unknown key {key:?}"))),
+                _ => return Err(unusable_key(input, &key, not_a_caching_key(&key))),
             }
         }
         Ok(config)
     }
 
-    /// Sets `max_split_size_mb` (at least 20).
+    /// Sets `max_split_size_mb` (at least 20, and less than 2^63 bytes).
     pub fn with_max_split_size_mb(mut self, mb: usize) -> Result<Self, AllocError> {
         let input = format!("max_split_size_mb:{mb}");
         self.max_split_size = Some(mib_at_least_20(&input, "max_split_size_mb", mb)?);
         Ok(self)
     }
 
-    /// Sets `max_non_split_rounding_mb` (at least 20).
+    /// Sets `max_non_split_rounding_mb` (at least 20, and less than 2^63 bytes).
     pub fn with_max_non_split_rounding_mb(mut self, mb: usize) -> Result<Self, AllocError> {
         let input = format!("max_non_split_rounding_mb:{mb}");
         self.max_non_split_rounding = mib_at_least_20(&input, "max_non_split_rounding_mb", mb)?;
@@ -155,9 +160,11 @@ impl CachingConfig {
         table: [usize; ROUNDUP_INTERVALS],
     ) -> Result<Self, AllocError> {
         if let Some(bad) = table.iter().find(|&&d| d != 0 && !d.is_power_of_two()) {
-            return Err(invalid(
+            return Err(bad_value(
                 &format!("roundup_power2_divisions:{table:?}"),
-                format!("division count {bad} is neither 0 nor a power of two"),
+                "roundup_power2_divisions",
+                bad,
+                "a division count must be 0 (off) or a power of two",
             ));
         }
         self.roundup_power2_divisions = table;
@@ -166,8 +173,9 @@ impl CachingConfig {
 
     /// Sets `garbage_collection_threshold` (strictly between 0 and 1).
     pub fn with_garbage_collection_threshold(mut self, threshold: f64) -> Result<Self, AllocError> {
-        let input = format!("garbage_collection_threshold:{threshold}");
-        self.garbage_collection_threshold = Some(check_threshold(&input, threshold)?);
+        let word = threshold.to_string();
+        let input = format!("garbage_collection_threshold:{word}");
+        self.garbage_collection_threshold = Some(check_threshold(&input, &word, threshold)?);
         Ok(self)
     }
 
@@ -176,9 +184,11 @@ impl CachingConfig {
     /// memory. Needs a source that reports `mem_info`; ignored otherwise.
     pub fn with_memory_fraction(mut self, fraction: f64) -> Result<Self, AllocError> {
         if !(fraction > 0.0 && fraction <= 1.0) {
-            return Err(invalid(
+            return Err(bad_value(
                 &format!("memory_fraction:{fraction}"),
-                "the memory fraction must be in (0, 1]",
+                "memory_fraction",
+                fraction,
+                "must be in (0, 1]",
             ));
         }
         self.memory_fraction = Some(fraction);
@@ -211,25 +221,60 @@ impl CachingConfig {
     }
 }
 
+/// Why `key` is not a key of this allocator, for [`AllocError::UnusableConfigKey`].
+fn not_a_caching_key(key: &str) -> String {
+    match key {
+        "type" | "page_size" | "large_alloc_round_size" | "round_linear_cutoff" | "reserve" => {
+            "is a setting of the pooled allocator (TYPESTATE_TENSOR_POOL_CONF), not of the \
+             caching allocator"
+                .to_owned()
+        }
+        "pinned_use_cuda_host_register"
+        | "pinned_num_register_threads"
+        | "pinned_use_background_threads"
+        | "release_lock_on_cudamalloc"
+        | "per_process_memory_fraction"
+        | "graph_capture_record_stream_reuse" => {
+            "is a PyTorch setting this allocator does not implement".to_owned()
+        }
+        _ => "is not a setting of the caching allocator (known: max_split_size_mb, \
+              max_non_split_rounding_mb, roundup_power2_divisions, \
+              garbage_collection_threshold, expandable_segments, backend)"
+            .to_owned(),
+    }
+}
+
+/// `mb` MiB in bytes, checked to be at least 20 MiB and below 2^63 bytes.
 fn mib_at_least_20(input: &str, key: &str, mb: usize) -> Result<usize, AllocError> {
     let min = LARGE_BUFFER / MIB;
     if mb < min {
-        return Err(invalid(
-            input,
-            format!("{key} must be at least {min}, got {mb}"),
-        ));
+        return Err(bad_value(input, key, mb, format!("must be at least {min}")));
     }
-    // PyTorch clamps absurd values rather than rejecting them.
-    Ok(mb.min(usize::MAX / MIB) * MIB)
+    mb.checked_mul(MIB)
+        .filter(|&bytes| bytes <= MAX_SETTING_BYTES)
+        .ok_or_else(|| {
+            bad_value(
+                input,
+                key,
+                mb,
+                format!(
+                    "must be at most {} (2^63 bytes and more exceed any allocation)",
+                    MAX_SETTING_BYTES / MIB
+                ),
+            )
+        })
 }
 
-fn check_threshold(input: &str, t: f64) -> Result<f64, AllocError> {
+/// `t` (written `word`) if it is strictly between 0 and 1.
+fn check_threshold(input: &str, word: &str, t: f64) -> Result<f64, AllocError> {
     if t > 0.0 && t < 1.0 {
         Ok(t)
     } else {
-        Err(invalid(
+        Err(bad_value(
             input,
-            format!("garbage_collection_threshold must be in (0, 1), got {t}"),
+            "garbage_collection_threshold",
+            word,
+            "must be strictly between 0 and 1",
         ))
     }
 }
@@ -243,10 +288,19 @@ fn parse_divisions(
         let d = parse_usize(input, key, text)?;
         if d.is_power_of_two() || (zero_ok && d == 0) {
             Ok(d)
-        } else {
-            Err(invalid(
+        } else if zero_ok {
+            Err(bad_value(
                 input,
-                format!("{key}: division count {d} must be a power of two"),
+                key,
+                d,
+                "a division count must be 0 (off) or a power of two",
+            ))
+        } else {
+            Err(bad_value(
+                input,
+                key,
+                d,
+                "a division count must be a power of two",
             ))
         }
     };
@@ -259,32 +313,62 @@ fn parse_divisions(
             let mut saw_rest = false;
             let mut last_bound = 0;
             for (bound, d) in entries {
+                let entry = format!("{bound}:{d}");
                 if saw_rest {
-                    return Err(invalid(input, format!("{key}: '>' must be the last entry")));
+                    return Err(bad_value(
+                        input,
+                        key,
+                        entry,
+                        "comes after '>', which must be the last entry",
+                    ));
                 }
                 let d = count(d, true)?;
                 if bound == ">" {
+                    if start == ROUNDUP_INTERVALS {
+                        return Err(bad_value(
+                            input,
+                            key,
+                            entry,
+                            "applies to no size: the earlier entries cover every interval",
+                        ));
+                    }
                     table[start..].fill(d);
                     saw_rest = true;
                     continue;
                 }
                 let mb = parse_usize(input, key, bound)?;
                 if !mb.is_power_of_two() {
-                    return Err(invalid(
+                    return Err(bad_value(
                         input,
-                        format!("{key}: interval bound {mb} MiB must be a power of two"),
+                        key,
+                        entry,
+                        format!("the interval bound {mb} MiB must be a power of two"),
                     ));
                 }
                 if mb <= last_bound {
-                    return Err(invalid(
+                    return Err(bad_value(
                         input,
-                        format!("{key}: interval bounds must increase"),
+                        key,
+                        entry,
+                        "interval bounds must increase",
                     ));
                 }
                 last_bound = mb;
                 // Requests below `mb` MiB: intervals whose lower end 2^i MiB is below it
                 // (ilog2 of a usize is below 64, so the conversion is exact).
                 let end = (mb.ilog2() as usize).min(ROUNDUP_INTERVALS);
+                if end == start {
+                    return Err(bad_value(
+                        input,
+                        key,
+                        entry,
+                        format!(
+                            "applies to no size: intervals run from 1 MiB to {} MiB, each \
+                             bound ending the one below it",
+                            1usize << ROUNDUP_INTERVALS
+                        ),
+                    ));
+                }
                 table[start..end].fill(d);
                 start = end;
             }

@@ -46,7 +46,7 @@ use super::events::EventGuarded;
 use super::failure::out_of_memory;
 use super::locking::{get_mut, lock};
 use super::snapshot::SegmentSnapshot;
-use super::source::{MemorySource, StreamId};
+use super::source::{MemoryLocation, MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// PyTorch's caching device allocator (the crate's default), generic over where memory
@@ -165,9 +165,23 @@ impl<S: MemorySource> CachingAllocator<S> {
     }
 }
 
-impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
+// SAFETY: every segment is a fresh region from the source, whose (unsafe) contract makes it
+// live, non-null, disjoint from every other live region and of the kind `source.location()`
+// reports. Blocks handed out are pieces of segments that never overlap (the blocks of a
+// segment tile it, and a block is `Allocated` for one owner at a time), at least the
+// rounded request in size. A free block is reused only on its own stream (where earlier
+// work is ordered) or after events on every stream passed to `record_stream` completed, and
+// segments go back to the source only after synchronizing it. `allocated` holds exactly the
+// blocks handed out and not freed; `free`, `free_direct` and `record_stream` check address,
+// size and stream against it before changing anything, so a foreign or already freed block
+// is refused with no effect.
+unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
     fn name(&self) -> &'static str {
         "caching"
+    }
+
+    fn memory_location(&self) -> MemoryLocation {
+        self.source.location()
     }
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
@@ -191,7 +205,7 @@ impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
     /// recorded the allocator synchronizes instead and reports the failure; the block is
     /// still taken back (and leaked, never reused, if even synchronizing fails).
     fn free(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).free(&self.source, &block).map(|_| ())
@@ -201,7 +215,7 @@ impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
     /// segment free, returns the segment to the source. (A block is usually a piece of a
     /// segment, which can only go back whole.)
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         let mut st = lock(&self.state);
@@ -212,7 +226,7 @@ impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).record_stream(block, stream)

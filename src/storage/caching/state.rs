@@ -138,14 +138,9 @@ impl<E> State<E> {
         let block = self.blocks.get_mut(id);
         block.state = Use::Allocated;
         block.requested = requested;
-        let handed_out = Block {
-            addr: block.addr,
-            size: block.size,
-            requested,
-            stream: block.stream,
-        };
-        self.allocated.insert(handed_out.addr, id);
-        self.stats.block_handed_out(handed_out.size, requested);
+        let handed_out = Block::new(block.addr, block.size, requested, block.stream);
+        self.allocated.insert(handed_out.addr(), id);
+        self.stats.block_handed_out(handed_out.size(), requested);
         handed_out
     }
 
@@ -205,16 +200,17 @@ impl<E> State<E> {
 
     /// The allocated block `block` names, checked against its size and stream.
     pub(crate) fn lookup(&self, block: &Block) -> Result<BlockId, AllocError> {
-        match self.allocated.get(&block.addr) {
+        let unknown = AllocError::UnknownBlock { addr: block.addr() };
+        match self.allocated.get(&block.addr()) {
             Some(&id) => {
                 let meta = self.blocks.get(id);
-                if meta.size == block.size && meta.stream == block.stream {
+                if meta.size == block.size() && meta.stream == block.stream() {
                     Ok(id)
                 } else {
-                    Err(AllocError::UnknownBlock { addr: block.addr })
+                    Err(unknown)
                 }
             }
-            None => Err(AllocError::UnknownBlock { addr: block.addr }),
+            None => Err(unknown),
         }
     }
 
@@ -240,14 +236,15 @@ impl<E> State<E> {
         block: &Block,
     ) -> Result<BlockId, AllocError> {
         // One hash operation on the hot path: remove first, put back if it is not ours.
+        let addr = block.addr();
         let id = self
             .allocated
-            .remove(&block.addr)
-            .ok_or(AllocError::UnknownBlock { addr: block.addr })?;
+            .remove(&addr)
+            .ok_or(AllocError::UnknownBlock { addr })?;
         let meta = self.blocks.get(id);
-        if meta.size != block.size || meta.stream != block.stream {
-            self.allocated.insert(block.addr, id);
-            return Err(AllocError::UnknownBlock { addr: block.addr });
+        if meta.size != block.size() || meta.stream != block.stream() {
+            self.allocated.insert(addr, id);
+            return Err(AllocError::UnknownBlock { addr });
         }
         let meta = self.blocks.get_mut(id);
         meta.state = Use::AwaitingEvents;

@@ -1,7 +1,9 @@
 //! [`PoolRounding`] and [`PooledConfig`]: MXNet's GPU memory pool settings.
 
 use crate::error::AllocError;
-use crate::storage::conf::{self, expect_word, invalid, parse_pairs, parse_usize};
+use crate::storage::conf::{
+    self, bad_value, expect_word, parse_pairs, parse_usize, unusable_key, MAX_SETTING_BYTES,
+};
 use crate::storage::round_up;
 
 /// How a [`PooledAllocator`](super::PooledAllocator) rounds requests; each rounded size is
@@ -13,9 +15,9 @@ pub enum PoolRounding {
     /// `large_alloc_round_size` (`MXNET_GPU_MEM_LARGE_ALLOC_ROUND_SIZE`, default 2 MiB) up
     /// to a multiple of that, so large regions fill whole driver slabs.
     Page {
-        /// Rounding unit, at least 32 bytes.
+        /// Rounding unit, at least 32 bytes and below 2^63.
         page_size: usize,
-        /// Rounding unit above this size, more than 0.
+        /// Rounding unit above this size, more than 0 and below 2^63.
         large_alloc_round_size: usize,
     },
     /// MXNet's `Round` pool type (`GPUPooledRoundedStorageManager`): round up to a power
@@ -51,7 +53,19 @@ impl PoolRounding {
     };
 
     /// The bucket size for a request of `bytes` (> 0) bytes.
+    ///
+    /// The fields of a `PoolRounding` are public, so the value may break the bounds above
+    /// (a zero page size, a cutoff past 34): such a rounding is an
+    /// [`AllocError::InvalidConfigValue`] naming the field, never a panic or a division by
+    /// zero. (A [`PooledConfig`] holds only checked roundings.)
     pub fn round(&self, bytes: usize) -> Result<usize, AllocError> {
+        self.validate(|| format!("{self:?}"))?;
+        self.round_valid(bytes)
+    }
+
+    /// [`round`](Self::round) for a rounding known to satisfy the bounds (the one a
+    /// [`PooledConfig`] holds): no check on the allocation path.
+    pub(crate) fn round_valid(&self, bytes: usize) -> Result<usize, AllocError> {
         let overflow = AllocError::SizeOverflow { requested: bytes };
         match *self {
             Self::Page {
@@ -84,20 +98,30 @@ impl PoolRounding {
         }
     }
 
-    /// Checks MXNet's bounds on the settings.
-    fn check(&self) -> Result<(), String> {
+    /// Checks MXNet's bounds on the settings (and that no rounding unit reaches 2^63),
+    /// reporting a breach against the configuration text `input` gives (built only then).
+    fn validate(&self, input: impl Fn() -> String) -> Result<(), AllocError> {
+        let err = |key: &str, value: &dyn std::fmt::Display, reason: String| {
+            Err(bad_value(&input(), key, value, reason))
+        };
         match *self {
             Self::Page {
                 page_size,
                 large_alloc_round_size,
             } => {
-                if page_size < MIN_PAGE_SIZE {
-                    return Err(format!(
-                        "page_size must be at least {MIN_PAGE_SIZE}, got {page_size}"
-                    ));
+                if !(MIN_PAGE_SIZE..=MAX_SETTING_BYTES).contains(&page_size) {
+                    return err(
+                        "page_size",
+                        &page_size,
+                        format!("must be at least {MIN_PAGE_SIZE} and below 2^63"),
+                    );
                 }
-                if large_alloc_round_size == 0 {
-                    return Err("large_alloc_round_size must be more than 0".to_owned());
+                if !(1..=MAX_SETTING_BYTES).contains(&large_alloc_round_size) {
+                    return err(
+                        "large_alloc_round_size",
+                        &large_alloc_round_size,
+                        "must be more than 0 and below 2^63".to_owned(),
+                    );
                 }
             }
             Self::Power2 {
@@ -105,19 +129,25 @@ impl PoolRounding {
                 linear_cutoff,
             } => {
                 if page_size < MIN_PAGE_SIZE || !page_size.is_power_of_two() {
-                    return Err(format!(
-                        "page_size must be a power of two of at least {MIN_PAGE_SIZE}, got {page_size}"
-                    ));
+                    return err(
+                        "page_size",
+                        &page_size,
+                        format!("must be a power of two of at least {MIN_PAGE_SIZE}"),
+                    );
                 }
                 if !(20..=MAX_LINEAR_CUTOFF).contains(&linear_cutoff) {
-                    return Err(format!(
-                        "round_linear_cutoff must be in 20..={MAX_LINEAR_CUTOFF}, got {linear_cutoff}"
-                    ));
+                    return err(
+                        "round_linear_cutoff",
+                        &linear_cutoff,
+                        format!("must be in 20..={MAX_LINEAR_CUTOFF}"),
+                    );
                 }
                 if linear_cutoff < page_size.ilog2() {
-                    return Err(format!(
-                        "round_linear_cutoff {linear_cutoff} is below log2 of page_size {page_size}"
-                    ));
+                    return err(
+                        "round_linear_cutoff",
+                        &linear_cutoff,
+                        format!("is below log2 of page_size {page_size}"),
+                    );
                 }
             }
         }
@@ -139,8 +169,10 @@ impl PoolRounding {
 /// | `round_linear_cutoff` (type `round`) | `MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF` | 24 |
 /// | `reserve` (percent, 0..=100) | `MXNET_GPU_MEM_POOL_RESERVE` | 5 |
 ///
-/// Unknown keys, keys of the other pool type and bad values are
-/// [`AllocError::InvalidConfig`].
+/// Broken syntax is an [`AllocError::InvalidConfig`]; unknown keys, keys of the other pool
+/// type and keys given twice are [`AllocError::UnusableConfigKey`]; bad values are
+/// [`AllocError::InvalidConfigValue`], naming the key and the value. [`PooledConfig::new`]
+/// checks the same rules.
 ///
 /// Invariant: the rounding satisfies MXNet's bounds (see [`PoolRounding`]) and the reserve
 /// is at most 100.
@@ -166,16 +198,9 @@ impl PooledConfig {
     /// Settings with `rounding` and a reserve of `reserve_percent` percent of the source's
     /// total memory.
     pub fn new(rounding: PoolRounding, reserve_percent: usize) -> Result<Self, AllocError> {
-        let describe = || format!("{rounding:?}, reserve {reserve_percent}%");
-        rounding
-            .check()
-            .map_err(|reason| invalid(&describe(), reason))?;
-        if reserve_percent > 100 {
-            return Err(invalid(
-                &describe(),
-                "reserve must be a percentage in 0..=100",
-            ));
-        }
+        let describe = format!("{rounding:?}, reserve {reserve_percent}%");
+        rounding.validate(|| describe.clone())?;
+        check_reserve(&describe, reserve_percent)?;
         Ok(Self {
             rounding,
             reserve_percent,
@@ -202,10 +227,7 @@ impl PooledConfig {
                         "page" => false,
                         "round" => true,
                         other => {
-                            return Err(invalid(
-                                input,
-                                format!("type must be page or round, not {other:?}"),
-                            ))
+                            return Err(bad_value(input, &key, other, "must be page or round"))
                         }
                     }
                 }
@@ -216,21 +238,24 @@ impl PooledConfig {
                 "round_linear_cutoff" => {
                     let cutoff = parse_usize(input, &key, word)?;
                     linear_cutoff = Some(u32::try_from(cutoff).map_err(|_| {
-                        invalid(
+                        bad_value(
                             input,
-                            format!("round_linear_cutoff {cutoff} is out of range"),
+                            &key,
+                            cutoff,
+                            format!("must be in 20..={MAX_LINEAR_CUTOFF}"),
                         )
                     })?);
                 }
                 "reserve" => reserve = parse_usize(input, &key, word)?,
-                _ => return Err(invalid(input, format!("unknown key {key:?}"))),
+                _ => return Err(unusable_key(input, &key, not_a_pooled_key(&key))),
             }
         }
         let rounding = if round {
             if large_alloc_round_size.is_some() {
-                return Err(invalid(
+                return Err(unusable_key(
                     input,
-                    "large_alloc_round_size applies only to type:page",
+                    "large_alloc_round_size",
+                    "applies only to type:page",
                 ));
             }
             PoolRounding::Power2 {
@@ -239,9 +264,10 @@ impl PooledConfig {
             }
         } else {
             if linear_cutoff.is_some() {
-                return Err(invalid(
+                return Err(unusable_key(
                     input,
-                    "round_linear_cutoff applies only to type:round",
+                    "round_linear_cutoff",
+                    "applies only to type:round",
                 ));
             }
             PoolRounding::Page {
@@ -249,13 +275,8 @@ impl PooledConfig {
                 large_alloc_round_size: large_alloc_round_size.unwrap_or(2 << 20),
             }
         };
-        rounding.check().map_err(|reason| invalid(input, reason))?;
-        if reserve > 100 {
-            return Err(invalid(
-                input,
-                format!("reserve must be a percentage in 0..=100, got {reserve}"),
-            ));
-        }
+        rounding.validate(|| input.to_owned())?;
+        check_reserve(input, reserve)?;
         Ok(Self {
             rounding,
             reserve_percent: reserve,
@@ -270,5 +291,37 @@ impl PooledConfig {
     /// Percent of the source's total memory never handed out.
     pub fn reserve_percent(&self) -> usize {
         self.reserve_percent
+    }
+}
+
+/// Checks a reserve percentage against configuration text `input`.
+fn check_reserve(input: &str, percent: usize) -> Result<(), AllocError> {
+    if percent > 100 {
+        return Err(bad_value(
+            input,
+            "reserve",
+            percent,
+            "must be a percentage in 0..=100",
+        ));
+    }
+    Ok(())
+}
+
+/// Why `key` is not a key of the pooled allocator, for [`AllocError::UnusableConfigKey`].
+fn not_a_pooled_key(key: &str) -> &'static str {
+    match key {
+        "max_split_size_mb"
+        | "max_non_split_rounding_mb"
+        | "roundup_power2_divisions"
+        | "garbage_collection_threshold"
+        | "expandable_segments"
+        | "backend" => {
+            "is a setting of the caching allocator (TYPESTATE_TENSOR_ALLOC_CONF), not of the \
+             pooled allocator"
+        }
+        _ => {
+            "is not a setting of the pooled allocator (known: type, page_size, \
+             large_alloc_round_size, round_linear_cutoff, reserve)"
+        }
     }
 }

@@ -24,7 +24,7 @@ use super::failure::out_of_memory;
 use super::locking::{get_mut, lock};
 use super::regions::{FreeRegions, RegionCache};
 use super::snapshot::SegmentSnapshot;
-use super::source::{MemorySource, StreamId};
+use super::source::{MemoryLocation, MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// MXNet's `GPUPooledStorageManager` / `GPUPooledRoundedStorageManager`, generic over the
@@ -158,16 +158,29 @@ impl<S: MemorySource> PooledAllocator<S> {
     }
 }
 
-impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
+// SAFETY: every block is one whole region from the source, whose (unsafe) contract makes it
+// live, non-null, disjoint from every other live region and of the kind `source.location()`
+// reports, at least the rounded request in size (a region is cached and reused only under
+// the size it was allocated with). A cached region serves only its own stream, where
+// earlier work is ordered, and regions used on other streams return to a bucket only after
+// events on those streams complete; regions go back to the source only after synchronizing
+// it. The shared region cache records every block handed out and not freed; `free`,
+// `free_direct` and `record_stream` check address, size and stream against it before
+// changing anything, so a foreign or already freed block is refused with no effect.
+unsafe impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
     fn name(&self) -> &'static str {
         "pooled"
+    }
+
+    fn memory_location(&self) -> MemoryLocation {
+        self.source.location()
     }
 
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
             return Ok(Block::empty(stream));
         }
-        let size = self.config.rounding().round(bytes)?;
+        let size = self.config.rounding().round_valid(bytes)?;
         lock(&self.state).allocate(&self.source, size, bytes, stream, |st| {
             self.new_region(st, size, bytes)
         })
@@ -178,21 +191,21 @@ impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
     /// synchronizes instead and reports the failure; the region is still taken back (and
     /// leaked, never reused, if even synchronizing fails).
     fn free(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).free(&self.source, &block)
     }
 
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).free_direct(&self.source, &block)
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
-        if block.size == 0 {
+        if block.size() == 0 {
             return Ok(());
         }
         lock(&self.state).record_stream(block, stream)
