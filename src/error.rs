@@ -196,6 +196,96 @@ pub enum LayoutError {
         /// Strides (in elements).
         strides: Vec<isize>,
     },
+    /// A flat buffer's length is not the element count of the shape it is given for (a
+    /// length, not a shape: the message says both).
+    #[error("{op}: shape {shape:?} holds {expected} elements, but the data has length {got}")]
+    LengthMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The shape asked for.
+        shape: Vec<usize>,
+        /// Its element count.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
+    /// A multi-index has another number of entries than the shape has dims.
+    #[error("{op}: an index into shape {shape:?} needs {rank} entries (one per dim), got {got}")]
+    IndexLength {
+        /// The operation.
+        op: &'static str,
+        /// The shape indexed.
+        shape: Vec<usize>,
+        /// Its rank (entries needed).
+        rank: usize,
+        /// Entries given.
+        got: usize,
+    },
+    /// One entry of a multi-index is not below its dim's size.
+    #[error("{op}: index {index} is out of bounds for dim {dim} of size {size}")]
+    IndexOutOfBounds {
+        /// The operation.
+        op: &'static str,
+        /// The dim.
+        dim: usize,
+        /// The index given along it.
+        index: usize,
+        /// The dim's size.
+        size: usize,
+    },
+    /// A layout was given another number of strides than its shape has dims.
+    #[error("{op}: {got} strides {strides:?} given for shape {shape:?} of rank {rank}; give one stride per dim")]
+    StrideCount {
+        /// The operation.
+        op: &'static str,
+        /// The shape.
+        shape: Vec<usize>,
+        /// The strides given.
+        strides: Vec<isize>,
+        /// The shape's rank (strides needed).
+        rank: usize,
+        /// Strides given.
+        got: usize,
+    },
+    /// A layout reaches an element offset that does not fit `isize` (its start offset, or the
+    /// start offset plus a stride times an index, is past `isize::MAX`).
+    #[error("{op}: layout (shape {shape:?}, strides {strides:?}, offset {offset}) reaches an element offset past isize::MAX")]
+    OffsetOverflow {
+        /// The operation.
+        op: &'static str,
+        /// Shape.
+        shape: Vec<usize>,
+        /// Strides.
+        strides: Vec<isize>,
+        /// Offset.
+        offset: usize,
+    },
+    /// A layout reaches an element before the start of the storage (negative strides that
+    /// walk below its offset).
+    #[error("{op}: layout (shape {shape:?}, strides {strides:?}, offset {offset}) reaches element offset {lowest}, before the start of the storage")]
+    BelowStorageStart {
+        /// The operation.
+        op: &'static str,
+        /// Shape.
+        shape: Vec<usize>,
+        /// Strides.
+        strides: Vec<isize>,
+        /// Offset.
+        offset: usize,
+        /// The lowest offset reached (negative).
+        lowest: isize,
+    },
+    /// An op's operands keep more dims after collapsing than the GPU kernels' offset
+    /// calculator takes.
+    #[error("{op}: rank {rank} exceeds the GPU kernels' limit of {max} dims after collapsing; make the operands contiguous (`.contiguous()`) or reshape them to fewer dims")]
+    GpuRankTooLarge {
+        /// The operation.
+        op: &'static str,
+        /// The collapsed rank.
+        rank: usize,
+        /// The most dims a GPU kernel takes.
+        max: usize,
+    },
     /// Too many dims.
     #[error("{op}: rank {rank} exceeds the maximum of {max}")]
     RankTooLarge {
@@ -229,6 +319,19 @@ pub enum AllocError {
         reserved: usize,
         /// Reserved but not allocated bytes.
         cached: usize,
+    },
+    /// A host buffer of `elements` elements of `elem_size` bytes would exceed `isize::MAX`
+    /// bytes, the most one allocation may hold.
+    #[error(
+        "{device}: a buffer of {elements} elements of {elem_size} bytes exceeds isize::MAX bytes"
+    )]
+    TooLarge {
+        /// Which device or source.
+        device: String,
+        /// Elements asked for.
+        elements: usize,
+        /// Bytes per element.
+        elem_size: usize,
     },
     /// The requested size overflows when rounded up.
     #[error("allocation of {requested} bytes overflows when rounded")]

@@ -168,7 +168,11 @@ fn from_vec_checks_the_count_and_hands_the_data_back() {
     let err = Blob::from_vec(&[2, 3], vec![1.0f32; 5]).unwrap_err();
     assert!(matches!(
         err.error,
-        Error::Layout(LayoutError::ShapeMismatch { .. })
+        Error::Layout(LayoutError::LengthMismatch {
+            expected: 6,
+            got: 5,
+            ..
+        })
     ));
     assert_eq!(err.into_inner(), vec![1.0; 5]);
 }

@@ -278,13 +278,18 @@ fn sizes_that_overflow_are_errors() {
     ));
     assert!(matches!(
         Layout::new(&[3], &[isize::MAX / 2 + 1], 0),
-        Err(LayoutError::SizeOverflow { .. })
+        Err(LayoutError::OffsetOverflow { .. })
     ));
     assert!(matches!(
         Layout::new(&[3], &[-2], 1),
-        Err(LayoutError::OutOfStorage { .. })
+        Err(LayoutError::BelowStorageStart { lowest: -3, .. })
     ));
-    assert!(Layout::contiguous(&[0, usize::MAX]).is_ok());
+    // Empty, but the product of the other sizes must still fit (invariant 2, ndarray's rule).
+    assert!(Layout::contiguous(&[0, isize::MAX as usize]).is_ok());
+    assert!(matches!(
+        Layout::contiguous(&[0, usize::MAX]),
+        Err(LayoutError::SizeOverflow { .. })
+    ));
 }
 
 #[test]

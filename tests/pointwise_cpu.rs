@@ -872,6 +872,11 @@ fn out_of_range_views_and_overflowing_shapes_are_errors() {
     let err = Tensor::from_vec(&[2, 2], vec![1i32, 2, 3]).unwrap_err();
     assert!(matches!(
         err,
-        Error::Layout(LayoutError::ShapeMismatch { op: "from_vec", .. })
+        Error::Layout(LayoutError::LengthMismatch {
+            op: "from_vec",
+            expected: 4,
+            got: 3,
+            ..
+        })
     ));
 }

@@ -750,7 +750,7 @@ fn broadcasts_take_the_inner_vector_form() {
             .unwrap(),
         r,
     );
-    let scalar = (Layout::scalar(3).broadcast_to(&[r, c]).unwrap(), 4);
+    let scalar = (Layout::scalar(3).unwrap().broadcast_to(&[r, c]).unwrap(), 4);
     for (a, b) in [(&out, &row), (&col, &out), (&row, &col), (&out, &scalar)] {
         let (form, _) = planned([&out.0, &a.0, &b.0], 4);
         assert!(matches!(form, Form::StridedVec { .. }), "{form:?}");

@@ -121,7 +121,7 @@ fn set_cpu_data_replaces_the_cpu_side_and_returns_the_old_buffer() {
     let err = mem.set_cpu_data(vec![1.0; 3]).unwrap_err();
     assert!(matches!(
         err.error,
-        Error::Layout(LayoutError::ShapeMismatch { .. })
+        Error::Layout(LayoutError::LengthMismatch { got: 3, .. })
     ));
     let (mem, rejected) = err.into_inner();
     assert_eq!(rejected, vec![1.0; 3]);

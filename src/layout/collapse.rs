@@ -28,7 +28,16 @@ pub struct CollapsedLayout<const N: usize> {
 impl<const N: usize> CollapsedLayout<N> {
     /// Number of elements visited.
     pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+        // Fits for a collapse of valid layouts; saturates for hand-built ones (the fields are
+        // public) rather than overflow.
+        self.shape
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+            .unwrap_or(if self.shape.contains(&0) {
+                0
+            } else {
+                usize::MAX
+            })
     }
 
     /// Number of dims.
@@ -47,10 +56,12 @@ impl<const N: usize> CollapsedLayout<N> {
         self.strides
             .iter()
             .map(|st| {
+                // Bounded by Layout invariant 4 for a collapse of valid layouts; saturates
+                // for hand-built ones.
                 st.iter()
                     .zip(&self.shape)
-                    .map(|(&s, &n)| s.unsigned_abs() * n.saturating_sub(1))
-                    .sum::<usize>()
+                    .map(|(&s, &n)| s.unsigned_abs().saturating_mul(n.saturating_sub(1)))
+                    .fold(0usize, usize::saturating_add)
             })
             .max()
             .unwrap_or(0)
@@ -103,7 +114,10 @@ pub fn collapse<const N: usize>(layouts: [&Layout; N]) -> CollapsedLayout<N> {
     let mut merged: Vec<(usize, [isize; N])> = Vec::with_capacity(dims.len());
     for (n, strides) in dims.into_iter() {
         if let Some((pn, ps)) = merged.last_mut() {
-            if (0..N).all(|k| ps[k] == strides[k] * n as isize) {
+            // `strides[k] * n` may overflow where `strides[k] * (n - 1)` does not; an
+            // overflowing product equals no valid stride, so those dims do not merge.
+            let n_i = n as isize; // n <= numel <= isize::MAX (Layout invariant 2)
+            if (0..N).all(|k| strides[k].checked_mul(n_i) == Some(ps[k])) {
                 *pn *= n;
                 *ps = strides;
                 continue;

@@ -22,16 +22,27 @@ pub const MAX_DIMS: usize = 32;
 
 /// Shape, strides and offset of a strided view into flat storage.
 ///
-/// Invariants, upheld by every constructor and view method:
+/// Invariants, upheld by every constructor and view method (each returns a typed
+/// [`LayoutError`] rather than break one, and none panics or overflows, in debug builds
+/// either):
 /// 1. `shape.len() == strides.len() <= MAX_DIMS`.
-/// 2. The element count (the product of `shape`) fits in `usize`; a zero-size dim makes it 0.
-/// 3. When the count is non-zero, every reachable offset `offset + Σ idx[i] * strides[i]`
-///    (with `0 <= idx[i] < shape[i]`) lies in `0..=isize::MAX`, and is computed without
-///    overflow: in particular the lowest one ([`Layout::offset_range`]) is non-negative.
-///    Whether it fits a particular storage is checked by [`Layout::check_within`].
-/// 4. Strides are arbitrary: negative (flipped views), zero (broadcast views, whose elements
-///    alias each other and so may not be written, see [`overlap`]) or positive.
-///    The stride of a size-1 dim has no effect on any offset.
+/// 2. The product of the non-zero sizes of `shape` is at most `isize::MAX` (ndarray's rule).
+///    So the element count (the product of `shape`, 0 when a size is 0) fits in `usize` and
+///    in `isize`, and so does the element count of any sub-shape.
+/// 3. `offset <= isize::MAX`, whether or not the layout holds elements.
+/// 4. When the count is non-zero, every reachable offset `offset + Σ idx[i] * strides[i]`
+///    (with `0 <= idx[i] < shape[i]`) lies in `0..=isize::MAX`, and every partial sum of it is
+///    computed without overflow: the lowest one ([`Layout::offset_range`]) is non-negative, and
+///    `Σ |strides[i]| * (shape[i] - 1) <= isize::MAX`. Whether the offsets fit a particular
+///    storage is checked by [`Layout::check_within`].
+/// 5. Strides are otherwise arbitrary: negative (flipped views), zero (broadcast views, whose
+///    elements alias each other and so may not be written, see [`overlap`]) or positive, up
+///    to `isize::MIN` and `isize::MAX`. The stride of a size-1 dim has no effect on any
+///    offset, and neither do the strides of an empty layout (count 0): code must not multiply
+///    such strides by a size without checking.
+///
+/// Byte sizes are not part of the layout: [`checked_bytes`] checks that a shape's elements
+/// of a given size fit `isize::MAX` bytes where a buffer is allocated.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Vec<usize>,
@@ -52,13 +63,47 @@ impl Layout {
     }
 
     /// A layout with the given strides and offset, checked against the invariants.
+    ///
+    /// # Errors
+    /// [`LayoutError::RankTooLarge`], [`LayoutError::StrideCount`] (not one stride per dim),
+    /// [`LayoutError::SizeOverflow`] (element count), [`LayoutError::OffsetOverflow`] (an
+    /// offset past `isize::MAX`) or [`LayoutError::BelowStorageStart`] (a negative offset).
     pub fn new(shape: &[usize], strides: &[isize], offset: usize) -> Result<Self, LayoutError> {
-        check_rank("Layout::new", shape.len())?;
+        Self::checked("Layout::new", shape, strides, offset)
+    }
+
+    /// A rank-0 layout holding one element at `offset`.
+    ///
+    /// # Errors
+    /// [`LayoutError::OffsetOverflow`] when `offset > isize::MAX` (invariant 3).
+    pub fn scalar(offset: usize) -> Result<Self, LayoutError> {
+        Self::checked("Layout::scalar", &[], &[], offset)
+    }
+
+    /// The rank-0 layout at offset 0 (always valid).
+    pub(crate) fn contiguous_scalar() -> Self {
+        Layout {
+            shape: Vec::new(),
+            strides: Vec::new(),
+            offset: 0,
+        }
+    }
+
+    /// `Layout::new` naming `op` in its errors.
+    pub(crate) fn checked(
+        op: &'static str,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Self, LayoutError> {
+        check_rank(op, shape.len())?;
         if shape.len() != strides.len() {
-            return Err(LayoutError::ShapeMismatch {
-                op: "Layout::new (strides)",
-                expected: shape.to_vec(),
-                got: strides.iter().map(|s| s.unsigned_abs()).collect(),
+            return Err(LayoutError::StrideCount {
+                op,
+                shape: shape.to_vec(),
+                strides: strides.to_vec(),
+                rank: shape.len(),
+                got: strides.len(),
             });
         }
         let layout = Layout {
@@ -66,17 +111,8 @@ impl Layout {
             strides: strides.to_vec(),
             offset,
         };
-        layout.checked_offset_range("Layout::new")?;
+        layout.checked_offset_range(op)?;
         Ok(layout)
-    }
-
-    /// A rank-0 layout holding one element at `offset`.
-    pub fn scalar(offset: usize) -> Self {
-        Layout {
-            shape: Vec::new(),
-            strides: Vec::new(),
-            offset,
-        }
     }
 
     /// Size of each dim.
@@ -107,6 +143,10 @@ impl Layout {
     /// Whether the layout is row-major contiguous (from any offset). Size-1 dims' strides are
     /// ignored, as in PyTorch.
     pub fn is_contiguous(&self) -> bool {
+        if self.shape.contains(&0) {
+            return true;
+        }
+        // Products of sizes stay within the element count (invariant 2).
         let mut expected = 1isize;
         for (&n, &s) in self.shape.iter().zip(&self.strides).rev() {
             if n == 0 {
@@ -125,13 +165,16 @@ impl Layout {
     /// The lowest and highest storage index the layout reaches, or `None` when it holds no
     /// elements.
     pub fn offset_range(&self) -> Option<(usize, usize)> {
-        // Invariant 3 guarantees this succeeds.
+        // Invariants 2 to 4 guarantee this succeeds.
         self.checked_offset_range("offset_range").ok().flatten()
     }
 
     /// Checks that every element lies inside a storage of `storage_len` elements.
+    ///
+    /// A layout that breaks an invariant (impossible through this API) is reported as the
+    /// error that invariant's check gives, never taken as empty.
     pub fn check_within(&self, op: &'static str, storage_len: usize) -> Result<(), LayoutError> {
-        match self.offset_range() {
+        match self.checked_offset_range(op)? {
             Some((_, hi)) if hi >= storage_len => Err(self.out_of_storage(op, storage_len)),
             _ => Ok(()),
         }
@@ -141,25 +184,24 @@ impl Layout {
     /// first index out of range.
     pub fn index_to_offset(&self, index: &[usize]) -> Result<usize, LayoutError> {
         if index.len() != self.rank() {
-            return Err(LayoutError::ShapeMismatch {
+            return Err(LayoutError::IndexLength {
                 op: "index",
-                expected: self.shape.clone(),
-                got: index.to_vec(),
+                shape: self.shape.clone(),
+                rank: self.rank(),
+                got: index.len(),
             });
         }
         let mut off = self.offset as isize;
         for (dim, ((&i, &n), &s)) in index.iter().zip(&self.shape).zip(&self.strides).enumerate() {
             if i >= n {
-                return Err(LayoutError::RangeOutOfBounds {
+                return Err(LayoutError::IndexOutOfBounds {
                     op: "index",
                     dim,
-                    start: i,
-                    end: i + 1,
-                    step: 1,
+                    index: i,
                     size: n,
                 });
             }
-            // In range by invariant 3.
+            // In range by invariant 4 (every partial sum of a reachable offset fits).
             off += i as isize * s;
         }
         Ok(off as usize)
@@ -172,37 +214,48 @@ impl Layout {
         op: &'static str,
     ) -> Result<Option<(usize, usize)>, LayoutError> {
         let numel = checked_numel(op, &self.shape)?;
+        let overflow = || LayoutError::OffsetOverflow {
+            op,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+        };
+        let base = isize::try_from(self.offset).map_err(|_| overflow())?;
         if numel == 0 {
             return Ok(None);
         }
-        let overflow = || LayoutError::SizeOverflow {
-            op,
-            shape: self.shape.clone(),
-            what: "offset",
-        };
-        let base = isize::try_from(self.offset).map_err(|_| overflow())?;
+        // `lo` and `hi` start at `base >= 0` and move apart, so `hi - lo` bounds
+        // `Σ |stride| * (n - 1)` and every partial sum of a reachable offset lies in `lo..=hi`.
         let (mut lo, mut hi) = (base, base);
         for (&n, &s) in self.shape.iter().zip(&self.strides) {
+            // n >= 1 here (numel != 0); n - 1 <= isize::MAX by invariant 2.
             let span = isize::try_from(n - 1)
                 .ok()
                 .and_then(|m| m.checked_mul(s))
                 .ok_or_else(overflow)?;
             if span < 0 {
-                lo = lo.checked_add(span).ok_or_else(overflow)?;
+                match lo.checked_add(span) {
+                    Some(v) => lo = v,
+                    None => return Err(self.below_start(op, None)),
+                }
             } else {
                 hi = hi.checked_add(span).ok_or_else(overflow)?;
             }
         }
         if lo < 0 {
-            return Err(LayoutError::OutOfStorage {
-                op,
-                shape: self.shape.clone(),
-                strides: self.strides.clone(),
-                offset: self.offset,
-                storage_len: 0,
-            });
+            return Err(self.below_start(op, Some(lo)));
         }
         Ok(Some((lo as usize, hi as usize)))
+    }
+
+    fn below_start(&self, op: &'static str, lowest: Option<isize>) -> LayoutError {
+        LayoutError::BelowStorageStart {
+            op,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+            lowest: lowest.unwrap_or(isize::MIN),
+        }
     }
 
     fn out_of_storage(&self, op: &'static str, storage_len: usize) -> LayoutError {
@@ -216,7 +269,9 @@ impl Layout {
     }
 }
 
-/// Row-major strides for `shape` (assumes the element count fits, as checked by callers).
+/// Row-major strides for `shape`. Exact when the product of its non-zero sizes fits
+/// `isize` (invariant 2 of [`Layout`], checked by [`checked_numel`]); wraps, without
+/// panicking, for shapes that break it.
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
     let mut acc = 1isize;
@@ -227,21 +282,22 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     strides
 }
 
-/// The element count of `shape`, or an overflow error. Counts must also fit in `isize` so
-/// that every offset is representable.
+/// The element count of `shape` (0 when a size is 0), or [`LayoutError::SizeOverflow`] when
+/// the product of its non-zero sizes exceeds `isize::MAX` (invariant 2 of [`Layout`]; a shape
+/// with a 0 is checked too, so that every sub-shape's count and every contiguous stride of an
+/// empty layout is representable).
 pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize, LayoutError> {
-    if shape.contains(&0) {
-        return Ok(0);
-    }
-    shape
+    let product = shape
         .iter()
+        .filter(|&&n| n != 0)
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
         .filter(|&n| n <= isize::MAX as usize)
         .ok_or_else(|| LayoutError::SizeOverflow {
             op,
             shape: shape.to_vec(),
-            what: "element count",
-        })
+            what: "element count past isize::MAX",
+        })?;
+    Ok(if shape.contains(&0) { 0 } else { product })
 }
 
 /// The byte size of `shape` with `elem_size`-byte elements, or an overflow error.
@@ -256,7 +312,7 @@ pub fn checked_bytes(
         .ok_or_else(|| LayoutError::SizeOverflow {
             op,
             shape: shape.to_vec(),
-            what: "byte size",
+            what: "byte size past isize::MAX",
         })
 }
 
@@ -273,9 +329,14 @@ pub(crate) fn check_rank(op: &'static str, rank: usize) -> Result<(), LayoutErro
 
 /// Resolves a possibly negative dim index (`-1` is the last dim) against `rank`.
 pub fn normalize_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize, LayoutError> {
-    let resolved = if dim < 0 { dim + rank as isize } else { dim };
-    if resolved < 0 || resolved as usize >= rank {
-        return Err(LayoutError::DimOutOfRange { op, dim, rank });
+    let resolved = if dim < 0 {
+        // `rank + dim` for a negative `dim`, without leaving `usize` or `isize`.
+        rank.checked_sub(dim.unsigned_abs())
+    } else {
+        Some(dim.unsigned_abs())
+    };
+    match resolved {
+        Some(d) if d < rank => Ok(d),
+        _ => Err(LayoutError::DimOutOfRange { op, dim, rank }),
     }
-    Ok(resolved as usize)
 }

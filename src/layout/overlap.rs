@@ -12,6 +12,10 @@ impl Layout {
     /// (stride 0); it may reject exotic interleaved `Layout::new` layouts that happen not to
     /// overlap, which can still be written through a contiguous temporary.
     pub fn is_non_overlapping(&self) -> bool {
+        if self.numel() == 0 {
+            // No elements, nothing shared (and the strides are arbitrary: invariant 5).
+            return true;
+        }
         let mut dims: Vec<(usize, usize)> = self
             .shape()
             .iter()
@@ -25,7 +29,7 @@ impl Layout {
             if stride <= reach {
                 return false;
             }
-            // Bounded by invariant 3 of `Layout`.
+            // Bounded by invariant 4 of `Layout` (Σ |stride| * (n - 1) <= isize::MAX).
             reach += stride * (n - 1);
         }
         true

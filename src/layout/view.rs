@@ -78,15 +78,22 @@ impl Layout {
         let count = len.div_ceil(abs_step);
         let mut out = self.clone();
         out.shape[d] = count;
-        if count == 0 {
+        if out.shape.contains(&0) {
+            // No elements: the offset and strides have no effect (invariant 5); keep them.
             return Ok(out);
         }
         let stride = self.strides[d];
         let first = if step > 0 { start } else { end - 1 };
-        // `first < size`, so this offset is one the original layout reaches: no overflow.
+        // The layout is non-empty and `first < size`, so this offset is one the original
+        // layout reaches: no overflow (invariant 4).
         out.offset = (self.offset as isize + first as isize * stride) as usize;
-        // |step * stride| * (count - 1) <= |stride| * (size - 1), which invariant 3 bounds.
-        out.strides[d] = stride * step;
+        out.strides[d] = if count > 1 {
+            // |step * stride| * (count - 1) <= |stride| * (size - 1), bounded by invariant 4.
+            stride * step
+        } else {
+            // One element: the stride has no effect, and `stride * step` may not fit.
+            stride
+        };
         Ok(out)
     }
 
@@ -98,7 +105,8 @@ impl Layout {
             .map_err(|e| rename_op(e, "flip"))
             .map(|mut l| {
                 if size == 0 {
-                    l.strides[d] = -l.strides[d];
+                    // No elements: any stride is valid, and `-isize::MIN` does not fit.
+                    l.strides[d] = l.strides[d].wrapping_neg();
                 }
                 l
             })
@@ -112,8 +120,13 @@ impl Layout {
         let mut out = self.clone();
         // The stride of a size-1 dim is free; choose the contiguous one so `is_contiguous`
         // and dim collapsing see through it.
+        // The product overflows only when it has no effect (an empty layout's strides are
+        // arbitrary), so fall back to 1 then.
         let stride = if d < self.rank() {
-            self.strides[d] * self.shape[d] as isize
+            isize::try_from(self.shape[d])
+                .ok()
+                .and_then(|n| self.strides[d].checked_mul(n))
+                .unwrap_or(1)
         } else {
             1
         };
@@ -242,16 +255,23 @@ fn view_strides(
     let mut new_strides = vec![0isize; new_shape.len()];
     let mut view_d = new_shape.len() as isize - 1;
     let mut chunk_base_stride = *old_strides.last()?;
+    // Precondition (from `reshape`): both shapes have the same non-zero element count, so
+    // every product of sizes below fits `isize` (Layout invariant 2). Products with strides
+    // are checked: one that overflows cannot equal a stride of a valid layout.
+    let mul = |numel: usize, stride: isize| isize::try_from(numel).ok()?.checked_mul(stride);
     let mut tensor_numel = 1usize;
     let mut view_numel = 1usize;
     for tensor_d in (0..old_shape.len()).rev() {
         tensor_numel *= old_shape[tensor_d];
         let chunk_ends = tensor_d == 0
             || (old_shape[tensor_d - 1] != 1
-                && old_strides[tensor_d - 1] != tensor_numel as isize * chunk_base_stride);
+                && Some(old_strides[tensor_d - 1]) != mul(tensor_numel, chunk_base_stride));
         if chunk_ends {
             while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
-                new_strides[view_d as usize] = view_numel as isize * chunk_base_stride;
+                // For a dim of size > 1, `view_numel < tensor_numel`, so the stride times
+                // (size - 1) stays within the chunk's span (invariant 4); a size-1 dim's
+                // stride is free, so 0 stands in if the product overflows.
+                new_strides[view_d as usize] = mul(view_numel, chunk_base_stride).unwrap_or(0);
                 view_numel *= new_shape[view_d as usize];
                 view_d -= 1;
             }

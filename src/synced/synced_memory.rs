@@ -227,10 +227,11 @@ impl<T: Element, S: HeadState> SyncedMemory<T, S> {
         S: Settled,
     {
         if data.len() != self.len() {
-            let error = LayoutError::ShapeMismatch {
+            let error = LayoutError::LengthMismatch {
                 op: "SyncedMemory::set_cpu_data",
-                expected: vec![self.len()],
-                got: vec![data.len()],
+                shape: vec![self.len()],
+                expected: self.len(),
+                got: data.len(),
             };
             return Err(TransitionError::new((self, data), error));
         }

@@ -13,10 +13,11 @@ impl<T: Element> Tensor<T, Cpu> {
     pub fn from_vec(shape: &[usize], data: Vec<T>) -> Result<Self> {
         let layout = Layout::contiguous(shape)?;
         if layout.numel() != data.len() {
-            return Err(LayoutError::ShapeMismatch {
+            return Err(LayoutError::LengthMismatch {
                 op: "from_vec",
-                expected: shape.to_vec(),
-                got: vec![data.len()],
+                shape: shape.to_vec(),
+                expected: layout.numel(),
+                got: data.len(),
             }
             .into());
         }
@@ -25,7 +26,7 @@ impl<T: Element> Tensor<T, Cpu> {
 
     /// A rank-0 tensor holding `value`.
     pub fn scalar(value: T) -> Self {
-        Tensor::from_contiguous(vec![value], Layout::scalar(0), Cpu)
+        Tensor::from_contiguous(vec![value], Layout::contiguous_scalar(), Cpu)
     }
 
     /// A row-major tensor of zeros.
@@ -39,11 +40,12 @@ impl<T: Element> Tensor<T, Cpu> {
     }
 
     /// A row-major tensor whose element at each index is `f(index)`, called in row-major
-    /// order.
+    /// order. The buffer is reserved before `f` is first called: a shape too large for the
+    /// host is an error ([`crate::error::AllocError`]), not an abort.
     pub fn from_fn(shape: &[usize], mut f: impl FnMut(&[usize]) -> T) -> Result<Self> {
         let layout = Layout::contiguous(shape)?;
         let n = layout.numel();
-        let mut data = Vec::with_capacity(n);
+        let mut data = cpu::vec_with_capacity(n)?;
         let mut idx = vec![0usize; shape.len()];
         for _ in 0..n {
             data.push(f(&idx));
@@ -67,6 +69,7 @@ impl<T: Element> Tensor<T, Cpu> {
         if whole {
             self.storage
         } else {
+            // No larger than the storage this tensor already holds (it does not overlap).
             self.view().to_vec()
         }
     }
@@ -85,10 +88,38 @@ macro_rules! host_methods {
     (impl[$($g:tt)*] $ty:ty) => {
         impl<$($g)*> $ty {
             /// The elements in row-major (logical) order.
+            ///
+            /// Like `<[T]>::to_vec`, this aborts the process if the host cannot allocate
+            /// the result. A [`TensorView`] that broadcasts may hold far more elements than
+            /// its storage: use [`try_to_vec`](Self::try_to_vec) to get an error instead.
             pub fn to_vec(&self) -> Vec<T> {
+                match self.try_to_vec() {
+                    Ok(v) => v,
+                    Err(_) => {
+                        let size = self.numel().saturating_mul(std::mem::size_of::<T>());
+                        let layout = std::alloc::Layout::from_size_align(
+                            size.min(isize::MAX as usize),
+                            std::mem::align_of::<T>(),
+                        )
+                        .unwrap_or_else(|_| std::alloc::Layout::new::<T>());
+                        std::alloc::handle_alloc_error(layout)
+                    }
+                }
+            }
+
+            /// The elements in row-major (logical) order, in a buffer reserved fallibly.
+            ///
+            /// # Errors
+            /// [`crate::error::AllocError::TooLarge`] or
+            /// [`crate::error::AllocError::OutOfMemory`] when the host cannot hold them.
+            pub fn try_to_vec(&self) -> Result<Vec<T>> {
                 let v = self.view();
                 match v.as_slice() {
-                    Some(s) => s.to_vec(),
+                    Some(s) => {
+                        let mut out = cpu::vec_with_capacity(s.len())?;
+                        out.extend_from_slice(s);
+                        Ok(out)
+                    }
                     None => cpu::gather(v.storage(), v.layout()),
                 }
             }

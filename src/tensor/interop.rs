@@ -126,7 +126,10 @@ impl<T: Element> Tensor<T, Cpu> {
         S: ndarray::Data<Elem = T>,
         Dm: Dimension,
     {
-        Tensor::from_vec(array.shape(), array.iter().copied().collect())
+        // A broadcast array may hold far more elements than memory: reserve fallibly.
+        let mut data = crate::ops::cpu::vec_with_capacity(array.len())?;
+        data.extend(array.iter().copied());
+        Tensor::from_vec(array.shape(), data)
     }
 
     /// An ndarray view of the tensor's elements with the same strides.
@@ -150,7 +153,7 @@ macro_rules! to_ndarray {
             /// A row-major (standard layout) ndarray copy of the elements.
             pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
                 let v = self.view();
-                ArrayD::from_shape_vec(IxDyn(v.shape()), v.to_vec())
+                ArrayD::from_shape_vec(IxDyn(v.shape()), v.try_to_vec()?)
                     .map_err(|_| ndarray_refused("to_ndarray", v.shape()).into())
             }
         }

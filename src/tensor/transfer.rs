@@ -27,7 +27,7 @@ impl<T: Element> Tensor<T, Cpu> {
         let data = match self.as_slice() {
             Some(s) => s,
             None => {
-                gathered = self.to_vec();
+                gathered = self.try_to_vec()?;
                 &gathered
             }
         };
@@ -76,7 +76,7 @@ impl<T: Element> Tensor<T, Gpu> {
                 packed.storage()
             }
         };
-        let mut host = vec![T::ZERO; dense.len()];
+        let mut host = crate::ops::Backend::zeros(&Cpu, dense.len())?;
         dense.copy_to_host(&mut host, stream)?;
         Tensor::from_vec(self.shape(), host)
     }

@@ -21,7 +21,9 @@ use crate::offset_calculator::OffsetCalculator;
 use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
 
 use super::kernel_cache::{self, LoadedKernel};
-use super::plan::{launch_grid, plan, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape};
+use super::plan::{
+    launch_grid, plan_checked, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
+};
 use super::source::{KernelSpec, Operand, MAX_INPUTS};
 
 /// One operand of a raw launch: a device buffer and the strided view of it that the op
@@ -350,7 +352,12 @@ fn prepare<const N: usize>(
             .and_then(|b| b.checked_add(ptrs[k]))
             .ok_or_else(overflow)?;
     }
-    let p = plan(layout, types.map(|t| t.dtype.size_in_bytes()), addrs);
+    let p = plan_checked(
+        op.name,
+        layout,
+        types.map(|t| t.dtype.size_in_bytes()),
+        addrs,
+    )?;
     let mut inputs = [types[0]; MAX_INPUTS];
     inputs[..N - 1].copy_from_slice(&types[1..]);
     let spec = KernelSpec {

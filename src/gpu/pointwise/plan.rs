@@ -27,7 +27,9 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::error::LayoutError;
 use crate::layout::CollapsedLayout;
+use crate::offset_calculator::MAX_DIMS as CALC_MAX_DIMS;
 
 /// Threads per block of every pointwise kernel (the generated `__launch_bounds__`).
 pub const BLOCK: u32 = 256;
@@ -281,12 +283,41 @@ pub struct Plan {
     pub index: IndexWidth,
 }
 
-/// Plans a launch over `layout` (operand 0 the output), whose operands have elements of
-/// `sizes[k]` bytes and first elements at device addresses `addrs[k]`.
+/// [`plan`], then the rank check every launch goes through: a form that indexes through an
+/// `OffsetCalculator` ([`Form::Strided`], [`Form::StridedVec`]) can take at most
+/// [`crate::offset_calculator::MAX_DIMS`] (25) collapsed dims, while a [`crate::layout::Layout`]
+/// may have up to [`crate::layout::MAX_DIMS`] (32). The contiguous and tiled forms have no
+/// such limit.
 ///
-/// Precondition: `layout.rank() <= u8::MAX` (collapsed layouts have at most
-/// [`crate::layout::MAX_DIMS`] dims; a larger rank is reported as `u8::MAX`, which the
-/// offset calculator then rejects with a typed error) and `N <= 8` (the masks are `u8`).
+/// # Errors
+/// [`LayoutError::GpuRankTooLarge`], naming `op` and saying what to do (make the operands
+/// contiguous, or reshape to fewer dims), when the collapsed rank needs a calculator larger
+/// than the kernels take. Nothing is compiled or launched then.
+pub fn plan_checked<const N: usize>(
+    op: &'static str,
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+) -> Result<Plan, LayoutError> {
+    let p = plan(layout, sizes, addrs);
+    let needs_calculator = matches!(p.form, Form::Strided { .. } | Form::StridedVec { .. });
+    if needs_calculator && layout.rank() > CALC_MAX_DIMS {
+        return Err(LayoutError::GpuRankTooLarge {
+            op,
+            rank: layout.rank(),
+            max: CALC_MAX_DIMS,
+        });
+    }
+    Ok(p)
+}
+
+/// Plans a launch over `layout` (operand 0 the output), whose operands have elements of
+/// `sizes[k]` bytes and first elements at device addresses `addrs[k]`. Launches go through
+/// [`plan_checked`], which also checks the rank.
+///
+/// Precondition: `N <= 8` (the masks are `u8`). A rank above `u8::MAX` (impossible for a
+/// collapse of valid layouts, which have at most [`crate::layout::MAX_DIMS`] dims) is
+/// reported as `u8::MAX`, which [`plan_checked`] rejects.
 pub fn plan<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
@@ -440,6 +471,58 @@ mod tests {
         assert_eq!(IndexWidth::for_extent(16, limit + 1), IndexWidth::Bits64);
     }
 
+    /// An output and an input of `rank` size-2 dims that collapse to nothing smaller: the
+    /// input broadcasts every other dim, so no two neighbours merge.
+    fn unmergeable(rank: usize) -> CollapsedLayout<2> {
+        let shape = vec![2; rank];
+        let out = Layout::contiguous(&shape).unwrap();
+        let strides: Vec<isize> = (0..rank)
+            .map(|d| if d % 2 == 0 { 1 << (d / 2) } else { 0 })
+            .rev()
+            .collect();
+        let a = Layout::new(&shape, &strides, 0).unwrap();
+        collapse([&out, &a])
+    }
+
+    #[test]
+    fn ranks_the_layout_accepts_but_the_kernels_cannot_launch_are_typed_errors() {
+        use crate::offset_calculator::MAX_DIMS as CALC;
+        const { assert!(CALC < crate::layout::MAX_DIMS) };
+        for rank in [CALC + 1, CALC + 2, crate::layout::MAX_DIMS] {
+            let c = unmergeable(rank);
+            assert_eq!(c.rank(), rank, "the test layout must not collapse");
+            let err = plan_checked("add", &c, [4, 4], [0, 0]).unwrap_err();
+            assert_eq!(
+                err,
+                LayoutError::GpuRankTooLarge {
+                    op: "add",
+                    rank,
+                    max: CALC
+                }
+            );
+            let msg = err.to_string();
+            assert!(msg.contains(&format!(
+                "rank {rank} exceeds the GPU kernels' limit of {CALC}"
+            )));
+            assert!(
+                msg.contains("contiguous") && msg.contains("reshape"),
+                "{msg}"
+            );
+        }
+        // At the limit it plans, and the calculator it needs builds.
+        let c = unmergeable(CALC);
+        let p = plan_checked("add", &c, [4, 4], [0, 0]).unwrap();
+        assert_eq!(p.form.rank(), CALC);
+        let strides = [c.strides[0].as_slice(), c.strides[1].as_slice()];
+        assert!(
+            crate::offset_calculator::OffsetCalculator::<u32, 2>::new(&c.shape, strides).is_ok()
+        );
+        // A rank-32 op that collapses (contiguous operands) needs no calculator at all.
+        let l = Layout::contiguous(&[1; crate::layout::MAX_DIMS]).unwrap();
+        let p = plan_checked("add", &collapse([&l, &l]), [4, 4], [0, 0]).unwrap();
+        assert!(matches!(p.form, Form::Contiguous { .. }));
+    }
+
     #[test]
     fn reversed_dims_plan_strided_rank_three() {
         let out = Layout::contiguous(&[4, 8, 16]).unwrap();
@@ -536,7 +619,10 @@ mod tests {
             }
         );
         // A scalar broadcast collapses to rank 1.
-        let scalar = Layout::scalar(0).broadcast_to(&[64, 1024]).unwrap();
+        let scalar = Layout::scalar(0)
+            .unwrap()
+            .broadcast_to(&[64, 1024])
+            .unwrap();
         let p = plan(&collapse([&out, &out, &scalar]), [8; 3], [0; 3]);
         assert_eq!(
             p.form,

@@ -29,13 +29,22 @@ impl<T: Element> crate::device::Storage<T> for [T] {
     }
 }
 
-/// An empty `Vec` with room for `len` elements, or an out-of-memory error.
-fn vec_with_capacity<T: Element>(len: usize) -> Result<Vec<T>> {
+/// An empty `Vec` with room for exactly `len` elements, or a typed error: the one way host
+/// buffers of a caller-chosen size are reserved in this crate, so a huge request is an
+/// error value, never an abort or a capacity-overflow panic.
+///
+/// # Errors
+/// [`AllocError::TooLarge`] when `len` elements exceed `isize::MAX` bytes,
+/// [`AllocError::OutOfMemory`] when the allocator refuses.
+pub(crate) fn vec_with_capacity<T>(len: usize) -> Result<Vec<T>> {
+    let elem_size = std::mem::size_of::<T>();
     let bytes = len
-        .checked_mul(std::mem::size_of::<T>())
+        .checked_mul(elem_size)
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or(AllocError::SizeOverflow {
-            requested: len.saturating_mul(std::mem::size_of::<T>()),
+        .ok_or_else(|| AllocError::TooLarge {
+            device: "cpu".to_owned(),
+            elements: len,
+            elem_size,
         })?;
     let mut v = Vec::new();
     v.try_reserve_exact(len)
@@ -66,37 +75,33 @@ fn into_new<U: Element, const N: usize>(
     } else {
         let mut sink = NewSink::Append(VecSink(vec_with_capacity(len)?));
         kernel(false, &mut sink);
-        match sink {
-            NewSink::Append(VecSink(out)) if out.len() == len => Ok(out),
+        let out = match sink {
+            NewSink::Append(VecSink(out)) => out,
+            NewSink::Write(_) => Vec::new(),
+        };
+        if out.len() == len {
+            Ok(out)
+        } else {
             // Unreachable by `for_each_run`'s contract; an error beats a short tensor.
-            _ => Err(crate::error::LayoutError::ShapeMismatch {
+            Err(crate::error::LayoutError::LengthMismatch {
                 op: "cpu engine",
-                expected: c.shape.clone(),
-                got: vec![len],
+                shape: c.shape.clone(),
+                expected: len,
+                got: out.len(),
             }
-            .into()),
+            .into())
         }
     }
 }
 
-/// The elements of `layout` in `data`, in row-major order (like `<[T]>::to_vec`, aborts only
-/// if the allocation fails).
-pub(crate) fn gather<T: Element>(data: &[T], layout: &Layout) -> Vec<T> {
-    let Ok(out) = Layout::contiguous(layout.shape()) else {
-        // Unreachable: the shape of a valid layout has a valid rank and element count.
-        return Vec::new();
-    };
+/// The elements of `layout` in `data`, in row-major order, in a buffer reserved fallibly
+/// (a broadcast view may ask for far more elements than its storage holds).
+pub(crate) fn gather<T: Element>(data: &[T], layout: &Layout) -> Result<Vec<T>> {
+    let out = Layout::contiguous(layout.shape())?;
     let c = collapse([&out, layout]);
-    let tiled = runs::wants_tiles(&c);
-    if tiled {
-        let mut v = vec![T::ZERO; c.numel()];
-        kernels::unary(|x| x, data, &c, true, &mut SliceSink(&mut v));
-        v
-    } else {
-        let mut sink = VecSink(Vec::with_capacity(c.numel()));
-        kernels::unary(|x| x, data, &c, false, &mut sink);
-        sink.0
-    }
+    into_new(&c, |tiled, sink| {
+        kernels::unary(|x| x, data, &c, tiled, sink)
+    })
 }
 
 /// The output of [`into_new`]: appending or writing.

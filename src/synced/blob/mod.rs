@@ -147,10 +147,11 @@ impl<T: Element> Blob<T, HeadAtCpu, Uninitialized> {
             Err(e) => return Err(TransitionError::new(data, e)),
         };
         if data.len() != shape.count() {
-            let error = LayoutError::ShapeMismatch {
+            let error = LayoutError::LengthMismatch {
                 op: "Blob::from_vec",
-                expected: shape.dims().to_vec(),
-                got: vec![data.len()],
+                shape: shape.dims().to_vec(),
+                expected: shape.count(),
+                got: data.len(),
             };
             return Err(TransitionError::new(data, error));
         }

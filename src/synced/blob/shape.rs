@@ -159,12 +159,10 @@ impl BlobShape {
         let mut offset = 0usize;
         for (axis, (&i, &size)) in [n, c, h, w].iter().zip(&sizes).enumerate() {
             if i > size {
-                return Err(LayoutError::RangeOutOfBounds {
+                return Err(LayoutError::IndexOutOfBounds {
                     op: "BlobShape::offset",
                     dim: axis,
-                    start: i,
-                    end: i,
-                    step: 1,
+                    index: i,
                     size,
                 });
             }
@@ -186,10 +184,11 @@ impl BlobShape {
     pub fn offset_of(&self, indices: &[usize]) -> Result<usize, LayoutError> {
         const OP: &str = "BlobShape::offset_of";
         if indices.len() > self.num_axes() {
-            return Err(LayoutError::ShapeMismatch {
+            return Err(LayoutError::IndexLength {
                 op: OP,
-                expected: self.dims.to_vec(),
-                got: indices.to_vec(),
+                shape: self.dims.to_vec(),
+                rank: self.num_axes(),
+                got: indices.len(),
             });
         }
         let mut offset = 0;
@@ -198,12 +197,10 @@ impl BlobShape {
             offset *= size;
             if let Some(&i) = indices.get(axis) {
                 if i >= size {
-                    return Err(LayoutError::RangeOutOfBounds {
+                    return Err(LayoutError::IndexOutOfBounds {
                         op: OP,
                         dim: axis,
-                        start: i,
-                        end: i + 1,
-                        step: 1,
+                        index: i,
                         size,
                     });
                 }
