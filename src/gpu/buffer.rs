@@ -30,10 +30,11 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
     if expected == got {
         Ok(())
     } else {
-        Err(LayoutError::ShapeMismatch {
+        Err(LayoutError::LengthMismatch {
             op,
-            expected: vec![expected],
-            got: vec![got],
+            shape: vec![expected],
+            expected,
+            got,
         })
     }
 }
@@ -250,7 +251,9 @@ impl<T: Element> GpuStorage<T> {
 
     /// The elements in a `Vec`, copied on `stream` (waits for it).
     pub fn to_vec(&self, stream: &Stream) -> Result<Vec<T>, Error> {
-        let mut out = vec![T::ZERO; self.len];
+        // Reserved fallibly: a huge storage gives a typed error, not an abort.
+        let mut out = crate::ops::cpu::vec_with_capacity(self.len)?;
+        out.resize(self.len, T::ZERO);
         self.copy_to_host(&mut out, stream)?;
         Ok(out)
     }
@@ -584,10 +587,11 @@ mod tests {
         assert_eq!(check_len("op", 4, 4), Ok(()));
         assert_eq!(
             check_len("op", 4, 5),
-            Err(LayoutError::ShapeMismatch {
+            Err(LayoutError::LengthMismatch {
                 op: "op",
-                expected: vec![4],
-                got: vec![5]
+                shape: vec![4],
+                expected: 4,
+                got: 5
             })
         );
     }
