@@ -306,12 +306,20 @@ fn host_copy_length_mismatch_is_an_error() -> TestResult {
     let longer: Vec<f32> = random_vec(101, 6);
     assert!(matches!(
         storage.copy_from_host(&longer, &stream),
-        Err(Error::Layout(LayoutError::LengthMismatch { expected: 100, got: 101, .. }))
+        Err(Error::Layout(LayoutError::LengthMismatch {
+            expected: 100,
+            got: 101,
+            ..
+        }))
     ));
     let mut too_short = vec![0.0f32; 99];
     assert!(matches!(
         storage.copy_to_host(&mut too_short, &stream),
-        Err(Error::Layout(LayoutError::LengthMismatch { expected: 100, got: 99, .. }))
+        Err(Error::Layout(LayoutError::LengthMismatch {
+            expected: 100,
+            got: 99,
+            ..
+        }))
     ));
     assert!(too_short.iter().all(|&x| x == 0.0), "nothing was written");
     assert_eq!(storage.to_vec(&stream)?, data);
