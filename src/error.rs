@@ -464,6 +464,17 @@ pub enum GpuError {
         /// Where its memory lives, as it reports.
         location: crate::storage::MemoryLocation,
     },
+    /// An op's name or CUDA expression is not one the kernel generator accepts (see
+    /// [`crate::ops::op::check_op_source`]); nothing was compiled.
+    #[error(
+        "op `{op}` cannot be compiled: {reason}; pointwise ops come from the crate's op table"
+    )]
+    UntrustedOp {
+        /// The op's name, escaped.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Errors of run-time checked state conversions (the erased end of the type-state ladder).
