@@ -464,6 +464,17 @@ pub enum GpuError {
         /// Where its memory lives, as it reports.
         location: crate::storage::MemoryLocation,
     },
+    /// An op's name or CUDA expression is not one the kernel generator accepts (see
+    /// [`crate::ops::op::check_op_source`]); nothing was compiled.
+    #[error(
+        "op `{op}` cannot be compiled: {reason}; pointwise ops come from the crate's op table"
+    )]
+    UntrustedOp {
+        /// The op's name, escaped.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Errors of run-time checked state conversions (the erased end of the type-state ladder).
@@ -516,4 +527,78 @@ pub enum StateError {
         /// Held.
         actual: DType,
     },
+}
+
+/// A consuming call that failed (a transition that ran out of memory, hit a driver error or
+/// a state mismatch; a constructor given parts that do not fit) hands its input back
+/// unchanged in `value`, so nothing is lost: retry, free memory, or fall back.
+///
+/// `?` converts it into the crate's [`Error`] (dropping the value) for callers that do not
+/// want it back. [`crate::synced::TransitionError`] is this type under the name the
+/// type-state API uses.
+pub struct Handback<M> {
+    /// The value the call consumed, in its state before the call.
+    pub value: M,
+    /// Why it failed.
+    pub error: Error,
+}
+
+impl<M> Handback<M> {
+    /// Pairs a value with the error that stopped the call.
+    pub fn new(value: M, error: impl Into<Error>) -> Self {
+        Handback {
+            value,
+            error: error.into(),
+        }
+    }
+
+    /// The value, unchanged.
+    pub fn into_inner(self) -> M {
+        self.value
+    }
+
+    /// Why the call failed.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The value and the error.
+    pub fn into_parts(self) -> (M, Error) {
+        (self.value, self.error)
+    }
+
+    /// Applies `f` to the value, keeping the error (e.g. to rewrap a blob's memory).
+    pub fn map<N>(self, f: impl FnOnce(M) -> N) -> Handback<N> {
+        Handback {
+            value: f(self.value),
+            error: self.error,
+        }
+    }
+}
+
+impl<M> std::fmt::Debug for Handback<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handback")
+            .field("value", &std::any::type_name::<M>())
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<M> std::fmt::Display for Handback<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (the value is handed back unchanged)", self.error)
+    }
+}
+
+impl<M> std::error::Error for Handback<M> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl<M> From<Handback<M>> for Error {
+    fn from(e: Handback<M>) -> Self {
+        e.error
+    }
 }

@@ -383,12 +383,6 @@ bad! {
         => L(LE::SizeOverflow { .. }), "element count";
     arange_past_isize_max_bytes: Tensor::<f32>::arange(1 << 62)
         => A(AllocError::TooLarge { elem_size: 4, .. }), "4611686018427387904 elements of 4 bytes";
-    from_parts_layout_outside_storage: Tensor::from_parts(vec![0f32; 4], Layout::contiguous(&[5]).unwrap(), Cpu)
-        => L(LE::OutOfStorage { storage_len: 4, .. }), "outside storage of 4 elements";
-    from_parts_overlapping_layout: Tensor::from_parts(vec![0f32; 3], Layout::contiguous(&[1, 3]).unwrap().broadcast_to(&[2, 3]).unwrap(), Cpu)
-        => L(LE::OverlappingOutput { .. }), "has overlapping elements";
-    from_parts_offset_outside_storage: Tensor::from_parts(vec![0f32; 1], Layout::scalar(1).unwrap(), Cpu)
-        => L(LE::OutOfStorage { offset: 1, .. }), "offset 1";
     view_new_outside_storage: TensorView::new(&[1f32, 2.0, 3.0][..], Layout::scalar(5).unwrap(), &Cpu)
         => L(LE::OutOfStorage { storage_len: 3, .. }), "storage of 3 elements";
     view_mut_new_overlapping: TensorViewMut::new(&mut [1f32, 2.0, 3.0][..], Layout::scalar(0).unwrap().broadcast_to(&[3]).unwrap(), &Cpu)
@@ -398,6 +392,15 @@ bad! {
 }
 
 handed_back! {
+    from_parts_layout_outside_storage: Tensor::from_parts(vec![1f32; 4], Layout::contiguous(&[5]).unwrap(), Cpu)
+        => L(LE::OutOfStorage { storage_len: 4, .. }), "outside storage of 4 elements",
+        |parts| parts.0 == [1.0; 4] && parts.1.shape() == [5];
+    from_parts_overlapping_layout: Tensor::from_parts(vec![2f32; 3], Layout::contiguous(&[1, 3]).unwrap().broadcast_to(&[2, 3]).unwrap(), Cpu)
+        => L(LE::OverlappingOutput { .. }), "has overlapping elements",
+        |parts| parts.0 == [2.0; 3] && parts.1.strides() == [0, 1];
+    from_parts_offset_outside_storage: Tensor::from_parts(vec![3f32; 1], Layout::scalar(1).unwrap(), Cpu)
+        => L(LE::OutOfStorage { offset: 1, .. }), "offset 1",
+        |parts| parts.0 == [3.0] && parts.1.offset() == 1;
     set_layout_outside_storage_leaves_the_tensor: {
         let mut t = t23();
         t.set_layout(Layout::contiguous(&[7]).unwrap()).map(|_| t.clone()).map_err(|e| TE(t, e))

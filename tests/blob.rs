@@ -3,7 +3,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use typestate_tensor::error::{Error, LayoutError, StateError};
+use typestate_tensor::error::{Error, GpuError, LayoutError, StateError};
 use typestate_tensor::synced::{
     Blob, BlobShape, DynBlob, Frozen, Head, HeadAtCpu, Reshaped, SideState, Synced, Uninitialized,
 };
@@ -213,7 +213,61 @@ fn sharing_checks_the_count() {
         err.error,
         Error::Layout(LayoutError::ShapeMismatch { .. })
     ));
-    assert_eq!(err.into_inner().count(), 5);
+    // Both inputs come back: the blob, and the handle (still sharing `a`'s data).
+    let (b, shared) = err.into_inner();
+    assert_eq!(b.count(), 5);
+    assert_eq!((shared.len(), shared.holders()), (4, 2));
+    let err = Blob::<f32, Uninitialized>::new(&[5])
+        .unwrap()
+        .with_shared_diff(shared)
+        .unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::Layout(LayoutError::ShapeMismatch { .. })
+    ));
+    assert_eq!(err.into_inner().1.len(), 4);
+}
+
+#[test]
+fn sharing_checks_the_device() {
+    let Some(gpu) = gpu_or_skip("sharing_checks_the_device") else {
+        return;
+    };
+    // A CPU-only blob cannot take memory tied to a GPU, nor the other way round.
+    let on_gpu = Blob::<f32, Uninitialized>::with_gpu(&gpu, &[3])
+        .unwrap()
+        .freeze_data();
+    let cpu_only = Blob::<f32, Uninitialized>::new(&[3]).unwrap();
+    let err = cpu_only.with_shared_data(on_gpu.shared_data()).unwrap_err();
+    assert!(
+        matches!(err.error, Error::State(StateError::NoGpu { .. })),
+        "{}",
+        err.error
+    );
+    let (cpu_only, _) = err.into_inner();
+    let cpu_frozen = cpu_only.freeze_data();
+    let err = Blob::<f32, Uninitialized>::with_gpu(&gpu, &[3])
+        .unwrap()
+        .with_shared_diff(cpu_frozen.shared_data())
+        .unwrap_err();
+    assert!(matches!(err.error, Error::State(StateError::NoGpu { .. })));
+    // Memories on two GPUs: a typed device mismatch, both handed back.
+    if Gpu::device_count().unwrap_or(0) < 2 {
+        println!("sharing_checks_the_device: two-GPU case skipped, one GPU here");
+        return;
+    }
+    let other = Gpu::new(1).unwrap();
+    let err = Blob::<f32, Uninitialized>::with_gpu(&other, &[3])
+        .unwrap()
+        .with_shared_data(on_gpu.shared_data())
+        .unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::Gpu(GpuError::DeviceMismatch { lhs: 1, rhs: 0, .. })
+    ));
+    let (blob, shared) = err.into_inner();
+    assert_eq!(blob.gpu_device().unwrap().ordinal(), 1);
+    assert_eq!(shared.holders(), 2);
 }
 
 #[test]

@@ -12,7 +12,8 @@ use proptest::prelude::*;
 use typestate_tensor::element::DType;
 use typestate_tensor::error::GpuError;
 use typestate_tensor::gpu::compile::disk_cache::{
-    decode, encode, entry_key, resolve_dir, Lookup, Reject, FORMAT_VERSION, HEADER_LEN,
+    decode, encode, entry_key, resolve_dir, Bypass, Distrust, Lookup, Reject, FORMAT_VERSION,
+    HEADER_LEN,
 };
 use typestate_tensor::gpu::compile::{
     nvrtc, Arch, DiskCache, Fnv128, KernelCache, KernelImage, KernelKey, NvrtcOptions, Origin,
@@ -379,6 +380,208 @@ fn disabled_cache_always_compiles() {
         );
     }
     assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+// ---- trust: nothing another user could write is loaded -------------------------------------
+
+#[cfg(unix)]
+mod trust {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path).unwrap().mode() & 0o7777
+    }
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    fn files_in(dir: &Path) -> usize {
+        std::fs::read_dir(dir).unwrap().count()
+    }
+
+    /// A cache whose folder was made and filled with entry `key` while trusted.
+    fn filled(tag: &str, key: u128, image: &KernelImage) -> (TempDir, DiskCache) {
+        let dir = TempDir::new(tag);
+        let cache = DiskCache::at(dir.path());
+        cache.store(key, image).unwrap();
+        assert_eq!(cache.load(key), Lookup::Hit(image.clone()));
+        (dir, cache)
+    }
+
+    #[test]
+    fn created_folders_are_0700_and_entries_0600() {
+        let (dir, cache) = filled("private", 1, &cubin(1, 100));
+        assert_eq!(mode(dir.path()) & 0o077, 0, "{:o}", mode(dir.path()));
+        assert_eq!(mode(&cache.entry_path(1).unwrap()), 0o600);
+        // Parents the crate creates are private too.
+        let nested = DiskCache::at(dir.path().join("a/b"));
+        nested.store(2, &cubin(2, 10)).unwrap();
+        assert_eq!(mode(&dir.path().join("a")) & 0o077, 0);
+        assert_eq!(cache.warning(), None);
+        assert_eq!(cache.bypasses(), 0);
+    }
+
+    #[test]
+    fn a_correct_entry_is_used() {
+        let image = cubin(3, 400);
+        let (_dir, cache) = filled("correct", 3, &image);
+        let calls = AtomicUsize::new(0);
+        let got = cache
+            .get_or_compile(3, compile_counting(&calls, cubin(4, 1)))
+            .unwrap();
+        assert_eq!(got, (image, Origin::Disk));
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_group_writable_folder_is_bypassed_and_reported_once() {
+        let image = cubin(5, 300);
+        let (dir, cache) = filled("groupw", 5, &image);
+        chmod(dir.path(), 0o770);
+        let want = Bypass {
+            path: dir.path().to_owned(),
+            reason: Distrust::Writable { mode: 0o770 },
+        };
+        // The valid entry inside is not read: another user could have planted it.
+        assert_eq!(cache.load(5), Lookup::Bypassed(want.clone()));
+        let calls = AtomicUsize::new(0);
+        for key in [5, 6] {
+            let (got, origin) = cache
+                .get_or_compile(key, compile_counting(&calls, cubin(7, 50)))
+                .unwrap();
+            assert_eq!(got, cubin(7, 50));
+            let compiled = Origin::Compiled {
+                replaced: None,
+                stored: false,
+            };
+            assert_eq!(origin, compiled);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        // Nothing was written there either.
+        assert_eq!(files_in(dir.path()), 1);
+        let err = cache.store(8, &image).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        assert!(
+            err.to_string().contains("writable by group or others"),
+            "{err}"
+        );
+        // One warning, the first; every bypass counted.
+        assert_eq!(cache.warning(), Some(want));
+        assert_eq!(cache.bypasses(), 4);
+        // Fixed permissions: trusted again.
+        chmod(dir.path(), 0o700);
+        assert_eq!(cache.load(5), Lookup::Hit(image));
+    }
+
+    #[test]
+    fn a_foreign_owned_folder_is_bypassed() {
+        let dir = TempDir::new("foreign");
+        std::fs::create_dir_all(dir.path()).unwrap();
+        chmod(dir.path(), 0o700);
+        let me = std::fs::metadata(dir.path()).unwrap().uid();
+        // As root, give the folder away; otherwise `/` is root's.
+        let folder = if me == 0 {
+            std::os::unix::fs::chown(dir.path(), Some(65534), None).unwrap();
+            dir.path().to_owned()
+        } else {
+            PathBuf::from("/")
+        };
+        let owner = std::fs::metadata(&folder).unwrap().uid();
+        let cache = DiskCache::at(&folder);
+        assert_eq!(
+            cache.load(1),
+            Lookup::Bypassed(Bypass {
+                path: folder,
+                reason: Distrust::ForeignOwner { owner, euid: me },
+            })
+        );
+    }
+
+    #[test]
+    fn a_symlinked_folder_is_bypassed() {
+        let (dir, _) = filled("linkdir", 1, &cubin(1, 10));
+        let link = PathBuf::from(format!("{}-link", dir.path().display()));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let cache = DiskCache::at(&link);
+        let got = cache.load(1);
+        let _ = std::fs::remove_file(&link);
+        assert_eq!(
+            got,
+            Lookup::Bypassed(Bypass {
+                path: link,
+                reason: Distrust::NotPlain
+            })
+        );
+    }
+
+    #[test]
+    fn untrusted_or_tampered_entries_are_rejected_and_recompiled() {
+        let image = cubin(9, 600);
+        let (dir, cache) = filled("entries", 9, &image);
+        let path = cache.entry_path(9).unwrap();
+        let good = std::fs::read(&path).unwrap();
+
+        // A writable entry, a symlink to a valid entry, and a tampered entry owned by us.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, &good).unwrap();
+        let mut tampered = good.clone();
+        tampered[HEADER_LEN + 1] ^= 0x80;
+        type Plant = Box<dyn Fn(&Path)>;
+        let cases: Vec<(Plant, Reject)> = vec![
+            (
+                Box::new(|p| chmod(p, 0o666)),
+                Reject::Untrusted(Distrust::Writable { mode: 0o666 }),
+            ),
+            (
+                Box::new(move |p| {
+                    std::fs::remove_file(p).unwrap();
+                    std::os::unix::fs::symlink(&elsewhere, p).unwrap();
+                }),
+                Reject::Untrusted(Distrust::NotPlain),
+            ),
+            (
+                Box::new(move |p| std::fs::write(p, &tampered).unwrap()),
+                Reject::BadChecksum,
+            ),
+        ];
+        for (plant, reason) in cases {
+            plant(&path);
+            assert_eq!(cache.load(9), Lookup::Rejected(reason));
+            let calls = AtomicUsize::new(0);
+            let (got, origin) = cache
+                .get_or_compile(9, compile_counting(&calls, image.clone()))
+                .unwrap();
+            assert_eq!(got, image);
+            let replaced = Origin::Compiled {
+                replaced: Some(reason),
+                stored: true,
+            };
+            assert_eq!(origin, replaced);
+            assert_eq!(calls.load(Ordering::SeqCst), 1);
+            // Replaced by a private, valid entry that is then used.
+            assert_eq!(mode(&path), 0o600, "{reason:?}");
+            assert_eq!(std::fs::read(&path).unwrap(), good, "{reason:?}");
+            assert_eq!(cache.load(9), Lookup::Hit(image.clone()));
+        }
+        assert_eq!(cache.warning(), None, "entries are rejected, not bypassed");
+    }
+
+    #[test]
+    fn kernel_cache_reports_the_bypass() {
+        let dir = TempDir::new("stats");
+        std::fs::create_dir_all(dir.path()).unwrap();
+        chmod(dir.path(), 0o757);
+        let cache = KernelCache::new(DiskCache::at(dir.path()));
+        assert_eq!(cache.disk_warning(), None);
+        assert!(matches!(cache.disk().load(1), Lookup::Bypassed(_)));
+        assert_eq!(cache.stats().disk_bypasses, 1);
+        let warning = cache.disk_warning().unwrap();
+        assert_eq!(warning.reason, Distrust::Writable { mode: 0o757 });
+        assert!(warning.to_string().contains("bypassed"), "{warning}");
+    }
 }
 
 #[test]

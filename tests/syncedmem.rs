@@ -144,6 +144,23 @@ fn borrowed_buffer_is_used_in_place_and_handed_back() {
     assert_eq!(buf, expected, "the writes went to the caller's buffer");
 }
 
+#[test]
+fn borrowed_buffer_released_from_a_cpu_state_copies_nothing() {
+    let mut buf = random_nonzero(4, 8);
+    let expected: Vec<f32> = buf.iter().map(|v| v + 1.0).collect();
+    {
+        let mut mem = SyncedMemory::borrow_cpu(&mut buf);
+        for v in mem.cpu_mut() {
+            *v += 1.0;
+        }
+        let stats = mem.stats();
+        let back = mem.release().unwrap();
+        assert_eq!(back, &expected[..]);
+        assert_eq!(stats.copies(), 0);
+    }
+    assert_eq!(buf, expected);
+}
+
 // ---- Failed transitions and the erased ladder ------------------------------------------
 
 #[test]
@@ -545,6 +562,41 @@ fn borrowed_buffer_round_trips_through_the_gpu() {
     let back = m.into_borrowed();
     assert_eq!(back, &doubled[..]);
     assert_eq!(buf, doubled, "the download went into the caller's buffer");
+}
+
+/// A borrowed buffer whose memory ends with the GPU as head gets the GPU's data back: by
+/// `release()` (which returns errors) or by dropping the memory (which records them).
+#[test]
+fn borrowed_buffer_gets_the_gpu_data_back_when_the_borrow_ends() {
+    let Some(gpu) = gpu_or_skip("borrowed_buffer_gets_the_gpu_data_back_when_the_borrow_ends")
+    else {
+        return;
+    };
+    let stream = gpu.default_stream().clone();
+    let mut buf = random_nonzero(9, 41);
+    let newer: Vec<f32> = buf.iter().map(|v| v * -3.0).collect();
+
+    // release(): one download, then the buffer.
+    let m = SyncedMemory::borrow_cpu_with_gpu(&gpu, &mut buf);
+    let storage = typestate_tensor::gpu::GpuStorage::from_host(&gpu, &newer, &stream).unwrap();
+    let (m, _) = m.set_gpu_data(storage).unwrap();
+    assert_eq!(m.head(), Head::HeadAtGpu);
+    let back = m.release().unwrap();
+    assert_eq!(back, &newer[..]);
+    assert_eq!(buf, newer);
+
+    // Dropped with the GPU as head (through `into_gpu_mut` and a device write).
+    let newest: Vec<f32> = newer.iter().map(|v| v + 0.5).collect();
+    {
+        let m = SyncedMemory::borrow_cpu_with_gpu(&gpu, &mut buf)
+            .into_gpu_mut()
+            .unwrap();
+        let storage = typestate_tensor::gpu::GpuStorage::from_host(&gpu, &newest, &stream).unwrap();
+        let (m, _) = m.set_gpu_data(storage).unwrap();
+        assert_eq!(m.stats().h2d_copies, 1);
+    }
+    assert_eq!(buf, newest, "the drop wrote the GPU's data back");
+    gpu.check_err().unwrap();
 }
 
 #[test]

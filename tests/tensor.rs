@@ -193,10 +193,23 @@ fn set_layout_relayouts_an_owned_tensor_without_copying() {
     let (storage, layout, dev) = t.into_parts();
     assert_eq!(layout.strides(), &[1, 3]);
     let bad = Layout::new(&[2, 2], &[0, 1], 0).unwrap();
+    let kept = storage.clone();
+    // A failure hands every part back.
+    let back = Tensor::from_parts(storage, bad.clone(), dev).unwrap_err();
     assert!(matches!(
-        Tensor::from_parts(storage.clone(), bad, dev),
-        Err(Error::Layout(LayoutError::OverlappingOutput { .. }))
+        back.error(),
+        Error::Layout(LayoutError::OverlappingOutput { .. })
     ));
+    let (storage, bad_back, dev) = back.into_inner();
+    assert_eq!((storage.as_slice(), &bad_back), (kept.as_slice(), &bad));
+    let outside = Layout::new(&[7], &[1], 0).unwrap();
+    let back = Tensor::from_parts(storage, outside, dev).unwrap_err();
+    assert!(matches!(
+        back.error(),
+        Error::Layout(LayoutError::OutOfStorage { .. })
+    ));
+    let (storage, _, dev) = back.into_inner();
+    assert_eq!(storage, kept);
     assert!(Tensor::from_parts(storage, layout, dev).is_ok());
 }
 

@@ -14,7 +14,7 @@
 use std::any::Any;
 use std::marker::PhantomData;
 
-use super::op::UnaryOp;
+use super::op::{sealed::Sealed, UnaryOp};
 use crate::element::{DType, Element};
 
 /// The conversion op: `Cast::<U>::new()` turns any element into a `U`.
@@ -45,6 +45,8 @@ impl<U> std::fmt::Debug for Cast<U> {
         write!(f, "Cast<{}>", std::any::type_name::<U>())
     }
 }
+
+impl<U> Sealed for Cast<U> {}
 
 impl<T: Element, U: Element> UnaryOp<T> for Cast<U> {
     type Output = U;

@@ -45,6 +45,10 @@ pub(crate) trait Accel: Clone + std::fmt::Debug + Send + Sync + 'static {
         dev: &Self::Buf<T>,
         stream: &Self::Stream,
     ) -> Result<(), Error>;
+
+    /// Keeps an error raised where none can be returned (a `Drop`) for the owner to collect
+    /// later: the GPU's error slot, read by [`Gpu::check_err`].
+    fn record_err(&self, error: Error);
 }
 
 /// The GPU a memory is tied to and its stream: every copy a transition makes runs on that
@@ -139,6 +143,10 @@ impl Accel for GpuAccel {
         }
         dev.access_read("SyncedMemory::gpu_after", stream)
     }
+
+    fn record_err(&self, error: Error) {
+        self.gpu.errors().record(error);
+    }
 }
 
 #[cfg(test)]
@@ -149,13 +157,14 @@ mod sim {
     use super::*;
     use crate::error::AllocError;
     use std::sync::atomic::{AtomicU32, Ordering};
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
     /// Host vectors standing in for device memory. `fail_next(op)` makes the next call of
     /// that kind fail, to test that failed transitions leave the memory unchanged.
     #[derive(Clone, Debug, Default)]
     pub(crate) struct SimAccel {
         fail: Arc<AtomicU32>,
+        recorded: Arc<Mutex<Option<Error>>>,
     }
 
     /// Which call to fail (bit flags in `SimAccel::fail`).
@@ -170,6 +179,11 @@ mod sim {
     impl SimAccel {
         pub(crate) fn fail_next(&self, op: SimOp) {
             self.fail.fetch_or(op as u32, Ordering::SeqCst);
+        }
+
+        /// The first error recorded by `record_err` since the last call (`Gpu::check_err`).
+        pub(crate) fn take_recorded(&self) -> Option<Error> {
+            self.recorded.lock().ok()?.take()
         }
 
         fn check(&self, op: SimOp) -> Result<(), Error> {
@@ -229,6 +243,11 @@ mod sim {
             _stream: &(),
         ) -> Result<(), Error> {
             Ok(())
+        }
+        fn record_err(&self, error: Error) {
+            if let Ok(mut slot) = self.recorded.lock() {
+                slot.get_or_insert(error);
+            }
         }
     }
 }

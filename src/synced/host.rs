@@ -31,6 +31,15 @@ pub trait HostSlot<T: Element>: sealed::Sealed + Send + Sync {
         &mut self,
         alloc: impl FnOnce() -> Result<HostBuffer<T>, Error>,
     ) -> Result<(&mut [T], bool), Error>;
+    /// Whether the slot is the caller's buffer, which must hold the newest data when the
+    /// memory lets it go (see [`super::BorrowedSyncedMemory`]).
+    #[doc(hidden)]
+    const BORROWED: bool = false;
+    /// Takes the slot out, leaving an empty one behind (for memories whose `Drop` runs).
+    #[doc(hidden)]
+    fn take_slot(&mut self) -> Self
+    where
+        Self: Sized;
 }
 
 /// CPU slots the memory owns: only these may be pushed asynchronously, since a borrowed
@@ -212,6 +221,11 @@ impl<T: Element> HostSlot<T> for OwnedHost<T> {
             slot => Ok((slot.insert(alloc()?).as_mut_slice(), true)),
         }
     }
+    fn take_slot(&mut self) -> Self {
+        OwnedHost {
+            buf: self.buf.take(),
+        }
+    }
 }
 
 impl<T: Element> sealed::Sealed for &mut [T] {}
@@ -227,5 +241,9 @@ impl<T: Element> HostSlot<T> for &mut [T] {
         _alloc: impl FnOnce() -> Result<HostBuffer<T>, Error>,
     ) -> Result<(&mut [T], bool), Error> {
         Ok((self, false))
+    }
+    const BORROWED: bool = true;
+    fn take_slot(&mut self) -> Self {
+        std::mem::take(self)
     }
 }

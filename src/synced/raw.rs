@@ -53,6 +53,10 @@ impl TransferStats {
 /// 5. `Synced` and `InFlight`: both are allocated and hold the data (for `InFlight`, once the
 ///    queued copy has completed).
 /// 6. `device` is `Some` only if `accel` is `Some`.
+/// 7. `device_newer` is true exactly when the head is `HeadAtGpu` (the device copy holds data
+///    the CPU copy lacks): every transition here and [`replace_device`](Self::replace_device)
+///    keep it so. When `H` is a borrowed buffer, `Drop` then copies the device copy into it,
+///    so the caller's buffer always ends up with the newest data.
 pub(crate) struct RawSynced<T: Element, H: HostSlot<T>, A: Accel> {
     len: usize,
     bytes: usize,
@@ -60,6 +64,7 @@ pub(crate) struct RawSynced<T: Element, H: HostSlot<T>, A: Accel> {
     device: Option<A::Buf<T>>,
     accel: Option<A>,
     stats: TransferStats,
+    device_newer: bool,
 }
 
 impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
@@ -78,6 +83,7 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
             device: None,
             accel,
             stats: TransferStats::default(),
+            device_newer: false,
         })
     }
 
@@ -95,6 +101,7 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
             device: None,
             accel,
             stats: TransferStats::default(),
+            device_newer: false,
         }
     }
 
@@ -130,8 +137,12 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
         &mut self.host
     }
 
-    pub(crate) fn into_host_slot(self) -> H {
-        self.host
+    /// The CPU slot, taken out. Callers hand back the slot in a state whose CPU copy is
+    /// current (after [`write_back`](Self::write_back) for `HeadAtGpu`), so `Drop` has
+    /// nothing left to copy.
+    pub(crate) fn into_host_slot(mut self) -> H {
+        self.device_newer = false;
+        self.host.take_slot()
     }
 
     pub(crate) fn device(&self) -> Option<&A::Buf<T>> {
@@ -152,9 +163,40 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
         }
     }
 
-    /// Replaces the device buffer (adoption); returns the old one.
+    /// Replaces the device buffer (adoption), which becomes the head; returns the old one.
     pub(crate) fn replace_device(&mut self, buf: A::Buf<T>) -> Option<A::Buf<T>> {
+        self.device_newer = true;
         self.device.replace(buf)
+    }
+
+    /// Keeps invariant 7 after a transition.
+    fn noted(&mut self, next: Result<Head, Error>) -> Result<Head, Error> {
+        if let Ok(head) = next {
+            self.device_newer = head == Head::HeadAtGpu;
+        }
+        next
+    }
+
+    /// Copies the device copy into the CPU copy if the device copy is newer (head
+    /// `HeadAtGpu`), leaving the head to the caller: the typed owner hands the buffer back
+    /// after it, and `Drop` uses it for a borrowed buffer. A no-op in every other state.
+    pub(crate) fn write_back(&mut self) -> Result<(), Error> {
+        if !self.device_newer {
+            return Ok(());
+        }
+        self.ensure_host()?;
+        let (Some(accel), Some(device), Some(host)) =
+            (&self.accel, &self.device, self.host.get_mut())
+        else {
+            unreachable!(
+                "invariants 4, 6 and 7: the device copy is newer, a CPU copy was just ensured"
+            );
+        };
+        accel.download(device, host)?;
+        self.stats.d2h_copies += 1;
+        self.stats.d2h_bytes += self.bytes;
+        self.device_newer = false;
+        Ok(())
     }
 
     /// The CPU copy, allocating it (zero-filled; pinned when tied to a GPU) if absent.
@@ -182,6 +224,11 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
 
     /// Caffe's `to_cpu()`.
     pub(crate) fn ensure_cpu_readable(&mut self, head: Head) -> Result<Head, Error> {
+        let next = self.cpu_step(head);
+        self.noted(next)
+    }
+
+    fn cpu_step(&mut self, head: Head) -> Result<Head, Error> {
         const OP: &str = "to_cpu";
         match head {
             Head::Uninitialized => {
@@ -209,6 +256,11 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
 
     /// Caffe's `to_gpu()`.
     pub(crate) fn ensure_gpu_readable(&mut self, head: Head) -> Result<Head, Error> {
+        let next = self.gpu_step(head);
+        self.noted(next)
+    }
+
+    fn gpu_step(&mut self, head: Head) -> Result<Head, Error> {
         const OP: &str = "to_gpu";
         match head {
             Head::Uninitialized => {
@@ -235,12 +287,31 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
 
     /// Caffe's `mutable_cpu_data()`: `to_cpu()`, then the CPU side is the head.
     pub(crate) fn make_cpu_head(&mut self, head: Head) -> Result<Head, Error> {
-        self.ensure_cpu_readable(head).map(|_| Head::HeadAtCpu)
+        let next = self.cpu_step(head).map(|_| Head::HeadAtCpu);
+        self.noted(next)
     }
 
     /// Caffe's `mutable_gpu_data()`: `to_gpu()`, then the GPU side is the head.
     pub(crate) fn make_gpu_head(&mut self, head: Head) -> Result<Head, Error> {
-        self.ensure_gpu_readable(head).map(|_| Head::HeadAtGpu)
+        let next = self.gpu_step(head).map(|_| Head::HeadAtGpu);
+        self.noted(next)
+    }
+}
+
+/// A borrowed CPU buffer gets the newest data back when the memory goes (invariant 7): one
+/// blocking device-to-host copy if the device copy is newer. A failure cannot be returned
+/// from here, so it is recorded with the device ([`Accel::record_err`], `Gpu::check_err`)
+/// and the buffer keeps its old values; `release()` is the form that returns the error.
+impl<T: Element, H: HostSlot<T>, A: Accel> Drop for RawSynced<T, H, A> {
+    fn drop(&mut self) {
+        if !H::BORROWED || !self.device_newer {
+            return;
+        }
+        if let Err(e) = self.write_back() {
+            if let Some(accel) = &self.accel {
+                accel.record_err(e);
+            }
+        }
     }
 }
 
@@ -258,6 +329,7 @@ impl<T: Element, H: OwnsHost<T>, A: Accel> RawSynced<T, H, A> {
         accel.upload_async(host, device, stream)?;
         self.stats.h2d_copies += 1;
         self.stats.h2d_bytes += self.bytes;
+        self.device_newer = false;
         Ok(Head::InFlight)
     }
 
@@ -423,6 +495,128 @@ mod tests {
             Head::HeadAtCpu
         );
         assert!(!m.host_slot().buffer().unwrap().is_pinned());
+    }
+
+    type Borrowed<'a> = RawSynced<f32, &'a mut [f32], SimAccel>;
+
+    fn borrowed<'a>(buf: &'a mut [f32], sim: &SimAccel) -> Borrowed<'a> {
+        RawSynced::from_host_buffer(buf, Some(sim.clone()))
+    }
+
+    /// A borrowed buffer dropped with the head on the device gets the device's data back.
+    #[test]
+    fn borrowed_buffer_gets_the_newest_data_on_drop() {
+        let sim = SimAccel::default();
+        let mut buf = vec![1.0f32, 2.0, 3.0];
+        {
+            let mut m = borrowed(&mut buf, &sim);
+            let h = m.make_gpu_head(Head::HeadAtCpu).unwrap();
+            assert_eq!(h, Head::HeadAtGpu);
+            m.device_mut().unwrap()[1] = -20.0;
+        }
+        assert_eq!(buf, [1.0, -20.0, 3.0]);
+        assert!(sim.take_recorded().is_none());
+
+        // Through every path to a device head: Uninitialized -> HeadAtGpu, adoption.
+        {
+            let mut m = borrowed(&mut buf, &sim);
+            m.ensure_gpu_readable(Head::Uninitialized).unwrap();
+        }
+        assert_eq!(
+            buf, [0.0; 3],
+            "an Uninitialized memory's device copy is zeros"
+        );
+        {
+            let mut m = borrowed(&mut buf, &sim);
+            m.replace_device(vec![7.0, 8.0, 9.0]);
+        }
+        assert_eq!(buf, [7.0, 8.0, 9.0]);
+    }
+
+    /// In every other state the buffer is current: dropping copies nothing (an armed
+    /// download failure stays armed and nothing is recorded).
+    #[test]
+    fn borrowed_buffer_in_a_cpu_state_is_left_alone() {
+        let sim = SimAccel::default();
+        let mut buf = vec![1.0f32, 2.0];
+        {
+            let mut m = borrowed(&mut buf, &sim);
+            let h = m.make_gpu_head(Head::HeadAtCpu).unwrap();
+            m.device_mut().unwrap()[0] = 5.0;
+            let h = m.ensure_cpu_readable(h).unwrap();
+            assert_eq!(h, Head::Synced);
+            let h = m.make_cpu_head(h).unwrap();
+            m.host_mut().unwrap()[1] = 6.0;
+            assert_eq!((h, m.stats().d2h_copies), (Head::HeadAtCpu, 1));
+            sim.fail_next(SimOp::Download);
+        }
+        assert_eq!(
+            buf,
+            [5.0, 6.0],
+            "no stale device copy overwrote the CPU write"
+        );
+        assert!(sim.take_recorded().is_none());
+        let mut scratch = [0.0f32; 1];
+        assert!(
+            sim.download(&vec![1.0], &mut scratch).is_err(),
+            "still armed"
+        );
+    }
+
+    /// A failed write-back on drop is recorded with the device, never a panic; the buffer
+    /// keeps its old values.
+    #[test]
+    fn failed_write_back_on_drop_is_recorded() {
+        let sim = SimAccel::default();
+        let mut buf = vec![1.0f32, 2.0];
+        {
+            let mut m = borrowed(&mut buf, &sim);
+            m.make_gpu_head(Head::HeadAtCpu).unwrap();
+            m.device_mut().unwrap()[0] = 9.0;
+            sim.fail_next(SimOp::Download);
+        }
+        assert_eq!(buf, [1.0, 2.0]);
+        let err = sim.take_recorded().expect("the drop recorded its error");
+        assert!(err.to_string().contains("Download"), "{err}");
+    }
+
+    /// The consuming form returns the error and keeps the memory, then succeeds.
+    #[test]
+    fn write_back_then_hand_back() {
+        let sim = SimAccel::default();
+        let mut buf = vec![1.0f32, 2.0];
+        let mut m = borrowed(&mut buf, &sim);
+        m.make_gpu_head(Head::HeadAtCpu).unwrap();
+        m.device_mut().unwrap()[1] = 4.0;
+        sim.fail_next(SimOp::Download);
+        assert!(m.write_back().is_err());
+        assert_eq!(m.host().unwrap(), &[1.0, 2.0]);
+        m.write_back().unwrap();
+        assert_eq!(m.stats().d2h_copies, 1);
+        m.write_back().unwrap();
+        assert_eq!(
+            m.stats().d2h_copies,
+            1,
+            "once current, nothing more to copy"
+        );
+        let back = m.into_host_slot();
+        assert_eq!(back, &[1.0, 4.0]);
+        assert!(sim.take_recorded().is_none());
+    }
+
+    /// Owned memory is never copied back on drop: nobody else sees its CPU buffer.
+    #[test]
+    fn owned_memory_is_not_written_back() {
+        let (mut m, sim) = raw(2);
+        m.make_gpu_head(Head::Uninitialized).unwrap();
+        sim.fail_next(SimOp::Download);
+        drop(m);
+        assert!(sim.take_recorded().is_none());
+        let mut scratch = [0.0f32; 1];
+        assert!(
+            sim.download(&vec![1.0], &mut scratch).is_err(),
+            "still armed"
+        );
     }
 
     #[test]

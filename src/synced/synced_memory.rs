@@ -49,6 +49,22 @@ pub struct SyncedMemory<T: Element, S: HeadState, H: HostSlot<T> = OwnedHost<T>>
 }
 
 /// A [`SyncedMemory`] whose CPU side is a caller's buffer, borrowed for `'a`.
+///
+/// **The buffer always ends up with the newest data.** When the borrow ends with the GPU
+/// copy newer than the buffer (head `HeadAtGpu`, reached by `into_gpu_mut()` or
+/// `set_gpu_data`), the memory copies it back first:
+/// - [`release()`](SyncedMemory::release) (from any settled state) does the copy and returns
+///   the buffer, or hands the memory back with the error: the form to use when errors
+///   matter;
+/// - dropping the memory does the same blocking copy; a failure there cannot be returned, so
+///   it is recorded with the GPU ([`Gpu::check_err`](crate::gpu::Gpu::check_err)) and the
+///   buffer keeps its old values. Nothing panics.
+///
+/// In every other state the buffer already holds the newest data (or, `Uninitialized`, none)
+/// and nothing is copied. Why a write-back rather than a type that forbids the GPU head:
+/// Caffe's `set_cpu_data` memory is used exactly that way (a layer computes on the GPU into a
+/// caller's buffer), and a silent loss was the one outcome the type could not show.
+/// `mem::forget` skips the copy, as it skips every destructor.
 pub type BorrowedSyncedMemory<'a, T, S = HeadAtCpu> = SyncedMemory<T, S, &'a mut [T]>;
 
 impl<T: Element> SyncedMemory<T, Uninitialized> {
@@ -259,12 +275,31 @@ impl<T: Element, S: HeadState> SyncedMemory<T, S> {
 }
 
 impl<'a, T: Element, S: HeadState> SyncedMemory<T, S, &'a mut [T]> {
-    /// Ends the borrow and hands the caller's buffer back, holding the current data.
+    /// Ends the borrow and hands the caller's buffer back, holding the current data (no copy:
+    /// the CPU side is current in this state).
     pub fn into_borrowed(self) -> &'a mut [T]
     where
         S: CpuReadable,
     {
         self.raw.into_host_slot()
+    }
+
+    /// Ends the borrow from any settled state and hands the caller's buffer back holding the
+    /// newest data: from `HeadAtGpu` it first copies the GPU copy into the buffer (one
+    /// blocking device-to-host copy, counted in [`stats`](Self::stats)); from `HeadAtCpu` and
+    /// `Synced` it copies nothing; from `Uninitialized` the buffer comes back untouched.
+    /// Dropping the memory does the same copy but can only record its error.
+    ///
+    /// # Errors
+    /// The copy's error, with the memory handed back unchanged (its GPU copy still the head).
+    pub fn release(mut self) -> Result<&'a mut [T], TransitionError<Self>>
+    where
+        S: Settled,
+    {
+        match self.raw.write_back() {
+            Ok(()) => Ok(self.raw.into_host_slot()),
+            Err(e) => Err(TransitionError::new(self, e)),
+        }
     }
 }
 

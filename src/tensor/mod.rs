@@ -33,7 +33,7 @@ pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
 use crate::device::{Cpu, Device, Storage};
 use crate::element::Element;
-use crate::error::Result;
+use crate::error::{Handback, Result};
 use crate::layout::Layout;
 use crate::ops::Backend;
 
@@ -113,14 +113,27 @@ impl<T: Element, D: Device> Tensor<T, D> {
 impl<T: Element, D: Backend> Tensor<T, D> {
     /// A tensor over `storage` with `layout`, checked: the layout must lie within the storage
     /// and must not overlap itself (invariants 1 and 2).
-    pub fn from_parts(storage: D::Storage<T>, layout: Layout, device: D) -> Result<Self> {
-        layout.check_within("Tensor::from_parts", storage.len())?;
-        layout.check_writable("Tensor::from_parts")?;
-        Ok(Tensor {
-            storage,
-            layout,
-            device,
-        })
+    ///
+    /// # Errors
+    /// The layout's [`LayoutError`](crate::error::LayoutError), with the three parts handed
+    /// back unchanged in the [`Handback`] (`?` turns it into the crate's error).
+    #[allow(clippy::type_complexity, clippy::result_large_err)] // the error hands back all three
+    pub fn from_parts(
+        storage: D::Storage<T>,
+        layout: Layout,
+        device: D,
+    ) -> Result<Self, Handback<(D::Storage<T>, Layout, D)>> {
+        let checked = layout
+            .check_within("Tensor::from_parts", storage.len())
+            .and_then(|()| layout.check_writable("Tensor::from_parts"));
+        match checked {
+            Ok(()) => Ok(Tensor {
+                storage,
+                layout,
+                device,
+            }),
+            Err(e) => Err(Handback::new((storage, layout, device), e)),
+        }
     }
 
     /// A new row-major tensor of zeros on `device`.

@@ -32,7 +32,11 @@ impl<T: Element> Tensor<T, Cpu> {
             }
         };
         let storage = GpuStorage::from_host(gpu, data, stream)?;
-        Tensor::from_parts(storage, Layout::contiguous(self.shape())?, gpu.clone())
+        Ok(Tensor::from_parts(
+            storage,
+            Layout::contiguous(self.shape())?,
+            gpu.clone(),
+        )?)
     }
 
     /// Queues the upload of this row-major tensor to `gpu` on `stream` and returns at once

@@ -12,6 +12,30 @@
 //! recompiled and overwritten. The cache never fails a compile: I/O errors only mean the
 //! kernel is compiled again.
 //!
+//! # Trust: a file another user could write is never loaded
+//!
+//! A CUBIN from the cache is loaded and launched from safe code, so it must be the crate's
+//! own. Two checks, for two threats:
+//!
+//! - **Permissions stop other local users** (Unix). The folder and the parents the crate
+//!   creates (`typestate-tensor/kernels` under the XDG cache folder; only the folder itself
+//!   when it is named by `TYPESTATE_TENSOR_KERNEL_CACHE` or [`DiskCache::at`]) are created
+//!   with mode `0700`; before every read and write each must be a real directory (not a
+//!   symlink) owned by the effective user and writable by neither group nor others. Each
+//!   entry read must be a regular file (not a symlink) owned by the effective user and not
+//!   group- or other-writable, and the file opened must be the file checked (same device and
+//!   inode). Entries are written `0600`. If the folder fails, the disk cache is bypassed:
+//!   kernels are compiled in memory, nothing is read or written there, and the first reason
+//!   is kept ([`DiskCache::warning`], [`Lookup::Bypassed`], counted in
+//!   [`CacheStats::disk_bypasses`](super::CacheStats::disk_bypasses)). A failing entry is
+//!   [`Reject::Untrusted`]: recompiled and replaced. The effective user id comes from the
+//!   owner of a file the process creates itself (no `libc` dependency). Other platforms have
+//!   no such check here, so there the disk cache is always bypassed.
+//! - **The checksum catches truncation and corruption.** The header's FNV-1a-128 covers the
+//!   header (entry key included) and the payload, so a damaged, truncated or misplaced file
+//!   is rejected. FNV is not cryptographic: it does not stop someone who can write the file,
+//!   which is what the permissions are for. Root and the user themselves are trusted.
+//!
 //! File layout, all integers little-endian:
 //!
 //! | offset | size | field |
@@ -28,9 +52,10 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::arch::{Arch, Target};
 use super::fnv::Fnv128;
@@ -93,6 +118,75 @@ pub enum Reject {
     BadChecksum,
     /// The header names an image kind or architecture this build does not know.
     UnknownTarget,
+    /// The file is not one this user alone could have written (see the module docs).
+    Untrusted(Distrust),
+}
+
+/// Why a cache folder or file is not trusted (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Distrust {
+    /// The effective user id could not be found (no file could be created to learn it).
+    UnknownUser,
+    /// A folder that is not a directory, or an entry that is not a regular file (a symlink,
+    /// a FIFO, ...).
+    NotPlain,
+    /// Owned by another user.
+    ForeignOwner {
+        /// The owner's uid.
+        owner: u32,
+        /// This process's effective uid.
+        euid: u32,
+    },
+    /// Writable by the group or by others.
+    Writable {
+        /// The permission bits.
+        mode: u32,
+    },
+    /// The file opened is not the file checked (replaced in between).
+    Replaced,
+    /// This platform has no permission check here.
+    Unsupported,
+}
+
+impl std::fmt::Display for Distrust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Distrust::UnknownUser => write!(f, "the effective user id could not be determined"),
+            Distrust::NotPlain => write!(f, "not a plain directory or regular file (a symlink?)"),
+            Distrust::ForeignOwner { owner, euid } => {
+                write!(f, "owned by uid {owner}, not by this user (uid {euid})")
+            }
+            Distrust::Writable { mode } => {
+                write!(
+                    f,
+                    "writable by group or others (mode {mode:o}); chmod go-w it"
+                )
+            }
+            Distrust::Replaced => write!(f, "replaced between its check and its use"),
+            Distrust::Unsupported => write!(f, "no permission check on this platform"),
+        }
+    }
+}
+
+/// Why the disk cache was bypassed: the path that failed its check, and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bypass {
+    /// The folder that failed.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub reason: Distrust,
+}
+
+impl std::fmt::Display for Bypass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "kernel disk cache bypassed (compiling in memory): {} is {}",
+            self.path.display(),
+            self.reason
+        )
+    }
 }
 
 /// Result of looking up an entry.
@@ -104,6 +198,8 @@ pub enum Lookup {
     Miss,
     /// An entry exists but is unusable.
     Rejected(Reject),
+    /// The folder is not trusted: nothing was read (see the module docs).
+    Bypassed(Bypass),
 }
 
 /// Where an image came from.
@@ -193,32 +289,64 @@ fn arch_number(name: &str) -> Option<u32> {
 }
 
 /// The on-disk kernel cache: a folder, or nothing (disabled).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Clones share the recorded [`warning`](Self::warning) and bypass count.
+#[derive(Clone, Debug)]
 pub struct DiskCache {
     dir: Option<PathBuf>,
+    /// How many trailing components of `dir` the crate owns: created `0700` and checked.
+    owned: usize,
+    trust: Arc<TrustLog>,
 }
+
+/// The first bypass reason and how many lookups or stores were bypassed.
+#[derive(Debug, Default)]
+struct TrustLog {
+    first: Mutex<Option<Bypass>>,
+    count: AtomicU64,
+}
+
+impl PartialEq for DiskCache {
+    fn eq(&self, other: &Self) -> bool {
+        self.dir == other.dir && self.owned == other.owned
+    }
+}
+
+impl Eq for DiskCache {}
 
 impl DiskCache {
     /// The cache the environment asks for (see the module docs).
     pub fn from_env() -> Self {
+        let setting = std::env::var_os(CACHE_ENV);
+        let named = setting.as_deref().is_some_and(|s| !s.is_empty());
         Self {
             dir: resolve_dir(
-                std::env::var_os(CACHE_ENV).as_deref(),
+                setting.as_deref(),
                 std::env::var_os("XDG_CACHE_HOME").as_deref(),
                 std::env::var_os("HOME").as_deref(),
             ),
+            // `typestate-tensor/kernels` under the XDG folder; a named folder alone.
+            owned: if named { 1 } else { 2 },
+            trust: Arc::default(),
         }
     }
 
     /// No disk cache: every cold start compiles.
     pub fn disabled() -> Self {
-        Self { dir: None }
+        Self {
+            dir: None,
+            owned: 0,
+            trust: Arc::default(),
+        }
     }
 
-    /// A cache in `dir` (created on first write).
+    /// A cache in `dir` (created `0700` on first write). `dir` itself is checked before every
+    /// read and write (see the module docs); its parents are not.
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: Some(dir.into()),
+            owned: 1,
+            trust: Arc::default(),
         }
     }
 
@@ -234,37 +362,113 @@ impl DiskCache {
             .map(|d| d.join(format!("{key:032x}.kernel")))
     }
 
-    /// Looks up entry `key`. Never fails: unreadable files are misses.
+    /// The first reason the cache was bypassed, if it ever was (kept until the cache is
+    /// dropped; later bypasses only count, see [`bypasses`](Self::bypasses)).
+    pub fn warning(&self) -> Option<Bypass> {
+        self.trust
+            .first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// How many lookups and stores were bypassed because the folder is not trusted.
+    pub fn bypasses(&self) -> u64 {
+        self.trust.count.load(Ordering::Relaxed)
+    }
+
+    fn record(&self, bypass: Bypass) -> Bypass {
+        self.trust.count.fetch_add(1, Ordering::Relaxed);
+        let mut first = self
+            .trust
+            .first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if first.is_none() {
+            *first = Some(bypass.clone());
+        }
+        bypass
+    }
+
+    /// The folder and its owned parents, innermost first.
+    fn owned_dirs<'a>(&self, dir: &'a Path) -> impl Iterator<Item = &'a Path> {
+        dir.ancestors()
+            .take(self.owned.max(1))
+            .filter(|p| !p.as_os_str().is_empty())
+    }
+
+    /// Checks the folder and its owned parents. `Ok(false)`: a component does not exist
+    /// (nothing to read). Other I/O errors count as missing too.
+    fn check_dirs(&self, dir: &Path) -> Result<bool, Bypass> {
+        let euid = effective_uid().ok_or_else(|| Bypass {
+            path: dir.to_owned(),
+            reason: Distrust::UnknownUser,
+        })?;
+        for path in self.owned_dirs(dir) {
+            let meta = match fs::symlink_metadata(path) {
+                Ok(m) => m,
+                Err(_) => return Ok(false),
+            };
+            check_meta(&meta, true, euid).map_err(|reason| Bypass {
+                path: path.to_owned(),
+                reason,
+            })?;
+        }
+        Ok(true)
+    }
+
+    /// Looks up entry `key`. Never fails: unreadable files are misses, and an untrusted
+    /// folder is [`Lookup::Bypassed`] (recorded, see [`warning`](Self::warning)).
     pub fn load(&self, key: u128) -> Lookup {
-        let Some(path) = self.entry_path(key) else {
+        let (Some(dir), Some(path)) = (self.dir.as_deref(), self.entry_path(key)) else {
             return Lookup::Miss;
         };
-        match fs::read(&path) {
-            Ok(bytes) => match decode(key, &bytes) {
+        match self.check_dirs(dir) {
+            Ok(true) => {}
+            Ok(false) => return Lookup::Miss,
+            Err(bypass) => return Lookup::Bypassed(self.record(bypass)),
+        }
+        match read_trusted(&path) {
+            Ok(Some(bytes)) => match decode(key, &bytes) {
                 Ok(image) => Lookup::Hit(image),
                 Err(reason) => Lookup::Rejected(reason),
             },
-            Err(_) => Lookup::Miss,
+            Ok(None) => Lookup::Miss,
+            Err(reason) => Lookup::Rejected(Reject::Untrusted(reason)),
         }
     }
 
-    /// Writes entry `key` atomically (temporary file, then rename over any old entry).
+    /// Writes entry `key` atomically (temporary file, then rename over any old entry), with
+    /// mode `0600`, into a folder created `0700` and checked first.
     ///
     /// # Errors
     /// The I/O error, for callers that care; [`get_or_compile`](Self::get_or_compile)
-    /// ignores it. A disabled cache stores nothing and returns `Ok`.
+    /// ignores it. An untrusted folder is a [`std::io::ErrorKind::PermissionDenied`] error
+    /// (recorded, see [`warning`](Self::warning)). A disabled cache stores nothing and
+    /// returns `Ok`.
     pub fn store(&self, key: u128, image: &KernelImage) -> std::io::Result<()> {
         let (Some(dir), Some(path)) = (self.dir.as_ref(), self.entry_path(key)) else {
             return Ok(());
         };
-        fs::create_dir_all(dir)?;
+        create_private_dir(dir)?;
+        match self.check_dirs(dir) {
+            Ok(true) => {}
+            Ok(false) => return Err(std::io::ErrorKind::NotFound.into()),
+            Err(bypass) => {
+                let bypass = self.record(bypass);
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    bypass.to_string(),
+                ));
+            }
+        }
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let tmp = dir.join(format!(
             ".{key:032x}.{}.{}.tmp",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
-        let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(&encode(key, image)));
+        let written = create_private_file(&tmp).and_then(|mut f| f.write_all(&encode(key, image)));
         let renamed = written.and_then(|()| fs::rename(&tmp, &path));
         if renamed.is_err() {
             let _ = fs::remove_file(&tmp);
@@ -273,7 +477,8 @@ impl DiskCache {
     }
 
     /// The entry for `key`, or `compile()`'s image, which is then stored. Only `compile`'s
-    /// error is returned; cache problems fall back to compiling.
+    /// error is returned; cache problems fall back to compiling. An untrusted folder is
+    /// neither read nor written (`Origin::Compiled { replaced: None, stored: false }`).
     ///
     /// # Errors
     /// Whatever `compile` returns.
@@ -286,11 +491,140 @@ impl DiskCache {
             Lookup::Hit(image) => return Ok((image, Origin::Disk)),
             Lookup::Miss => None,
             Lookup::Rejected(reason) => Some(reason),
+            Lookup::Bypassed(_) => {
+                let image = compile()?;
+                let origin = Origin::Compiled {
+                    replaced: None,
+                    stored: false,
+                };
+                return Ok((image, origin));
+            }
         };
         let image = compile()?;
         let stored = self.dir.is_some() && self.store(key, &image).is_ok();
         Ok((image, Origin::Compiled { replaced, stored }))
     }
+}
+
+/// The effective user id, learned once from the owner of a file this process creates (the
+/// id new files get, which is the one the checks compare against).
+#[cfg(unix)]
+fn effective_uid() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    static EUID: OnceLock<Option<u32>> = OnceLock::new();
+    *EUID.get_or_init(|| {
+        let dir = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for attempt in 0..8u32 {
+            let probe = dir.join(format!(
+                ".typestate-tensor-uid.{}.{nanos}.{attempt}",
+                std::process::id()
+            ));
+            // `create_new` (O_EXCL) never follows or reuses an existing name.
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&probe)
+            {
+                Ok(file) => {
+                    let uid = file.metadata().ok().map(|m| m.uid());
+                    let _ = fs::remove_file(&probe);
+                    return uid;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(_) => break,
+            }
+        }
+        None
+    })
+}
+
+#[cfg(not(unix))]
+fn effective_uid() -> Option<u32> {
+    None
+}
+
+/// Checks a folder (`dir`) or an entry: its kind, owner and permission bits.
+#[cfg(unix)]
+fn check_meta(meta: &fs::Metadata, dir: bool, euid: u32) -> Result<(), Distrust> {
+    use std::os::unix::fs::MetadataExt;
+    let kind = meta.file_type();
+    if (dir && !kind.is_dir()) || (!dir && !kind.is_file()) {
+        return Err(Distrust::NotPlain);
+    }
+    if meta.uid() != euid {
+        return Err(Distrust::ForeignOwner {
+            owner: meta.uid(),
+            euid,
+        });
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(Distrust::Writable {
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_meta(_meta: &fs::Metadata, _dir: bool, _euid: u32) -> Result<(), Distrust> {
+    Err(Distrust::Unsupported)
+}
+
+/// Reads the entry at `path` if it is trusted: `Ok(None)` when it does not exist or cannot
+/// be read, `Err` when it exists but fails a check.
+fn read_trusted(path: &Path) -> Result<Option<Vec<u8>>, Distrust> {
+    let Ok(checked) = fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    let euid = effective_uid().ok_or(Distrust::UnknownUser)?;
+    check_meta(&checked, false, euid)?;
+    let Ok(mut file) = fs::File::open(path) else {
+        return Ok(None);
+    };
+    let Ok(opened) = file.metadata() else {
+        return Ok(None);
+    };
+    if !same_file(&checked, &opened) {
+        return Err(Distrust::Replaced);
+    }
+    check_meta(&opened, false, euid)?;
+    let mut bytes = Vec::new();
+    match file.read_to_end(&mut bytes) {
+        Ok(_) => Ok(Some(bytes)),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &fs::Metadata, _b: &fs::Metadata) -> bool {
+    false
+}
+
+/// Creates `dir` and any missing parents with mode `0700`.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates a new file (never an existing one) with mode `0600`.
+fn create_private_file(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 /// The cache folder for the given values of `TYPESTATE_TENSOR_KERNEL_CACHE`,

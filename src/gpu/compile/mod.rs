@@ -6,7 +6,8 @@
 //!   (loads with no driver JIT), or PTX for the newest older architecture when this NVRTC
 //!   does not know the device ([`Target::choose`]).
 //! - [`disk_cache`]: images on disk between processes, keyed by a stable 128-bit hash of
-//!   source, options, NVRTC version and target; damaged entries are recompiled.
+//!   source, options, NVRTC version and target; damaged entries are recompiled, and a
+//!   folder or file another user could write is never read.
 //! - [`KernelCache`]: process-wide, one image per [`KernelKey`] and one loaded function per
 //!   (device ordinal, [`KernelKey`]), built once even when threads race.
 //!
@@ -23,7 +24,7 @@ mod once_map;
 use std::borrow::Cow;
 
 pub use arch::{Arch, Target};
-pub use disk_cache::{DiskCache, Origin};
+pub use disk_cache::{Bypass, DiskCache, Distrust, Origin};
 pub use fnv::Fnv128;
 pub use image::KernelImage;
 pub use module_cache::{

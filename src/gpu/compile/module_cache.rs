@@ -28,6 +28,9 @@ pub struct CacheStats {
     pub disk_rejects: u64,
     /// Modules loaded into a context.
     pub module_loads: u64,
+    /// Disk cache lookups and stores skipped because its folder is not trusted
+    /// ([`KernelCache::disk_warning`] says why).
+    pub disk_bypasses: u64,
 }
 
 #[derive(Debug, Default)]
@@ -93,7 +96,14 @@ impl KernelCache {
             disk_hits: get(&c.disk_hits),
             disk_rejects: get(&c.disk_rejects),
             module_loads: get(&c.module_loads),
+            disk_bypasses: self.disk.bypasses(),
         }
+    }
+
+    /// Why the disk cache was bypassed, if it ever was: the first untrusted folder found
+    /// (see [`super::disk_cache`]); the kernels were then compiled in memory.
+    pub fn disk_warning(&self) -> Option<super::disk_cache::Bypass> {
+        self.disk.warning()
     }
 
     /// Number of image keys seen.

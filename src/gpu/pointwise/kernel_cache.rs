@@ -88,8 +88,10 @@ fn front() -> &'static Front {
 /// The kernel of `spec` loaded in `ctx`, compiled on first use.
 ///
 /// # Errors
-/// The compile layer's errors ([`GpuError::NoNvrtc`], [`GpuError::Compile`] with the log,
-/// [`GpuError::Driver`]); a failure is not cached.
+/// [`GpuError::UntrustedOp`] when the op's name or expression fails
+/// [`check_op_source`](crate::ops::op::check_op_source); the compile layer's errors
+/// ([`GpuError::NoNvrtc`], [`GpuError::Compile`] with the log, [`GpuError::Driver`]); a
+/// failure is not cached.
 pub fn kernel(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<Arc<LoadedKernel>, GpuError> {
     let slot = (ctx.ordinal(), *spec);
     // The map holds only complete entries, so a panic elsewhere cannot leave it inconsistent.
@@ -106,6 +108,9 @@ pub fn kernel(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<Arc<LoadedKer
 }
 
 fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuError> {
+    // The op traits are sealed, so this only re-checks the table; on the miss path, it costs
+    // the hot path nothing.
+    crate::ops::op::check_op_source(spec.op, spec.expr)?;
     let source = spec.source();
     let key = kernel_key(spec, device_arch(ctx)?, &source);
     let function = KernelCache::global().function(ctx, &key, || source)?;

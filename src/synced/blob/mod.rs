@@ -41,7 +41,7 @@ use super::synced_memory::SyncedMemory;
 use super::transition_error::TransitionError;
 use super::OwnedHost;
 use crate::element::Element;
-use crate::error::{Error, LayoutError, StateError};
+use crate::error::{Error, GpuError, LayoutError, StateError};
 use crate::gpu::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 /// Caffe's `Blob`: a shape, a data memory in state `D` and a diff memory in state `G`.
@@ -335,6 +335,34 @@ pub(super) fn gpu_of<T: Element>(raw: &RawSynced<T, OwnedHost<T>, GpuAccel>) -> 
     }
 }
 
+/// Whether `shared` may replace a side of a blob of `count` elements tied to `gpu`
+/// (invariants 1 and 3): the same count, and the same GPU or none on both.
+fn check_shareable<T: Element, S: HeadState>(
+    op: &'static str,
+    count: usize,
+    gpu: Option<&Gpu>,
+    shared: &SharedMemory<T, S>,
+) -> Result<(), Error> {
+    if shared.len() != count {
+        return Err(LayoutError::ShapeMismatch {
+            op,
+            expected: vec![count],
+            got: vec![shared.len()],
+        }
+        .into());
+    }
+    match (gpu, shared.raw.accel().map(GpuAccel::gpu)) {
+        (Some(a), Some(b)) if a.ordinal() != b.ordinal() => Err(GpuError::DeviceMismatch {
+            op,
+            lhs: a.ordinal(),
+            rhs: b.ordinal(),
+        }
+        .into()),
+        (Some(_), None) | (None, Some(_)) => Err(StateError::NoGpu { op }.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Generates one side's (data's or diff's) transitions, writable borrows and sharing.
 ///
 /// The bounds are on the side's `Base` state behind [`OwnedSide`], so misuse reports the
@@ -436,18 +464,15 @@ macro_rules! side_methods {
                 rest.$put($Side::into_owned(mem).freeze())
             }
 
-            #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch hands the blob back.")]
+            #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch ([`LayoutError::ShapeMismatch`]), memories on two GPUs ([`GpuError::DeviceMismatch`]) or on a GPU and none ([`StateError::NoGpu`]) hand both back.")]
+            #[allow(clippy::type_complexity, clippy::result_large_err)] // hands back both inputs
             pub fn $with_shared<S: HeadState>(
                 self,
                 shared: SharedMemory<T, S>,
-            ) -> Result<Blob<T, $($pre)* Frozen<S> $($post)*>, TransitionError<Self>> {
-                if shared.len() != self.count() {
-                    let error = LayoutError::ShapeMismatch {
-                        op: concat!("Blob::", stringify!($with_shared)),
-                        expected: vec![self.count()],
-                        got: vec![shared.len()],
-                    };
-                    return Err(TransitionError::new(self, error));
+            ) -> Result<Blob<T, $($pre)* Frozen<S> $($post)*>, TransitionError<(Self, SharedMemory<T, S>)>> {
+                const OP: &str = concat!("Blob::", stringify!($with_shared));
+                if let Err(error) = check_shareable(OP, self.count(), self.gpu_device(), &shared) {
+                    return Err(TransitionError::new((self, shared), error));
                 }
                 let (_, rest) = self.$split();
                 Ok(rest.$put(shared))
