@@ -614,10 +614,12 @@ bad! {
         => L(LE::SizeOverflow { .. }), "byte size";
     synced_memory_usize_max: SyncedMemory::<u8, Uninitialized>::new(usize::MAX)
         => L(LE::SizeOverflow { .. }), "element count past isize::MAX";
-    caching_config_unknown_key: CachingConfig::parse("max_split_size_mb:abc")
-        => A(AllocError::InvalidConfig { .. }), "invalid allocator configuration";
+    caching_config_bad_number: CachingConfig::parse("max_split_size_mb:abc")
+        => A(AllocError::InvalidConfigValue(..)), "max_split_size_mb";
+    caching_config_unknown_key: CachingConfig::parse("max_split_sise_mb:64")
+        => A(AllocError::UnusableConfigKey { .. }), "max_split_sise_mb";
     pooled_config_unknown_type: PooledConfig::parse("type:nonsense")
-        => A(AllocError::InvalidConfig { .. }), "type must be page or round";
+        => A(AllocError::InvalidConfigValue(..)), "must be page or round";
 }
 
 handed_back! {
