@@ -19,8 +19,8 @@ use super::safe;
 // `numel` exactly once and stores to the destination element at that index without loading
 // it first (the functor reads only the input operands), so every destination element is
 // written once and never read, as `Backend` requires before `*_new` hands them
-// `alloc_uninit` memory. The kernels are ordered on the default stream, before any later
-// read of the storage on that stream.
+// `alloc_uninit` memory. Each launch records itself as the storage's last write (stream
+// order, docs/STREAMS.md), so any later read, on any stream, is queued after it.
 unsafe impl Backend for Gpu {
     type Slice<T: Element> = GpuStorage<T>;
 

@@ -116,9 +116,10 @@ pub(crate) fn reduce<T: BlobElement>(
         .arg(&partial_ptr);
     // SAFETY: the arguments match `ts_blob_reduce(const TS_ELEM*, unsigned long long, int,
     // double*)` in order and size, TS_ELEM being `T::CUDA_TYPE` (the module was compiled
-    // for `T`). `x` holds at least `count` initialised elements (checked above) and is
-    // ordered on `stream` (`access_read`: after the last write, on any stream); `partial` holds one double per block of the grid,
-    // which is all the kernel writes, and was allocated on `stream`. Both stay allocated
+    // for `T`). `x` holds at least `count` initialised elements (checked above), and
+    // `access_read` ordered `stream` after its last write, on whatever stream that ran;
+    // `partial` holds one double per block of the grid, which is all the kernel writes,
+    // and was allocated on `stream`. Both stay allocated
     // until the kernel has run: `to_vec` below waits for `stream` before this returns (and
     // their frees are stream-ordered after it in any case). The function was loaded in
     // `gpu`'s context, which `stream` belongs to (`access_read` checked it).
