@@ -107,6 +107,8 @@ pub(crate) fn reduce<T: BlobElement>(
     let func = function::<T>(gpu)?;
     let x_ptr = x.device_ptr();
     let square: i32 = (term == Term::Square).into();
+    // Fresh on `stream`, so this orders nothing; every write goes through the stream order.
+    partial.access_write(OP, stream)?;
     let partial_ptr = partial.device_ptr_mut();
     let mut launch = stream.cuda().launch_builder(&func);
     launch
