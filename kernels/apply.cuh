@@ -17,7 +17,10 @@
 //
 // Every form is a grid-stride loop (the host sizes the grid from the multiprocessor count, so
 // any n runs), and each thread handles W elements (or W vectors) per step: all loads first,
-// then all stores, for memory-level parallelism. index_t is `unsigned int` when the host proved
+// then all stores, for memory-level parallelism. The four element-wise forms share that loop
+// (ts_grid_stride) and differ only in their load and store; the tiled form strides over
+// tiles. Every offset comes from OffsetCalculator: get from a linear index, get_at
+// from a row and a column (the tiled form). index_t is `unsigned int` when the host proved
 // that n and every offset fit in 31 bits, else `unsigned long long`; the loops never wrap:
 // n + step < 2^32 in the 32-bit case.
 //
@@ -114,26 +117,55 @@ struct ts_inputs<W, H, T...> {
   }
 };
 
-// ---- contiguous ------------------------------------------------------------------------
+// ---- the grid-stride loop --------------------------------------------------------------
 
-template <int BLOCK, int W, typename index_t, typename Op, typename out_t, typename... In>
-__device__ __forceinline__ void ts_apply_contiguous(const Op& op, index_t n, out_t* out,
-                                                    const In*... in) {
-  ts_inputs<W, In...> ins(in...);
+// The loop of every form but the tiled one, written once: the grid strides over n items
+// (elements, or vectors of VEC elements), each thread taking W items per step, BLOCK apart so
+// that a warp's accesses stay adjacent; load(j, i) runs for all W items before store(j, i)
+// runs for any (all loads in flight at once), each only for i < n. The forms differ only in
+// what load and store do with item i (a direct index, an offset from an OffsetCalculator, a
+// vector). load and store are lambdas; after inlining and unrolling j is a constant in each
+// copy of their bodies, so the values and offsets they keep per j stay in registers and the
+// generated code is the one of the loop written out in each form (checked on the PTX).
+template <int BLOCK, int W, typename index_t, typename Load, typename Store>
+__device__ __forceinline__ void ts_grid_stride(index_t n, const Load& load, const Store& store) {
   const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
   for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < n;
        base += step) {
 #pragma unroll
     for (int j = 0; j < W; ++j) {
       const index_t i = base + (index_t)(j * BLOCK);
-      if (i < n) ins.load(j, i);
+      if (i < n) load(j, i);
     }
 #pragma unroll
     for (int j = 0; j < W; ++j) {
       const index_t i = base + (index_t)(j * BLOCK);
-      if (i < n) out[i] = ts_conv<out_t>::from(ins.call(op, j));
+      if (i < n) store(j, i);
     }
   }
+}
+
+// Computes results j*VEC .. j*VEC + VEC - 1 and stores them as one aligned vector at p (the
+// vector forms' store).
+template <int VEC, typename Op, typename Ins, typename out_t>
+__device__ __forceinline__ void ts_store_vec(const Op& op, const Ins& ins, int j, out_t* p) {
+  ts_vec<out_t, VEC> o;
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
+  }
+  *reinterpret_cast<ts_vec<out_t, VEC>*>(p) = o;
+}
+
+// ---- contiguous ------------------------------------------------------------------------
+
+template <int BLOCK, int W, typename index_t, typename Op, typename out_t, typename... In>
+__device__ __forceinline__ void ts_apply_contiguous(const Op& op, index_t n, out_t* out,
+                                                    const In*... in) {
+  ts_inputs<W, In...> ins(in...);
+  ts_grid_stride<BLOCK, W>(
+      n, [&](int j, index_t i) { ins.load(j, i); },
+      [&](int j, index_t i) { out[i] = ts_conv<out_t>::from(ins.call(op, j)); });
 }
 
 // Precondition (host-checked): every pointer is aligned to VEC * sizeof(its element type).
@@ -143,27 +175,10 @@ __device__ __forceinline__ void ts_apply_contiguous_vec(const Op& op, index_t n,
                                                         const In*... in) {
   ts_inputs<W * VEC, In...> ins(in...);
   const index_t nvec = n / VEC;
-  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
-  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < nvec;
-       base += step) {
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const index_t iv = base + (index_t)(j * BLOCK);
-      if (iv < nvec) ins.template load_vec<VEC>(j, iv * VEC);
-    }
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const index_t iv = base + (index_t)(j * BLOCK);
-      if (iv < nvec) {
-        ts_vec<out_t, VEC> o;
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
-        }
-        *reinterpret_cast<ts_vec<out_t, VEC>*>(out + iv * VEC) = o;
-      }
-    }
-  }
+  // Item iv is the vector of elements iv * VEC .. iv * VEC + VEC - 1.
+  ts_grid_stride<BLOCK, W>(
+      nvec, [&](int j, index_t iv) { ins.template load_vec<VEC>(j, iv * VEC); },
+      [&](int j, index_t iv) { ts_store_vec<VEC>(op, ins, j, out + iv * VEC); });
   // The last n % VEC (< VEC <= blockDim.x) elements: one per thread of block 0.
   const index_t t = nvec * VEC + (index_t)blockIdx.x * BLOCK + threadIdx.x;
   if (t < n) {
@@ -186,25 +201,15 @@ __device__ __forceinline__ void ts_apply_strided(
   constexpr int NARGS = 1 + sizeof...(In);
   ts_inputs<W, In...> ins(in...);
   offset_t out_off[W];
-  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
-  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < n;
-       base += step) {
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const index_t i = base + (index_t)(j * BLOCK);
-      if (i < n) {
+  ts_grid_stride<BLOCK, W>(
+      n,
+      [&](int j, index_t i) {
         offset_t off[NARGS];
         calc.get(i, off);
         out_off[j] = off[0];
         ins.load_at(j, off + 1);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const index_t i = base + (index_t)(j * BLOCK);
-      if (i < n) out[out_off[j]] = ts_conv<out_t>::from(ins.call(op, j));
-    }
-  }
+      },
+      [&](int j, index_t) { out[out_off[j]] = ts_conv<out_t>::from(ins.call(op, j)); });
 }
 
 // Strided, VEC elements at a time along the innermost dim. calc describes the shape with the
@@ -221,32 +226,15 @@ __device__ __forceinline__ void ts_apply_strided_vec(
   constexpr int NARGS = 1 + sizeof...(In);
   ts_inputs<W * VEC, In...> ins(in...);
   offset_t out_off[W];
-  const index_t step = (index_t)gridDim.x * (index_t)(BLOCK * W);
-  for (index_t base = (index_t)blockIdx.x * (index_t)(BLOCK * W) + threadIdx.x; base < nvec;
-       base += step) {
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const index_t i = base + (index_t)(j * BLOCK);
-      if (i < nvec) {
+  ts_grid_stride<BLOCK, W>(
+      nvec,
+      [&](int j, index_t i) {
         offset_t off[NARGS];
         calc.get(i, off);
         out_off[j] = off[0];
         ins.template load_vec_at<VEC, BCAST>(j, off + 1);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      const index_t i = base + (index_t)(j * BLOCK);
-      if (i < nvec) {
-        ts_vec<out_t, VEC> o;
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
-        }
-        *reinterpret_cast<ts_vec<out_t, VEC>*>(out + out_off[j]) = o;
-      }
-    }
-  }
+      },
+      [&](int j, index_t) { ts_store_vec<VEC>(op, ins, j, out + out_off[j]); });
 }
 
 // ---- tiled 2-d (transposed inputs) -----------------------------------------------------
@@ -329,8 +317,8 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
 // and the other inputs). BLOCK threads are TS_TILE columns by BLOCK / TS_TILE rows; each
 // thread does TS_TILE * TS_TILE / BLOCK elements of a tile. Every global load of a tile (the
 // staged inputs' and the others') is issued before the barrier, the stores after it.
-// calc carries the two sizes (as its dividers' divisors) and the strides; no division is done
-// per element.
+// calc carries the two sizes (as its dividers' divisors) and the strides; offsets come from
+// calc.get_at(r, c), so no division is done per element.
 template <int BLOCK, unsigned STAGED, typename index_t, typename offset_t, typename Op,
           typename out_t, typename... In>
 __device__ __forceinline__ void ts_apply_tiled_2d(
@@ -363,10 +351,7 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
         const index_t c = c0 + ty + k * ROWS;
         if (r < rows && c < cols) {
           offset_t off[NARGS];
-#pragma unroll
-          for (int arg = 0; arg < NARGS; ++arg) {
-            off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
-          }
+          calc.get_at(r, c, off);
           ins.stage(ty + k * ROWS, tx, off + 1);
         }
       }
@@ -376,10 +361,7 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
       const index_t c = c0 + tx;
       if (r < rows && c < cols) {
         offset_t off[NARGS];
-#pragma unroll
-        for (int arg = 0; arg < NARGS; ++arg) {
-          off[arg] = (offset_t)r * calc.strides[0][arg] + (offset_t)c * calc.strides[1][arg];
-        }
+        calc.get_at(r, c, off);
         out_off[k] = off[0];
         ins.load_direct(k, off + 1);
       }
