@@ -462,7 +462,7 @@ pub enum GpuError {
         /// The allocator's [`name`](crate::storage::DeviceAllocator::name).
         allocator: &'static str,
         /// Where its memory lives, as it reports.
-        location: crate::storage::MemoryLocation,
+        location: crate::memory_location::MemoryLocation,
     },
     /// An op's name or CUDA expression is not one the kernel generator accepts (see
     /// [`crate::ops::op::check_op_source`]); nothing was compiled.

@@ -12,17 +12,32 @@
 //!
 //! See the README for a tour and the table mapping Caffe / MXNet / PyTorch names to this API.
 
-pub mod device;
+// The layers, bottom to top (docs/ARCHITECTURE.md; tests/architecture.rs checks that each
+// folder imports only from the layers below it).
+//
+// base
 pub mod element;
 pub mod error;
-pub mod gpu;
-pub mod int_divider;
+mod host_vec;
 pub mod layout;
-pub mod offset_calculator;
+mod memory_location;
+// op definitions
 pub mod ops;
-pub mod storage;
-pub mod synced;
+// tensor types and the backend contract
+pub mod device;
 pub mod tensor;
+// allocator algorithms
+pub mod storage;
+// the GPU runtime
+mod runtime;
+// the engines (never import each other)
+mod engine_cpu;
+mod engine_gpu;
+// Caffe's SyncedMemory and Blob
+pub mod synced;
+// facades: public paths kept where users have them
+pub mod gpu;
+pub use engine_gpu::{int_divider, offset_calculator};
 
 pub use device::{Cpu, Device};
 pub use element::{DType, Element, FloatElement, Numeric, Signed};

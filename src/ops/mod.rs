@@ -4,16 +4,20 @@
 //!   expression per op).
 //! - [`table`]: every op, defined once, with a table of bounds and CUDA expressions.
 //! - [`cast`]: element conversion ([`Cast`]).
-//! - [`backend`]: the [`Backend`] trait engines implement.
-//! - `cpu`: the CPU engine (`impl Backend for Cpu`).
+//!
+//! Op definitions only: what an op computes, per element type. No tensor, no engine: the
+//! [`Backend`] contract lives in [`crate::tensor::backend`] (re-exported here under its old
+//! paths, `ops::Backend` and `ops::backend`), the engines in `src/engine_cpu/` and
+//! `src/engine_gpu/`. See `docs/ARCHITECTURE.md`.
 
-pub mod backend;
 pub mod cast;
 pub mod compute;
-pub(crate) mod cpu;
 pub mod op;
 pub mod table;
 
-pub use backend::Backend;
+// Compatibility re-exports (the public paths `ops::Backend` and `ops::backend` predate the
+// move of the contract to the tensor layer); the architecture test allows exactly these.
+pub use crate::tensor::backend;
+pub use crate::tensor::backend::Backend;
 pub use cast::Cast;
 pub use op::{BinaryOp, TernaryOp, UnaryOp};

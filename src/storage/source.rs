@@ -28,35 +28,7 @@ impl std::fmt::Display for SourceError {
     }
 }
 
-/// Where the memory of a [`MemorySource`] or a
-/// [`DeviceAllocator`](super::allocator::DeviceAllocator) lives, and so which code may touch
-/// it: kernels and copies of one GPU, or the CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MemoryLocation {
-    /// Device memory of the GPU with this ordinal (`cuMemAlloc`, `cuMemAllocAsync`).
-    Device {
-        /// The GPU's ordinal.
-        ordinal: usize,
-    },
-    /// Ordinary (pageable) host memory, such as [`HostMemorySource`]'s.
-    ///
-    /// [`HostMemorySource`]: super::host_source::HostMemorySource
-    Host,
-    /// Page-locked host memory registered with the CUDA driver (`cuMemHostAlloc`): readable
-    /// by the CPU and a legal end of asynchronous copies to or from any GPU.
-    PinnedHost,
-}
-
-impl std::fmt::Display for MemoryLocation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MemoryLocation::Device { ordinal } => write!(f, "device memory of GPU {ordinal}"),
-            MemoryLocation::Host => f.write_str("pageable host memory"),
-            MemoryLocation::PinnedHost => f.write_str("pinned host memory"),
-        }
-    }
-}
+pub use crate::memory_location::MemoryLocation;
 
 /// A provider of raw memory regions and of stream events.
 ///

@@ -8,7 +8,7 @@
 use super::host::HostBuffer;
 use crate::element::Element;
 use crate::error::{Error, GpuError};
-use crate::gpu::{Gpu, GpuStorage, PinnedBuffer, Stream};
+use crate::runtime::{Gpu, GpuStorage, PinnedBuffer, Stream};
 
 /// What the state machine needs from a device: zero-filled allocations on both sides and
 /// blocking copies. Every call is fallible and leaves its arguments valid on failure.

@@ -17,7 +17,7 @@ use super::synced_memory::SyncedMemory;
 use super::transition_error::TransitionError;
 use crate::element::Element;
 use crate::error::{Error, GpuError, LayoutError, StateError};
-use crate::gpu::{Gpu, GpuStorage, GpuStorageMut, Stream};
+use crate::runtime::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 impl<T: Element> SyncedMemory<T, Uninitialized> {
     /// Memory of `len` elements tied to `gpu`, copying on its default stream; its CPU copy

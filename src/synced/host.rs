@@ -7,7 +7,7 @@
 
 use crate::element::Element;
 use crate::error::{AllocError, Error};
-use crate::gpu::PinnedBuffer;
+use crate::runtime::PinnedBuffer;
 
 mod sealed {
     pub trait Sealed {}

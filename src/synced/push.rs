@@ -15,7 +15,7 @@ use super::synced_memory::SyncedMemory;
 use super::transition_error::TransitionError;
 use crate::element::Element;
 use crate::error::{Error, GpuError, StateError};
-use crate::gpu::{GpuStorage, Stream};
+use crate::runtime::{GpuStorage, Stream};
 
 impl<T: Element, H: HostSlot<T>> SyncedMemory<T, HeadAtCpu, H> {
     /// Queues the host-to-device copy on `stream` (Caffe `async_gpu_push`, which requires

@@ -22,20 +22,19 @@
 //! rules and return [`crate::Result`]: bad shapes are errors, never panics.
 
 mod arith;
-mod cpu;
+pub mod backend;
 mod interop;
 pub mod ops;
 mod shape_ops;
-mod transfer;
 mod view;
 
+pub use backend::Backend;
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
 use crate::device::{Cpu, Device, Storage};
 use crate::element::Element;
 use crate::error::{Handback, Result};
 use crate::layout::Layout;
-use crate::ops::Backend;
 
 /// An n-dimensional array that owns its memory on device `D`.
 ///
@@ -176,6 +175,13 @@ impl<T: Element, D: Backend> Tensor<T, D> {
             self.layout.clone(),
             &self.device,
         )
+    }
+
+    /// The storage, writable, with the layout that indexes it: for the engines' in-place
+    /// methods (the fields stay private to this module, so the layout cannot be changed
+    /// behind the tensor's back).
+    pub(crate) fn storage_mut_and_layout(&mut self) -> (&mut D::Storage<T>, &Layout) {
+        (&mut self.storage, &self.layout)
     }
 
     /// Wraps storage that holds exactly the row-major elements of `layout` (internal: the

@@ -9,7 +9,7 @@
 use super::{Tensor, TensorView, TensorViewMut};
 use crate::element::Element;
 use crate::error::Result;
-use crate::ops::Backend;
+use crate::tensor::Backend;
 
 /// Emits the layout methods. `$recv` is the receiver, `$s` the `self` token (passed in so that
 /// receiver and body share hygiene), `$out` the returned view type.

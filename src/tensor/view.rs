@@ -4,7 +4,7 @@ use crate::device::{Cpu, Storage};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::ops::Backend;
+use crate::tensor::Backend;
 
 use super::Tensor;
 

@@ -4,15 +4,15 @@
 //! `Uninitialized` (sums are 0, a scale does nothing). The state after a write is the type
 //! Caffe's `mutable_*_data()` leaves: a scale of `Synced` data makes the GPU side the head.
 
-use super::gpu_reduce::{self, Term};
 use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
 use crate::device::Cpu;
 use crate::element::FloatElement;
+use crate::engine_gpu::pointwise;
+use crate::engine_gpu::reduce::{self as gpu_reduce, Term};
 use crate::error::Error;
-use crate::gpu::{pointwise, GpuStorage, Stream};
 use crate::layout::Layout;
 use crate::ops::table::{MulScalar, Sub};
-use crate::ops::Backend;
+use crate::runtime::{GpuStorage, Stream};
 use crate::synced::accel::GpuAccel;
 use crate::synced::host::OwnedHost;
 use crate::synced::raw::RawSynced;
@@ -21,6 +21,7 @@ use crate::synced::state::{
 };
 use crate::synced::synced_memory::SyncedMemory;
 use crate::synced::transition_error::TransitionError;
+use crate::tensor::Backend;
 use crate::tensor::{TensorView, TensorViewMut};
 
 mod sealed {

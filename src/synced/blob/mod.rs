@@ -17,7 +17,6 @@
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
 
 mod dyn_blob;
-mod gpu_reduce;
 mod math;
 mod shape;
 mod side;
@@ -42,7 +41,7 @@ use super::transition_error::TransitionError;
 use super::OwnedHost;
 use crate::element::Element;
 use crate::error::{Error, GpuError, LayoutError, StateError};
-use crate::gpu::{Gpu, GpuStorage, GpuStorageMut, Stream};
+use crate::runtime::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 /// Caffe's `Blob`: a shape, a data memory in state `D` and a diff memory in state `G`.
 ///

@@ -1,7 +1,12 @@
-//! The GPU runtime: devices, streams, events, memory sources, allocators and device buffers.
+//! The GPU: devices, streams, events, memory sources, allocators and device buffers (the
+//! runtime), and the GPU engine's public parts ([`pointwise`] kernels, [`compile`]).
+//!
+//! A facade: this module only re-exports. The code lives in `src/runtime/` (driver, device,
+//! streams, buffers) and `src/engine_gpu/` (code generation, compilation, launches); see
+//! `docs/ARCHITECTURE.md`. Code inside the crate imports from those folders, never from here.
 //!
 //! Layered like cudarc:
-//! - `driver` (private) owns every raw driver call and its `unsafe`; each call returns
+//! - `driver` (private, `src/runtime/driver.rs`) owns every raw driver call and its `unsafe`; each call returns
 //!   `Result<_, GpuError>` naming the call and the driver's error.
 //! - Typed wrappers above it, one concept per module: [`Gpu`] (a device and what it owns),
 //!   [`Stream`], [`Event`], the memory sources [`DeviceMemorySource`] and
@@ -27,28 +32,9 @@
 //! # }
 //! ```
 
-mod buffer;
-pub mod compile;
-mod device;
-mod driver;
-mod driver_pool;
-mod error_slot;
-mod event;
-mod memory_source;
-mod pinned_buffer;
-mod pinned_source;
-pub mod pointwise;
-mod sleep;
-mod storage_mut;
-mod stream;
-mod stream_order;
-
-pub use buffer::{GpuStorage, PendingCopy};
-pub use device::{AllocatorKind, Gpu, GpuOptions};
-pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
-pub use event::Event;
-pub use memory_source::DeviceMemorySource;
-pub use pinned_buffer::PinnedBuffer;
-pub use pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
-pub use storage_mut::GpuStorageMut;
-pub use stream::Stream;
+pub use crate::engine_gpu::{compile, pointwise};
+pub use crate::runtime::{
+    AllocatorKind, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions, Event, Gpu,
+    GpuOptions, GpuStorage, GpuStorageMut, PendingCopy, PinnedBuffer, PinnedHostAllocator,
+    PinnedHostOptions, PinnedHostSource, Stream,
+};

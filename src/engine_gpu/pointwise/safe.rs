@@ -13,9 +13,9 @@
 
 use crate::element::Element;
 use crate::error::Error;
-use crate::gpu::{GpuStorage, Stream};
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
+use crate::runtime::{GpuStorage, Stream};
 
 use super::launch::{self, RawOperand};
 

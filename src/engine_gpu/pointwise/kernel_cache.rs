@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaFunction};
 
+use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::error::GpuError;
-use crate::gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 
 use super::plan::{Form, IndexWidth};
 use super::source::KernelSpec;
@@ -133,7 +133,11 @@ fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuEr
 }
 
 /// The compile layer's key for `spec` on a device of `arch`, whose source is `source`.
-pub fn kernel_key(spec: &KernelSpec, arch: crate::gpu::compile::Arch, source: &str) -> KernelKey {
+pub fn kernel_key(
+    spec: &KernelSpec,
+    arch: crate::engine_gpu::compile::Arch,
+    source: &str,
+) -> KernelKey {
     let vector_width = match spec.form {
         Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
         Form::Strided { .. } | Form::Tiled2d { .. } => 1,
@@ -162,8 +166,8 @@ mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
-    use crate::gpu::pointwise::plan::{VectorLaunch, VectorShape};
-    use crate::gpu::pointwise::source::Operand;
+    use crate::engine_gpu::pointwise::plan::{VectorLaunch, VectorShape};
+    use crate::engine_gpu::pointwise::source::Operand;
 
     fn spec(op: &'static str, expr: &'static str, form: Form) -> KernelSpec {
         let f = Operand::of::<f32>();
@@ -208,10 +212,10 @@ mod tests {
         assert_ne!(add, f16_add);
         assert_ne!(build.hash_one(add), build.hash_one(f16_add));
         // The vector form's launch shape separates front keys and compile keys.
-        let arch = crate::gpu::compile::Arch::new(9, 0);
+        let arch = crate::engine_gpu::compile::Arch::new(9, 0);
         let keys: Vec<_> = VectorLaunch::ALL
             .iter()
-            .filter(|v| v.grid == crate::gpu::pointwise::plan::GridPolicy::Capped)
+            .filter(|v| v.grid == crate::engine_gpu::pointwise::plan::GridPolicy::Capped)
             .map(|v| {
                 let mut s = add;
                 s.vector = v.shape;
@@ -231,7 +235,7 @@ mod tests {
 
     #[test]
     fn compile_keys_name_the_rank_width_and_source() {
-        let arch = crate::gpu::compile::Arch::new(9, 0);
+        let arch = crate::engine_gpu::compile::Arch::new(9, 0);
         let s = spec(
             "add",
             "ts_add(a, b)",

@@ -15,9 +15,9 @@ use std::any::Any;
 use std::ffi::c_void;
 
 use crate::element::Element;
+use crate::engine_gpu::offset_calculator::OffsetCalculator;
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Layout};
-use crate::offset_calculator::OffsetCalculator;
 use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
 
 use super::kernel_cache::{self, LoadedKernel};
@@ -475,7 +475,7 @@ unsafe fn launch_kernel(
 mod tests {
     use super::*;
     use crate::element::DType;
-    use crate::offset_calculator::OffsetCalculator;
+    use crate::engine_gpu::offset_calculator::OffsetCalculator;
 
     fn add_parts() -> OpParts {
         OpParts {

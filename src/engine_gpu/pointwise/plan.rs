@@ -27,9 +27,9 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::engine_gpu::offset_calculator::MAX_DIMS as CALC_MAX_DIMS;
 use crate::error::LayoutError;
 use crate::layout::CollapsedLayout;
-use crate::offset_calculator::MAX_DIMS as CALC_MAX_DIMS;
 
 /// Threads per block of every pointwise kernel (the generated `__launch_bounds__`).
 pub const BLOCK: u32 = 256;
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn ranks_the_layout_accepts_but_the_kernels_cannot_launch_are_typed_errors() {
-        use crate::offset_calculator::MAX_DIMS as CALC;
+        use crate::engine_gpu::offset_calculator::MAX_DIMS as CALC;
         const { assert!(CALC < crate::layout::MAX_DIMS) };
         for rank in [CALC + 1, CALC + 2, crate::layout::MAX_DIMS] {
             let c = unmergeable(rank);
@@ -515,7 +515,10 @@ mod tests {
         assert_eq!(p.form.rank(), CALC);
         let strides = [c.strides[0].as_slice(), c.strides[1].as_slice()];
         assert!(
-            crate::offset_calculator::OffsetCalculator::<u32, 2>::new(&c.shape, strides).is_ok()
+            crate::engine_gpu::offset_calculator::OffsetCalculator::<u32, 2>::new(
+                &c.shape, strides
+            )
+            .is_ok()
         );
         // A rank-32 op that collapses (contiguous operands) needs no calculator at all.
         let l = Layout::contiguous(&[1; crate::layout::MAX_DIMS]).unwrap();

@@ -1,12 +1,12 @@
 //! CPU-only tensor methods: constructors from host data, element access, host slices,
 //! reductions, and printing.
 
-use super::{Tensor, TensorView, TensorViewMut};
 use crate::device::Cpu;
 use crate::element::{Element, Numeric};
+use crate::engine_cpu as cpu;
 use crate::error::{LayoutError, Result};
 use crate::layout::Layout;
-use crate::ops::cpu;
+use crate::tensor::{Tensor, TensorView, TensorViewMut};
 
 impl<T: Element> Tensor<T, Cpu> {
     /// A row-major tensor of `shape` holding `data` (whose length must be the element count).
@@ -63,11 +63,11 @@ impl<T: Element> Tensor<T, Cpu> {
     /// The elements in row-major order, without copying when the tensor is row-major from the
     /// start of its storage and uses all of it.
     pub fn into_vec(self) -> Vec<T> {
-        let whole = self.layout.is_contiguous()
-            && self.layout.offset() == 0
-            && self.storage.len() == self.layout.numel();
+        let whole = self.layout().is_contiguous()
+            && self.layout().offset() == 0
+            && self.storage().len() == self.layout().numel();
         if whole {
-            self.storage
+            self.into_parts().0
         } else {
             // No larger than the storage this tensor already holds (it does not overlap).
             self.view().to_vec()
@@ -173,12 +173,13 @@ host_methods!(impl['a, T: Element] TensorViewMut<'a, T, Cpu>);
 impl<T: Element> Tensor<T, Cpu> {
     /// The elements as one slice in row-major order, when the layout is row-major contiguous.
     pub fn as_slice(&self) -> Option<&[T]> {
-        contiguous_range(&self.layout).map(|r| &self.storage[r])
+        contiguous_range(self.layout()).map(|r| &self.storage()[r])
     }
 
     /// The elements as one writable slice in row-major order, when contiguous.
     pub fn as_slice_mut(&mut self) -> Option<&mut [T]> {
-        contiguous_range(&self.layout).map(|r| &mut self.storage[r])
+        let (storage, layout) = self.storage_mut_and_layout();
+        contiguous_range(layout).map(|r| &mut storage[r])
     }
 }
 

@@ -10,54 +10,25 @@
 mod kernels;
 mod reduce;
 mod runs;
+mod tensor;
 
 pub(crate) use reduce::sum_map;
 
 use kernels::{Sink, SliceSink, VecSink};
 
-use super::backend::{check_same_shape, Backend};
-use super::op::{BinaryOp, TernaryOp, UnaryOp};
 use crate::device::Cpu;
 use crate::element::Element;
-use crate::error::{AllocError, Result};
+use crate::error::Result;
+pub(crate) use crate::host_vec::vec_with_capacity;
 use crate::layout::{collapse, CollapsedLayout, Layout};
+use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
+use crate::tensor::backend::{check_same_shape, Backend};
 use crate::tensor::{TensorView, TensorViewMut};
 
 impl<T: Element> crate::device::Storage<T> for [T] {
     fn len(&self) -> usize {
         <[T]>::len(self)
     }
-}
-
-/// An empty `Vec` with room for exactly `len` elements, or a typed error: the one way host
-/// buffers of a caller-chosen size are reserved in this crate, so a huge request is an
-/// error value, never an abort or a capacity-overflow panic.
-///
-/// # Errors
-/// [`AllocError::TooLarge`] when `len` elements exceed `isize::MAX` bytes,
-/// [`AllocError::OutOfMemory`] when the allocator refuses.
-pub(crate) fn vec_with_capacity<T>(len: usize) -> Result<Vec<T>> {
-    let elem_size = std::mem::size_of::<T>();
-    let bytes = len
-        .checked_mul(elem_size)
-        .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| AllocError::TooLarge {
-            device: "cpu".to_owned(),
-            elements: len,
-            elem_size,
-        })?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| AllocError::OutOfMemory {
-            device: "cpu".to_owned(),
-            requested: bytes,
-            free: 0,
-            total: 0,
-            allocated: 0,
-            reserved: 0,
-            cached: 0,
-        })?;
-    Ok(v)
 }
 
 /// Runs `kernel` into new row-major storage for the collapsed op `c` (whose operand 0 is the

@@ -7,12 +7,12 @@
 //! source of an upload, or read the target of a download, before the copy is done; they need
 //! a row-major host tensor because the DMA engine reads and writes one contiguous range.
 
-use super::Tensor;
 use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
-use crate::gpu::{Gpu, GpuStorage, PendingCopy, Stream};
 use crate::layout::Layout;
+use crate::runtime::{Gpu, GpuStorage, PendingCopy, Stream};
+use crate::tensor::Tensor;
 
 impl<T: Element> Tensor<T, Cpu> {
     /// A row-major copy on `gpu`, made on its default stream (waits for the copy).
@@ -80,7 +80,7 @@ impl<T: Element> Tensor<T, Gpu> {
                 packed.storage()
             }
         };
-        let mut host = crate::ops::Backend::zeros(&Cpu, dense.len())?;
+        let mut host = crate::tensor::Backend::zeros(&Cpu, dense.len())?;
         dense.copy_to_host(&mut host, stream)?;
         Tensor::from_vec(self.shape(), host)
     }

@@ -8,8 +8,8 @@
 
 use crate::element::Element;
 use crate::error::Result;
-use crate::gpu::{Gpu, GpuStorage};
 use crate::ops::{Backend, BinaryOp, TernaryOp, UnaryOp};
+use crate::runtime::{Gpu, GpuStorage};
 use crate::tensor::{TensorView, TensorViewMut};
 
 use super::safe;

@@ -36,7 +36,7 @@ mod sealed {
 
 /// CUDA C source of `IntDivider<index_t>` (`kernels/int_divider.cuh`), for assembling NVRTC
 /// programs. It has no `#include`s and needs no toolkit headers.
-pub const INT_DIVIDER_CUH: &str = include_str!("../kernels/int_divider.cuh");
+pub const INT_DIVIDER_CUH: &str = include_str!("../../kernels/int_divider.cuh");
 
 /// An unsigned index width that kernels compute with: `u32` or `u64` (sealed).
 ///

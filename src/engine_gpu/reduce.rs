@@ -1,20 +1,26 @@
 //! Blob reductions on the GPU (`kernels/blob_reduce.cu`): block reductions for `asum` /
 //! `sumsq`, compiled with NVRTC through [`crate::gpu::compile`] and launched on the blob's
-//! stream. The one module of `synced` that launches a kernel itself, and so the one with an
-//! `unsafe` launch. (`scale` and `update` run on the pointwise Apply kernels.)
+//! stream. `synced` calls [`reduce`]; the launch itself goes through the driver layer.
+//! (`scale` and `update` run on the pointwise Apply kernels.)
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::math::BlobElement;
+use super::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
+use crate::element::FloatElement;
 use crate::error::{Error, GpuError, LayoutError};
-use crate::gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
-use crate::gpu::{Gpu, GpuStorage, Stream};
+use crate::runtime::{Gpu, GpuStorage, Stream};
 
 /// Threads per block.
 const BLOCK: u32 = 256;
 /// At most this many blocks: enough to fill any current GPU, few partials to add.
 const MAX_GRID: usize = 1024;
-const TEMPLATE: &str = include_str!("../../../kernels/blob_reduce.cu");
+const TEMPLATE: &str = include_str!("../../kernels/blob_reduce.cu");
+
+/// The element types the reduction kernel is compiled for: floats the driver can pass by
+/// value (the Blob's `BlobElement` types, `f32` and `f64`).
+pub(crate) trait ReduceElement: FloatElement + cudarc::driver::DeviceRepr {}
+
+impl<T: FloatElement + cudarc::driver::DeviceRepr> ReduceElement for T {}
 
 /// What a reduction adds up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +32,7 @@ pub(crate) enum Term {
 }
 
 /// The kernel source for `T`: the template after the definitions it expects.
-pub(crate) fn source<T: BlobElement>() -> String {
+pub(crate) fn source<T: ReduceElement>() -> String {
     format!(
         "#define TS_ELEM {}\n#define TS_BLOCK {BLOCK}\n{TEMPLATE}",
         T::CUDA_TYPE
@@ -62,7 +68,7 @@ fn element_count(op: &'static str, n: usize, len: usize) -> Result<u64, Error> {
 }
 
 /// The reduction kernel for `T`, loaded on `gpu`.
-fn function<T: BlobElement>(
+fn function<T: ReduceElement>(
     gpu: &Gpu,
 ) -> Result<std::sync::Arc<cudarc::driver::CudaFunction>, GpuError> {
     let ctx = gpu.context();
@@ -89,7 +95,7 @@ fn launch_error(e: cudarc::driver::DriverError) -> Error {
 }
 
 /// `sum(term(x[i]))` over the first `n` elements, in double, on `stream`.
-pub(crate) fn reduce<T: BlobElement>(
+pub(crate) fn reduce<T: ReduceElement>(
     x: &GpuStorage<T>,
     n: usize,
     term: Term,
@@ -132,7 +138,7 @@ pub(crate) fn reduce<T: BlobElement>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::compile::{nvrtc, target_for, Arch};
+    use crate::engine_gpu::compile::{nvrtc, target_for, Arch};
 
     #[test]
     fn grid_covers_small_and_caps_large_counts() {

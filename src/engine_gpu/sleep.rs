@@ -7,8 +7,8 @@ use std::time::Duration;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
-use super::stream::Stream;
 use crate::error::GpuError;
+use crate::runtime::Stream;
 
 const SOURCE: &str = include_str!("../../kernels/sleep.cu");
 
@@ -55,7 +55,7 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::compile::{nvrtc, target_for, Arch};
+    use crate::engine_gpu::compile::{nvrtc, target_for, Arch};
 
     /// The kernel compiles with NVRTC (no GPU needed; skips without libnvrtc, see
     /// scripts/install-nvrtc.sh).

@@ -28,8 +28,8 @@ use crate::error::Result;
 use crate::layout::Layout;
 use crate::tensor::{TensorView, TensorViewMut};
 
-use super::op::{BinaryOp, TernaryOp, UnaryOp};
-use super::table::Identity;
+use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
+use crate::ops::table::Identity;
 
 /// A device with a pointwise engine.
 ///

@@ -12,12 +12,12 @@
 //! - [`OffsetCalculator::kernel_param_bytes`], the byte image of the CUDA C struct in
 //!   `kernels/offset_calculator.cuh`, passed by value to a kernel compiled for this rank.
 
+use crate::engine_gpu::int_divider::{IndexInt, IntDivider};
 use crate::error::LayoutError;
-use crate::int_divider::{IndexInt, IntDivider};
 
 /// CUDA C source of `OffsetCalculator<NDIMS, NARGS, index_t, offset_t>`
 /// (`kernels/offset_calculator.cuh`). Place it after [`crate::int_divider::INT_DIVIDER_CUH`].
-pub const OFFSET_CALCULATOR_CUH: &str = include_str!("../kernels/offset_calculator.cuh");
+pub const OFFSET_CALCULATOR_CUH: &str = include_str!("../../kernels/offset_calculator.cuh");
 
 /// Most dims a calculator takes (PyTorch's `MAX_DIMS`); keeps the kernel parameter block
 /// well under the 4 KiB parameter limit for every index width and operand count used.

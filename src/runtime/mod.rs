@@ -1,0 +1,30 @@
+//! The GPU runtime: driver, devices, streams, events, memory sources, the driver pool and
+//! device and pinned buffers. Published as [`crate::gpu`] (which holds the user-facing guide).
+//!
+//! Layered like cudarc: `driver` owns every raw driver call and its `unsafe`, each call
+//! returning `Result<_, GpuError>` that names the call; the typed wrappers above it hold one
+//! concept per module. Below the GPU engine (`engine_gpu`), above [`crate::storage`] and
+//! [`crate::tensor`]; see `docs/ARCHITECTURE.md`.
+
+pub(crate) mod buffer;
+pub(crate) mod device;
+pub(crate) mod driver;
+mod driver_pool;
+mod error_slot;
+mod event;
+mod memory_source;
+mod pinned_buffer;
+mod pinned_source;
+mod storage_mut;
+pub(crate) mod stream;
+mod stream_order;
+
+pub use buffer::{GpuStorage, PendingCopy};
+pub use device::{AllocatorKind, Gpu, GpuOptions};
+pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
+pub use event::Event;
+pub use memory_source::DeviceMemorySource;
+pub use pinned_buffer::PinnedBuffer;
+pub use pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
+pub use storage_mut::GpuStorageMut;
+pub use stream::Stream;
