@@ -3,12 +3,12 @@
 //! stream. `synced` calls [`reduce`]; the launch itself goes through the driver layer.
 //! (`scale` and `update` run on the pointwise Apply kernels.)
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use std::ffi::c_void;
 
 use super::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::element::FloatElement;
 use crate::error::{Error, GpuError, LayoutError};
-use crate::runtime::{Gpu, GpuStorage, Stream};
+use crate::runtime::{driver, Gpu, GpuStorage, Stream};
 
 /// Threads per block.
 const BLOCK: u32 = 256;
@@ -46,14 +46,6 @@ fn grid_for(n: usize) -> u32 {
     u32::try_from(blocks).unwrap_or(1)
 }
 
-fn config(n: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (grid_for(n), 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 fn element_count(op: &'static str, n: usize, len: usize) -> Result<u64, Error> {
     if n > len {
         return Err(LayoutError::ShapeMismatch {
@@ -86,12 +78,9 @@ fn function<T: ReduceElement>(
     KernelCache::global().function(ctx, &key, source::<T>)
 }
 
-fn launch_error(e: cudarc::driver::DriverError) -> Error {
-    GpuError::Driver {
-        call: "cuLaunchKernel",
-        message: e.to_string(),
-    }
-    .into()
+/// A kernel parameter: the address of its value, as `cuLaunchKernel` takes it.
+fn param<V>(value: &V) -> *mut c_void {
+    std::ptr::from_ref(value).cast_mut().cast()
 }
 
 /// `sum(term(x[i]))` over the first `n` elements, in double, on `stream`.
@@ -107,8 +96,8 @@ pub(crate) fn reduce<T: ReduceElement>(
         return Ok(0.0);
     }
     let gpu = x.gpu();
-    let cfg = config(n);
-    let mut partial = GpuStorage::<f64>::zeros(gpu, cfg.grid_dim.0 as usize, stream)?;
+    let grid = grid_for(n);
+    let mut partial = GpuStorage::<f64>::zeros(gpu, grid as usize, stream)?;
     x.access_read(OP, stream)?;
     let func = function::<T>(gpu)?;
     let x_ptr = x.device_ptr();
@@ -116,12 +105,12 @@ pub(crate) fn reduce<T: ReduceElement>(
     // Fresh on `stream`, so this orders nothing; every write goes through the stream order.
     partial.access_write(OP, stream)?;
     let partial_ptr = partial.device_ptr_mut();
-    let mut launch = stream.cuda().launch_builder(&func);
-    launch
-        .arg(&x_ptr)
-        .arg(&count)
-        .arg(&square)
-        .arg(&partial_ptr);
+    let mut params = [
+        param(&x_ptr),
+        param(&count),
+        param(&square),
+        param(&partial_ptr),
+    ];
     // SAFETY: the arguments match `ts_blob_reduce(const TS_ELEM*, unsigned long long, int,
     // double*)` in order and size, TS_ELEM being `T::CUDA_TYPE` (the module was compiled
     // for `T`). `x` holds at least `count` initialised elements (checked above), and
@@ -130,8 +119,18 @@ pub(crate) fn reduce<T: ReduceElement>(
     // and was allocated on `stream`. Both stay allocated
     // until the kernel has run: `to_vec` below waits for `stream` before this returns (and
     // their frees are stream-ordered after it in any case). The function was loaded in
-    // `gpu`'s context, which `stream` belongs to (`access_read` checked it).
-    unsafe { launch.launch(cfg) }.map_err(launch_error)?;
+    // `gpu`'s context, which `stream` belongs to (`access_read` checked it). The four values
+    // `params` points to live until the call returns. `grid` is at most MAX_GRID blocks of
+    // BLOCK threads, the kernel's block size.
+    unsafe {
+        driver::launch_kernel(
+            stream.cuda(),
+            &func,
+            (grid, 1, 1),
+            (BLOCK, 1, 1),
+            &mut params,
+        )
+    }?;
     Ok(partial.to_vec(stream)?.iter().sum())
 }
 

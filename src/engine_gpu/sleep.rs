@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use std::ffi::c_void;
 
 use super::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::error::GpuError;
-use crate::runtime::Stream;
+use crate::runtime::{driver, Stream};
 
 const SOURCE: &str = include_str!("../../kernels/sleep.cu");
 
@@ -34,21 +34,12 @@ impl Stream {
         };
         let func = KernelCache::global().function(ctx, &key, || SOURCE.to_owned())?;
         let ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        let mut launch = self.cuda().launch_builder(&func);
-        launch.arg(&ns);
-        let one = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the argument matches `ts_sleep(unsigned long long)` in order and size; the
-        // kernel dereferences no pointer, so it cannot touch memory; the function was loaded
-        // in this stream's context.
-        unsafe { launch.launch(one) }.map_err(|e| GpuError::Driver {
-            call: "cuLaunchKernel",
-            message: e.to_string(),
-        })?;
-        Ok(())
+        let mut params = [std::ptr::from_ref(&ns).cast_mut().cast::<c_void>()];
+        // SAFETY: the one parameter matches `ts_sleep(unsigned long long)` in order and size
+        // and `ns` outlives the call; the kernel dereferences no pointer, so it cannot touch
+        // memory; the function was loaded in this stream's context; one block of one thread
+        // is within every limit.
+        unsafe { driver::launch_kernel(self.cuda(), &func, (1, 1, 1), (1, 1, 1), &mut params) }
     }
 }
 

@@ -17,7 +17,8 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
 
 use crate::error::GpuError;
 
@@ -362,6 +363,86 @@ pub(crate) unsafe fn memcpy_dtod_async(
     // SAFETY: the caller guarantees both ranges for the copy's duration.
     unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
         .call("cuMemcpyDtoDAsync")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modules, functions and kernel launches (used by the GPU engine)
+// ---------------------------------------------------------------------------------------------
+
+/// The compute capability `(major, minor)` of `ctx`'s device: two `cuDeviceGetAttribute`
+/// calls.
+pub(crate) fn compute_capability(ctx: &CudaContext) -> Result<(i32, i32), GpuError> {
+    ctx.compute_capability().call("cuDeviceGetAttribute")
+}
+
+/// `cuModuleLoadData`: loads a compiled image (PTX or cubin) into `ctx`.
+pub(crate) fn load_module(ctx: &Arc<CudaContext>, image: Ptx) -> Result<Arc<CudaModule>, GpuError> {
+    ctx.load_module(image).call("cuModuleLoadData")
+}
+
+/// `cuModuleGetFunction`: the entry point `entry` of `module`.
+///
+/// # Errors
+/// [`GpuError::Driver`] when `entry` holds a NUL byte (refused before the call) or the module
+/// has no such function.
+pub(crate) fn load_function(
+    module: &Arc<CudaModule>,
+    entry: &str,
+) -> Result<CudaFunction, GpuError> {
+    if entry.contains('\0') {
+        return Err(GpuError::Driver {
+            call: "cuModuleGetFunction",
+            message: format!("kernel name {entry:?} contains a NUL byte"),
+        });
+    }
+    module.load_function(entry).call("cuModuleGetFunction")
+}
+
+/// `cuOccupancyMaxActiveBlocksPerMultiprocessor` for `function` launched with `block`
+/// threads and no dynamic shared memory.
+pub(crate) fn max_active_blocks_per_multiprocessor(
+    function: &CudaFunction,
+    block: u32,
+) -> Result<u32, GpuError> {
+    function
+        .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+        .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")
+}
+
+/// `cuLaunchKernel`: queues `function` on `stream` with a `grid` of `block`-thread blocks
+/// and no dynamic shared memory, after binding the stream's context (`cuCtxSetCurrent`).
+/// The one place in the crate that launches a kernel.
+///
+/// # Safety
+/// - `params` holds one pointer per parameter of `function`'s entry point, in declaration
+///   order, each pointing to a value of that parameter's type and size, valid for the call
+///   (the driver copies the values before it returns);
+/// - the memory the kernel reaches through those values is valid for every access it makes
+///   until the kernel has run on `stream`;
+/// - `function` was loaded in `stream`'s context;
+/// - `grid` and `block` are within the device's limits and the kernel's launch bounds.
+pub(crate) unsafe fn launch_kernel(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    params: &mut [*mut c_void],
+) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    // SAFETY: the caller upholds the parameter list, memory validity, context and size
+    // requirements above; `function` and `stream` are live handles for the duration of the
+    // call (borrowed).
+    unsafe {
+        result::launch_kernel(
+            function.cu_function(),
+            grid,
+            block,
+            0,
+            stream.cu_stream(),
+            params,
+        )
+    }
+    .call("cuLaunchKernel")
 }
 
 // ---------------------------------------------------------------------------------------------

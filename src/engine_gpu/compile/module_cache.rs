@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaContext, CudaFunction, DriverError};
+use cudarc::driver::{CudaContext, CudaFunction};
 
 use super::arch::{Arch, Target};
 use super::disk_cache::{entry_key, DiskCache, Origin};
@@ -14,6 +14,7 @@ use super::nvrtc;
 use super::once_map::OnceMap;
 use super::KernelKey;
 use crate::error::GpuError;
+use crate::runtime::driver;
 
 /// What a [`KernelCache`] has done since it was created.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -176,30 +177,12 @@ impl KernelCache {
     }
 }
 
-/// A driver error as a [`GpuError::Driver`] naming the call.
-pub(crate) fn driver_error(call: &'static str, err: DriverError) -> GpuError {
-    let name = err
-        .error_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| format!("{:?}", err.0));
-    let text = err
-        .error_string()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    GpuError::Driver {
-        call,
-        message: format!("{name}: {text}"),
-    }
-}
-
 /// The compute capability of `ctx`'s device.
 ///
 /// # Errors
 /// [`GpuError::Driver`] if the driver cannot say.
 pub fn device_arch(ctx: &CudaContext) -> Result<Arch, GpuError> {
-    let (major, minor) = ctx
-        .compute_capability()
-        .map_err(|e| driver_error("cuDeviceGetAttribute", e))?;
+    let (major, minor) = driver::compute_capability(ctx)?;
     Ok(Arch::new(
         u32::try_from(major).unwrap_or(0),
         u32::try_from(minor).unwrap_or(0),
@@ -242,18 +225,8 @@ fn load_function(
     image: &KernelImage,
     entry: &str,
 ) -> Result<CudaFunction, GpuError> {
-    let module = ctx
-        .load_module(image.to_cudarc()?)
-        .map_err(|e| driver_error("cuModuleLoadData", e))?;
-    if entry.contains('\0') {
-        return Err(GpuError::Driver {
-            call: "cuModuleGetFunction",
-            message: format!("kernel name {entry:?} contains a NUL byte"),
-        });
-    }
-    module
-        .load_function(entry)
-        .map_err(|e| driver_error("cuModuleGetFunction", e))
+    let module = driver::load_module(ctx, image.to_cudarc()?)?;
+    driver::load_function(&module, entry)
 }
 
 /// Timings of one cold start: a kernel obtained with empty in-process caches.

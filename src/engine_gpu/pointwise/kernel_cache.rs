@@ -17,6 +17,7 @@ use cudarc::driver::{CudaContext, CudaFunction};
 
 use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::error::GpuError;
+use crate::runtime::driver;
 
 use super::plan::{Form, IndexWidth};
 use super::source::KernelSpec;
@@ -114,16 +115,11 @@ fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuEr
     let source = spec.source();
     let key = kernel_key(spec, device_arch(ctx)?, &source);
     let function = KernelCache::global().function(ctx, &key, || source)?;
-    let driver = |call, e: cudarc::driver::DriverError| GpuError::Driver {
-        call,
-        message: e.to_string(),
-    };
-    let per_sm = function
-        .occupancy_max_active_blocks_per_multiprocessor(spec.block(), 0, None)
-        .map_err(|e| driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
-    let sms = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map_err(|e| driver("cuDeviceGetAttribute", e))?;
+    let per_sm = driver::max_active_blocks_per_multiprocessor(&function, spec.block())?;
+    let sms = driver::device_attribute(
+        ctx,
+        CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+    )?;
     Ok(LoadedKernel {
         function,
         max_blocks: per_sm

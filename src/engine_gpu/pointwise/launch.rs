@@ -16,9 +16,10 @@ use std::ffi::c_void;
 
 use crate::element::Element;
 use crate::engine_gpu::offset_calculator::OffsetCalculator;
-use crate::error::{Error, GpuError, LayoutError};
+use crate::error::{Error, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Layout};
 use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
+use crate::runtime::driver;
 
 use super::kernel_cache::{self, LoadedKernel};
 use super::plan::{
@@ -430,7 +431,7 @@ fn calc_bytes<const N: usize>(
     })
 }
 
-/// The `cuLaunchKernel` call.
+/// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`).
 ///
 /// # Safety
 /// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
@@ -443,14 +444,6 @@ unsafe fn launch_kernel(
     block: u32,
     mut args: KernelArgs,
 ) -> Result<(), Error> {
-    let driver = |call, e: cudarc::driver::DriverError| GpuError::Driver {
-        call,
-        message: e.to_string(),
-    };
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| driver("cuCtxSetCurrent", e))?;
     let mut params = args.pointers();
     // SAFETY: the function's contract gives the parameter list and memory validity;
     // `params` points into `args`, which lives (unmoved) until this call returns, and the
@@ -459,16 +452,15 @@ unsafe fn launch_kernel(
     // threads; the grid is at most the resident-block count, or for a full grid at most
     // 2^31 - 1 blocks, `launch_grid`).
     unsafe {
-        cudarc::driver::result::launch_kernel(
-            kernel.function.cu_function(),
+        driver::launch_kernel(
+            stream,
+            &kernel.function,
             (grid, 1, 1),
             (block, 1, 1),
-            0,
-            stream.cu_stream(),
             &mut params,
         )
     }
-    .map_err(|e| driver("cuLaunchKernel", e).into())
+    .map_err(Error::from)
 }
 
 #[cfg(test)]
