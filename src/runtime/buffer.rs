@@ -252,7 +252,7 @@ impl<T: Element> GpuStorage<T> {
     /// The elements in a `Vec`, copied on `stream` (waits for it).
     pub fn to_vec(&self, stream: &Stream) -> Result<Vec<T>, Error> {
         // Reserved fallibly: a huge storage gives a typed error, not an abort.
-        let mut out = crate::engine_cpu::vec_with_capacity(self.len)?;
+        let mut out = crate::host_vec::vec_with_capacity(self.len)?;
         out.resize(self.len, T::ZERO);
         self.copy_to_host(&mut out, stream)?;
         Ok(out)

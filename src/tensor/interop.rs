@@ -127,7 +127,7 @@ impl<T: Element> Tensor<T, Cpu> {
         Dm: Dimension,
     {
         // A broadcast array may hold far more elements than memory: reserve fallibly.
-        let mut data = crate::engine_cpu::vec_with_capacity(array.len())?;
+        let mut data = crate::host_vec::vec_with_capacity(array.len())?;
         data.extend(array.iter().copied());
         Tensor::from_vec(array.shape(), data)
     }
