@@ -5,6 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::byte_len;
 use super::device::Gpu;
 use super::driver;
 use super::error_slot::ErrorSlot;
@@ -15,16 +16,6 @@ use super::stream_order::{Access, NewStream, StreamOrder};
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError, LayoutError};
 use crate::storage::allocator::{check_handed_out, Block};
-
-/// Bytes for `len` elements of `T`, or an error naming the overflow.
-pub(crate) fn byte_len<T: Element>(op: &'static str, len: usize) -> Result<usize, LayoutError> {
-    len.checked_mul(size_of::<T>())
-        .ok_or_else(|| LayoutError::SizeOverflow {
-            op,
-            shape: vec![len],
-            what: "bytes",
-        })
-}
 
 fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), LayoutError> {
     if expected == got {
@@ -563,6 +554,28 @@ static_assertions::assert_impl_all!(GpuStorage<f32>: Send, Sync, crate::device::
 static_assertions::assert_impl_all!(GpuStorage<bool>: Send, Sync);
 static_assertions::assert_not_impl_any!(GpuStorage<f32>: Clone);
 static_assertions::assert_impl_all!(PendingCopy<'static>: Send, Sync);
+
+/// `Gpu` as a [`Device`](crate::device::Device) (written here, with the storage it names,
+/// so that `device.rs` does not import buffers: buffers need the device, not the reverse).
+impl crate::device::sealed::Sealed for Gpu {}
+
+impl crate::device::Device for Gpu {
+    type Storage<T: Element> = GpuStorage<T>;
+
+    fn name(&self) -> String {
+        format!("cuda:{}", self.ordinal())
+    }
+}
+
+static_assertions::assert_impl_all!(Gpu: crate::device::Device);
+
+impl Gpu {
+    /// Zero-filled device memory for `len` elements, queued on the default stream
+    /// (shorthand for [`GpuStorage::zeros`]).
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<GpuStorage<T>, Error> {
+        GpuStorage::zeros(self, len, self.default_stream())
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::CudaContext;
 
-use super::buffer::GpuStorage;
 use super::driver;
 use super::driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 use super::error_slot::ErrorSlot;
@@ -15,7 +14,6 @@ use super::event::Event;
 use super::memory_source::DeviceMemorySource;
 use super::pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 use super::stream::Stream;
-use crate::element::Element;
 use crate::error::{Error, GpuError};
 use crate::storage::allocator::{AllocatorStats, DeviceAllocator};
 use crate::storage::source::MemoryLocation;
@@ -339,12 +337,6 @@ impl Gpu {
         self.inner.errors.take().map_or(Ok(()), Err)
     }
 
-    /// Zero-filled device memory for `len` elements, queued on the default stream
-    /// (shorthand for [`GpuStorage::zeros`]).
-    pub fn zeros<T: Element>(&self, len: usize) -> Result<GpuStorage<T>, Error> {
-        GpuStorage::zeros(self, len, self.default_stream())
-    }
-
     /// The primary context, for modules that load and launch kernels through cudarc.
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.inner.ctx
@@ -380,14 +372,4 @@ impl fmt::Debug for Gpu {
     }
 }
 
-impl crate::device::sealed::Sealed for Gpu {}
-
-impl crate::device::Device for Gpu {
-    type Storage<T: Element> = GpuStorage<T>;
-
-    fn name(&self) -> String {
-        format!("cuda:{}", self.ordinal())
-    }
-}
-
-static_assertions::assert_impl_all!(Gpu: Send, Sync, Clone, crate::device::Device);
+static_assertions::assert_impl_all!(Gpu: Send, Sync, Clone);

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaEvent};
 
 use super::driver;
-use super::stream::Stream;
 use crate::error::GpuError;
 
 /// A CUDA event (`CUevent`).
@@ -19,6 +18,14 @@ use crate::error::GpuError;
 ///
 /// Events made by [`Stream::record_event`] cannot time (they are cheaper to record and wait
 /// on); use [`Stream::record_timing_event`] for [`Event::elapsed_ms`].
+///
+/// (`Event::record` is written in `stream.rs`, so that this module does not import streams:
+/// streams make and wait on events, events only name the stream they are recorded on.)
+///
+/// [`Stream`]: crate::gpu::Stream
+/// [`Stream::wait_event`]: crate::gpu::Stream::wait_event
+/// [`Stream::record_event`]: crate::gpu::Stream::record_event
+/// [`Stream::record_timing_event`]: crate::gpu::Stream::record_timing_event
 pub struct Event {
     inner: CudaEvent,
     timing: bool,
@@ -31,12 +38,6 @@ impl Event {
             inner: driver::create_event(ctx, timing)?,
             timing,
         })
-    }
-
-    /// Captures the work queued on `stream` so far (`cuEventRecord`). Re-recording replaces
-    /// what the event captured; waits already queued on other streams are not affected.
-    pub fn record(&self, stream: &Stream) -> Result<(), GpuError> {
-        driver::event_record(&self.inner, stream.cuda())
     }
 
     /// Whether the captured work has finished (`cuEventQuery`); never blocks.

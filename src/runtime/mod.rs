@@ -28,3 +28,17 @@ pub use pinned_buffer::PinnedBuffer;
 pub use pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 pub use storage_mut::GpuStorageMut;
 pub use stream::Stream;
+
+/// Bytes for `len` elements of `T`, or an error naming the overflow.
+pub(crate) fn byte_len<T: crate::element::Element>(
+    op: &'static str,
+    len: usize,
+) -> Result<usize, crate::error::LayoutError> {
+    len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+        crate::error::LayoutError::SizeOverflow {
+            op,
+            shape: vec![len],
+            what: "bytes",
+        }
+    })
+}

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::buffer::byte_len;
+use super::byte_len;
 use super::device::Gpu;
 use super::error_slot::ErrorSlot;
 use super::event::Event;

@@ -197,3 +197,11 @@ impl fmt::Debug for Stream {
 }
 
 static_assertions::assert_impl_all!(Stream: Send, Sync, Clone);
+
+impl Event {
+    /// Captures the work queued on `stream` so far (`cuEventRecord`). Re-recording replaces
+    /// what the event captured; waits already queued on other streams are not affected.
+    pub fn record(&self, stream: &Stream) -> Result<(), GpuError> {
+        driver::event_record(self.cuda(), stream.cuda())
+    }
+}
