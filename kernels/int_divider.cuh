@@ -1,6 +1,6 @@
 // IntDivider: division by a run-time constant as multiply-high, add and shift.
 //
-// Mirrors src/int_divider.rs (same formulas, same widths; the Rust tests prove the math).
+// Mirrors src/engine_gpu/int_divider.rs (same formulas, same widths; the Rust tests prove the math).
 // For divisor d the host precomputes
 //   shift = ceil(log2 d),  magic = floor(2^N (2^shift - d) / d) + 1   (N = index width)
 // and then n / d == (umulhi(n, magic) + n) >> shift for EVERY N-bit n. The (N+1)-bit sum is

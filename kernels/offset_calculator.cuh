@@ -1,6 +1,6 @@
 // OffsetCalculator: linear index (row-major over a shape) -> one element offset per operand.
 //
-// Mirrors src/offset_calculator.rs, whose `kernel_param_bytes` writes this struct's exact byte
+// Mirrors src/engine_gpu/offset_calculator.rs, whose `kernel_param_bytes` writes this struct's exact byte
 // image; the kernel is compiled per rank (NDIMS) at run time and takes it by value, so sizes
 // and strides live in the parameter space and every loop below unrolls (no local-memory copy
 // of a dynamically indexed array, the nvcc pitfall THC's OffsetInfo works around).
