@@ -42,7 +42,7 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 ///   is kept alive.
 /// - Stream order (docs/STREAMS.md): `order` knows the stream of the last write and the
 ///   streams that read since. Every read or write of the memory, by any path of this crate
-///   (copies here, kernels, reductions), first goes through [`GpuStorage::access`], which
+///   (copies here, kernels, reductions), first goes through `GpuStorage::access`, which
 ///   makes the work's stream wait for what it must (a read for the last write, a write for
 ///   the last write and every read since) and records the access. Writes are asked through
 ///   `&mut self`, so a recorded write has been queued before anything else can order after

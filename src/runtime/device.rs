@@ -128,7 +128,7 @@ struct GpuInner {
 /// - the device's primary context (retained for as long as any clone, stream, buffer or
 ///   source of it lives);
 /// - its legacy default stream ([`Gpu::default_stream`]);
-/// - the device allocator every [`GpuStorage`] of this handle comes from, chosen at creation
+/// - the device allocator every [`GpuStorage`](crate::gpu::GpuStorage) of this handle comes from, chosen at creation
 ///   ([`GpuOptions`], [`Gpu::with_allocator`]);
 /// - the pinned-host source and the caching allocator over it
 ///   ([`Gpu::host_allocator`]) that staging [`PinnedBuffer`](super::PinnedBuffer)s come
