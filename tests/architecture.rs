@@ -466,6 +466,23 @@ fn check_driver(rel: &str, src: &str) -> Vec<String> {
     }
     let code = strip(src);
     let mut bad = Vec::new();
+    // A `GpuError::Driver { .. }` whose message is some error's text (`e.to_string()`): a
+    // driver failure worded outside `driver_error`. Refusals with a message of their own
+    // (`format!`, a literal) are fine.
+    let mut from = 0;
+    while let Some(at) = code[from..].find("GpuError::Driver") {
+        let start = from + at;
+        let rest = &code[start..];
+        let body_end = rest.find('}').unwrap_or(rest.len());
+        let body: String = rest[..body_end].split_whitespace().collect();
+        if body.starts_with("GpuError::Driver{") && body.contains(".to_string()") {
+            let line = code[..start].matches('\n').count() + 1;
+            bad.push(format!(
+                "src/{rel}:{line} builds GpuError::Driver from an error's text: use {DRIVER}'s driver_error"
+            ));
+        }
+        from = start + "GpuError::Driver".len();
+    }
     for (n, line) in code.lines().enumerate() {
         let squeezed: String = line.split_whitespace().collect();
         for pat in DRIVER_CALLS {
@@ -597,8 +614,15 @@ mod catches {
                    let m = ctx\n    .load_module(ptx)?;\n\
                    fn e(e: cudarc::driver::DriverError) -> GpuError { GpuError::Driver { call: \"x\", message: e.to_string() } }\n";
         let bad = check_driver("engine_gpu/x.rs", src);
-        assert_eq!(bad.len(), 3, "{bad:#?}");
+        assert_eq!(bad.len(), 4, "{bad:#?}");
+        assert!(
+            bad[0].contains("src/engine_gpu/x.rs:4 builds GpuError::Driver"),
+            "{bad:#?}"
+        );
         assert!(check_driver("runtime/driver.rs", src).is_empty());
+        // A refusal worded here is not a driver error's text.
+        let refusal = "return Err(GpuError::Driver {\n call: \"cuEventElapsedTime\",\n message: format!(\"both events must time\"),\n });\n";
+        assert!(check_driver("runtime/event.rs", refusal).is_empty());
     }
 
     #[test]
