@@ -1,9 +1,9 @@
 // Pointwise Apply kernels (PyTorch THC's kernelPointwiseApply1..3 and TensorFillOp, rebuilt):
 // `out[i] = op(a[i], b[i], c[i])` over one output and 0 to 3 inputs, with the op a functor
 // whose body is the op table's CUDA expression (the host generates it, see
-// src/gpu/pointwise/source.rs).
+// src/engine_gpu/pointwise/source.rs).
 //
-// Forms, chosen per launch by the host (src/gpu/pointwise/launch.rs):
+// Forms, chosen per launch by the host (src/engine_gpu/pointwise/launch.rs):
 // - ts_apply_contiguous:     every operand is one dense run; no index math.
 // - ts_apply_contiguous_vec: the same, VEC elements per aligned load/store (16 bytes for the
 //                            widest operand); the last n % VEC elements run one per thread.

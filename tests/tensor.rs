@@ -50,8 +50,10 @@ fn constructors_fill_row_major() {
     assert_eq!(g.to_vec(), vec![true, true]);
     assert!(matches!(
         Tensor::from_vec(&[2, 3], vec![1u8; 5]),
-        Err(Error::Layout(LayoutError::ShapeMismatch {
+        Err(Error::Layout(LayoutError::LengthMismatch {
             op: "from_vec",
+            expected: 6,
+            got: 5,
             ..
         }))
     ));
@@ -315,15 +317,16 @@ fn index_errors_name_the_dim() {
     let t = Tensor::<i32>::zeros(&[2, 3]).unwrap();
     assert!(matches!(
         t.get(&[1, 3]),
-        Err(Error::Layout(LayoutError::RangeOutOfBounds {
+        Err(Error::Layout(LayoutError::IndexOutOfBounds {
             dim: 1,
+            index: 3,
             size: 3,
             ..
         }))
     ));
     assert!(matches!(
         t.get(&[1]),
-        Err(Error::Layout(LayoutError::ShapeMismatch { .. }))
+        Err(Error::Layout(LayoutError::IndexLength { .. }))
     ));
     assert!(matches!(
         t.squeeze(0),
