@@ -12,7 +12,7 @@ use super::error_slot::ErrorSlot;
 use super::event::Event;
 use super::pinned_buffer::PinnedBuffer;
 use super::stream::Stream;
-use super::stream_order::{Access, NewStream, StreamOrder};
+use super::stream_order::{Access, StreamOrder};
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError, LayoutError};
 use crate::storage::allocator::{check_handed_out, Block};
@@ -182,10 +182,12 @@ impl<T: Element> GpuStorage<T> {
     #[inline]
     fn access(&self, op: &'static str, stream: &Stream, access: Access) -> Result<(), Error> {
         self.gpu.check_stream(op, stream)?;
-        if let NewStream::First(id) = self.order.order(&self.stream, stream, access)? {
-            self.gpu.allocator().record_stream(&self.block, id)?;
-        }
-        Ok(())
+        self.order.order(&self.stream, stream, access, |id| {
+            self.gpu
+                .allocator()
+                .record_stream(&self.block, id)
+                .map_err(Error::from)
+        })
     }
 
     /// The streams whose queued work a new access on another stream would wait for: the

@@ -63,14 +63,6 @@ pub(crate) struct StreamOrder {
     pending: Mutex<Pending>,
 }
 
-/// What a new use on another stream must report to the allocator.
-pub(crate) enum NewStream {
-    /// The stream was used before (or is the home stream).
-    Known,
-    /// First use of this stream: the caller must tell the allocator (`record_stream`).
-    First(StreamId),
-}
-
 impl StreamOrder {
     /// A buffer whose only work so far is on its home stream.
     pub(crate) fn new() -> Self {
@@ -86,32 +78,36 @@ impl StreamOrder {
     }
 
     /// Orders `stream` for an access of kind `access`: makes it wait for what it must and
-    /// records the access. `home` is the buffer's home stream.
+    /// records the access. `home` is the buffer's home stream. The first time a stream other
+    /// than the home stream is used, `record_stream` is called with its id (under the lock,
+    /// so the stream counts as told only once the allocator has accepted it).
     ///
     /// `access == Write` must only be asked through an exclusive borrow of the buffer (see
     /// the module docs: the write is queued before anyone else can order after it).
     #[inline]
-    pub(crate) fn order(
+    pub(crate) fn order<E: From<GpuError>>(
         &self,
         home: &Stream,
         stream: &Stream,
         access: Access,
-    ) -> Result<NewStream, GpuError> {
+        record_stream: impl FnOnce(StreamId) -> Result<(), E>,
+    ) -> Result<(), E> {
         // Acquire pairs with the Release stores under the lock: a reader that sees `false`
         // sees the state in which the home stream needs no wait.
         if !self.tracked.load(Ordering::Acquire) && stream.id() == home.id() {
-            return Ok(NewStream::Known);
+            return Ok(());
         }
-        self.order_tracked(home, stream, access)
+        self.order_tracked(home, stream, access, record_stream)
     }
 
     #[cold]
-    fn order_tracked(
+    fn order_tracked<E: From<GpuError>>(
         &self,
         home: &Stream,
         stream: &Stream,
         access: Access,
-    ) -> Result<NewStream, GpuError> {
+        record_stream: impl FnOnce(StreamId) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut p = self.pending();
         self.tracked.store(true, Ordering::Release);
         // A reader since the last write has waited for that write already, and nothing has
@@ -147,10 +143,11 @@ impl StreamOrder {
         }
         let id = stream.id();
         if id == home.id() || p.recorded.contains(&id) {
-            return Ok(NewStream::Known);
+            return Ok(());
         }
+        record_stream(id)?;
         p.recorded.push(id);
-        Ok(NewStream::First(id))
+        Ok(())
     }
 
     /// The streams with work that a new access might have to wait for: the writer first,
