@@ -355,8 +355,8 @@ fn gpu_storage_refuses_a_short_block_from_an_allocator_claiming_device_memory() 
     let liar = Liar::new(Lie::Short);
     let gpu = Gpu::with_allocator(0, liar.clone()).expect("GPU 0 with the liar");
     match gpu.zeros::<f32>(1024) {
-        Err(Error::Alloc(AllocError::Source(message))) => {
-            assert!(message.contains("4095"), "{message}")
+        Err(Error::Alloc(AllocError::BrokenAllocator { reason, .. })) => {
+            assert!(reason.contains("4095"), "{reason}")
         }
         Err(e) => panic!("gave {e:?}"),
         Ok(_) => panic!("a short block was accepted"),
