@@ -11,6 +11,7 @@
 #![allow(dead_code, unused_macros, unused_imports)]
 
 pub mod caching_suite;
+pub mod device;
 pub mod host_suite;
 pub mod pooled_suite;
 pub mod stress;

@@ -1,0 +1,142 @@
+//! Tests written once and run on every device (candle's `test_device!`).
+//!
+//! A test body is a generic function `fn name<D: TestDevice>(dev: &D)`; the [`test_device!`]
+//! macro instantiates it as `name_cpu` (on [`Cpu`]) and `name_gpu` (on GPU 0). Without a CUDA
+//! driver or a GPU, `name_gpu` prints
+//! `name_gpu: skipped, no CUDA driver or GPU on this machine` and passes.
+//!
+//! Bodies build their inputs on the host, move them with [`TestDevice::upload`], and read
+//! results back with [`host`]; the references (ndarray, plain loops) stay on the host and do
+//! not go through the device code under test.
+
+use typestate_tensor::element::{Element, Numeric};
+use typestate_tensor::gpu::Gpu;
+use typestate_tensor::tensor::{AsView, Backend, Tensor, TensorView};
+use typestate_tensor::Cpu;
+
+/// What a test body needs from a device beyond [`Backend`].
+pub trait TestDevice: Backend {
+    /// A copy of the host tensor `t` on this device (on the CPU, `clone`, which keeps the
+    /// strides; on the GPU, `to_gpu`, which makes it row-major).
+    fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Self>;
+
+    /// The elements of `v` in row-major (logical) order, on the host.
+    fn download<T: Element>(v: &TensorView<'_, T, Self>) -> Vec<T>;
+
+    /// The element of `v` at `index`: `get` on the CPU; on the GPU, read after [`download`]
+    /// (the GPU has no host indexing).
+    ///
+    /// [`download`]: TestDevice::download
+    fn element<T: Element>(v: &TensorView<'_, T, Self>, index: &[usize]) -> T;
+
+    /// `Σ v` in `f64`: the tensor `sum` on the CPU; on the GPU, a host sum of [`download`]
+    /// (tensors have no GPU reduction).
+    ///
+    /// [`download`]: TestDevice::download
+    fn total<T: Numeric>(v: &TensorView<'_, T, Self>) -> f64;
+
+    /// The whole storage (elements outside the layout included), on the host.
+    fn storage_to_host<T: Element>(s: &Self::Storage<T>) -> Vec<T>;
+
+    /// A key that is equal for two handles of one allocation and differs between live
+    /// allocations (the address on the CPU; on the GPU, the storage's `Debug`, which names
+    /// its device address, length and stream).
+    fn storage_key<T: Element>(s: &Self::Storage<T>) -> String;
+}
+
+/// The elements of `x` (any of the three tensor types, on any device) in row-major order, on
+/// the host.
+pub fn host<T: Element, D: TestDevice>(x: &impl AsView<T, D>) -> Vec<T> {
+    D::download(&x.view())
+}
+
+impl TestDevice for Cpu {
+    fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Cpu> {
+        t.clone()
+    }
+
+    fn download<T: Element>(v: &TensorView<'_, T, Cpu>) -> Vec<T> {
+        v.to_vec()
+    }
+
+    fn element<T: Element>(v: &TensorView<'_, T, Cpu>, index: &[usize]) -> T {
+        v.get(index).expect("an index inside the shape")
+    }
+
+    fn total<T: Numeric>(v: &TensorView<'_, T, Cpu>) -> f64 {
+        v.sum()
+    }
+
+    fn storage_to_host<T: Element>(s: &Vec<T>) -> Vec<T> {
+        s.clone()
+    }
+
+    fn storage_key<T: Element>(s: &Vec<T>) -> String {
+        format!("{:p}", s.as_ptr())
+    }
+}
+
+impl TestDevice for Gpu {
+    fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Gpu> {
+        t.to_gpu(self).expect("upload to the GPU")
+    }
+
+    fn download<T: Element>(v: &TensorView<'_, T, Gpu>) -> Vec<T> {
+        v.contiguous()
+            .and_then(|c| c.to_cpu())
+            .expect("download from the GPU")
+            .into_vec()
+    }
+
+    fn element<T: Element>(v: &TensorView<'_, T, Gpu>, index: &[usize]) -> T {
+        assert_eq!(index.len(), v.rank(), "one index per dim");
+        let mut flat = 0;
+        for (&i, &n) in index.iter().zip(v.shape()) {
+            assert!(i < n, "index {index:?} outside shape {:?}", v.shape());
+            flat = flat * n + i;
+        }
+        Self::download(v)[flat]
+    }
+
+    fn total<T: Numeric>(v: &TensorView<'_, T, Gpu>) -> f64 {
+        Self::download(v).iter().map(|x| x.to_f64()).sum()
+    }
+
+    fn storage_to_host<T: Element>(s: &typestate_tensor::gpu::GpuStorage<T>) -> Vec<T> {
+        s.to_vec(s.stream()).expect("download from the GPU")
+    }
+
+    fn storage_key<T: Element>(s: &typestate_tensor::gpu::GpuStorage<T>) -> String {
+        format!("{s:?}")
+    }
+}
+
+/// GPU 0, or `None` after printing `<test>: skipped, no CUDA driver or GPU on this machine`.
+pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    if !Gpu::available() {
+        println!("{test}: skipped, no CUDA driver or GPU on this machine");
+        return None;
+    }
+    Some(Gpu::new(0).expect("a GPU is available, so GPU 0 opens"))
+}
+
+/// Instantiates the generic test body `$body<D: TestDevice>(dev: &D)` as the tests `$cpu`
+/// (on the CPU) and `$gpu` (on GPU 0; skips with a printed line without one), as candle's
+/// `test_device!(fn, cpu_name, cuda_name, metal_name)` does.
+macro_rules! test_device {
+    ($body:ident, $cpu:ident, $gpu:ident) => {
+        #[test]
+        fn $cpu() {
+            $body(&typestate_tensor::Cpu);
+        }
+
+        #[test]
+        fn $gpu() {
+            if let Some(gpu) = $crate::common::device::gpu_or_skip(stringify!($gpu)) {
+                $body(&gpu);
+            }
+        }
+    };
+}
+
+pub(crate) use test_device;
