@@ -9,56 +9,22 @@
 //! expression type-checks for every element type its bound allows. Float ops compute in the
 //! compute type on the CPU too ([`super::compute`]), so half types round once, like the GPU.
 //!
-//! | op | type | bound | output | CUDA expression |
-//! |----|------|-------|--------|-----------------|
-//! | `neg` | [`Neg`] | [`Signed`] | `T` | `ts_neg(a)` |
-//! | `abs` | [`Abs`] | [`Numeric`] | `T` | `ts_abs(a)` |
-//! | `sign` | [`Sign`] | [`Numeric`] | `T` | `ts_sign(a)` |
-//! | `square` | [`Square`] | [`Numeric`] | `T` | `ts_mul(a, a)` |
-//! | `relu` | [`Relu`] | [`Numeric`] | `T` | `(a <= 0 ? 0 : a)` (NaN stays NaN) |
-//! | `exp` | [`Exp`] | [`FloatElement`] | `T` | `exp(a)` (CPU `f32`: vectorised, ≤ 1 ulp) |
-//! | `log` | [`Log`] | [`FloatElement`] | `T` | `log(a)` |
-//! | `sqrt` | [`Sqrt`] | [`FloatElement`] | `T` | `sqrt(a)` |
-//! | `rsqrt` | [`Rsqrt`] | [`FloatElement`] | `T` | `rsqrt(a)` |
-//! | `sin` | [`Sin`] | [`FloatElement`] | `T` | `sin(a)` |
-//! | `cos` | [`Cos`] | [`FloatElement`] | `T` | `cos(a)` |
-//! | `tanh` | [`Tanh`] | [`FloatElement`] | `T` | `tanh(a)` |
-//! | `sigmoid` | [`Sigmoid`] | [`FloatElement`] | `T` | `1 / (1 + exp(-a))` |
-//! | `gelu` | [`Gelu`] | [`FloatElement`] | `T` | `a / 2 * (1 + erf(a * (decltype(a))0.70710678118654752440))` |
-//! | `silu` | [`Silu`] | [`FloatElement`] | `T` | `a / (1 + exp(-a))` |
-//! | `recip` | [`Recip`] | [`FloatElement`] | `T` | `1 / a` |
-//! | `floor` | [`Floor`] | [`FloatElement`] | `T` | `floor(a)` |
-//! | `ceil` | [`Ceil`] | [`FloatElement`] | `T` | `ceil(a)` |
-//! | `round` | [`Round`] | [`FloatElement`] | `T` | `rint(a)` (half to even) |
-//! | `copy` | [`Identity`] | [`Element`] | `T` | `a` |
-//! | `cast_U` | [`Cast<U>`](super::cast::Cast) | [`Element`] | `U` | `a` (the store converts) |
-//! | `add_scalar` | [`AddScalar`] | [`Numeric`] | `T` | `ts_add(a, p0)` |
-//! | `mul_scalar` | [`MulScalar`] | [`Numeric`] | `T` | `ts_mul(a, p0)` |
-//! | `clamp_scalar` | [`ClampScalar`] | [`Numeric`] | `T` | `ts_min(ts_max(a, p0), p1)` |
-//! | `add` | [`Add`] | [`Numeric`] | `T` | `ts_add(a, b)` |
-//! | `sub` | [`Sub`] | [`Numeric`] | `T` | `ts_sub(a, b)` |
-//! | `mul` | [`Mul`] | [`Numeric`] | `T` | `ts_mul(a, b)` |
-//! | `div` | [`Div`] | [`Numeric`] | `T` | `ts_div(a, b)` |
-//! | `maximum` | [`Maximum`] | [`Numeric`] | `T` | `ts_max(a, b)` |
-//! | `minimum` | [`Minimum`] | [`Numeric`] | `T` | `ts_min(a, b)` |
-//! | `pow` | [`Pow`] | [`FloatElement`] | `T` | `ts_pow(a, b)` |
-//! | `eq` | [`Eq`](struct@Eq) | [`Element`] | `bool` | `(a == b)` |
-//! | `ne` | [`Ne`] | [`Element`] | `bool` | `(a != b)` |
-//! | `lt` | [`Lt`] | [`Element`] | `bool` | `(a < b)` |
-//! | `le` | [`Le`] | [`Element`] | `bool` | `(a <= b)` |
-//! | `gt` | [`Gt`] | [`Element`] | `bool` | `(a > b)` |
-//! | `ge` | [`Ge`] | [`Element`] | `bool` | `(a >= b)` |
-//! | `where` | [`Where`] | mask `bool`, [`Element`] | `T` | `(a ? b : c)` |
-//! | `clamp` | [`Clamp`] | [`Numeric`] | `T` | `ts_min(ts_max(a, b), c)` |
-//! | `fma` | [`Fma`] | [`FloatElement`] | `T` | `fma(a, b, c)` (fused: one rounding) |
-//! | `lerp` | [`Lerp`] | [`FloatElement`] | `T` | `fma(c, b - a, a)` = `a + w * (b - a)` |
+//! The table itself is the three lists below, `for_each_unary_op!`, `for_each_binary_op!` and
+//! `for_each_ternary_op!`: each entry is one op (its type, bound, output, kernel name,
+//! CUDA expression, CPU closure and, after `=>`, its tensor method names and their doc line).
+//! Everything else is generated from them: the op types here, the run-time lists
+//! [`UNARY_OPS`], [`BINARY_OPS`] and [`TERNARY_OPS`] (whose docs show each list as a table of
+//! op, type, bound, output and CUDA expression), and the `a.op()`, `a.op_into(&mut out)` and
+//! `a.op_(..)` methods of the tensor types (`src/tensor/ops.rs`). Conversions are not in the
+//! table: `cast_U` is [`Cast<U>`](super::cast::Cast), any [`Element`] to any, CUDA `a` (the
+//! store converts).
 //!
 //! Semantics worth knowing: integer arithmetic wraps and integer division by zero gives 0
 //! ([`Numeric`]); `maximum`, `minimum` and both clamps propagate NaN (PyTorch's `maximum`);
 //! `relu(NaN)` is NaN and `relu(-0.0)` is `+0.0`; `round` rounds half to even (CUDA `rint`,
 //! `torch.round`); `fma` and `lerp` use one fused multiply-add, so NVRTC's `--fmad`
 //! contraction cannot make the GPU differ from the CPU; comparisons with NaN are false except
-//! `ne`. [`UNARY_OPS`], [`BINARY_OPS`] and [`TERNARY_OPS`] list the same facts at run time.
+//! `ne`; `exp` on `f32` is vectorised on the CPU (within 1 ulp).
 
 use super::compute::{in_compute, ComputeMath};
 use super::op::{sealed::Sealed, BinaryOp, TernaryOp, UnaryOp};
@@ -75,17 +41,208 @@ pub struct OpInfo {
     pub cuda: &'static str,
 }
 
-/// Defines unary ops: `Name: Bound => Output, "name", "cuda", |a| cpu;` for zero-sized ops and
-/// `Name(p, q): Bound => ...` for ops carrying scalars (`p0`, `p1` in the CUDA expression).
+// The entry grammar, one op per entry (the bracketed parts are optional):
+//
+//     /// Doc of the op type.
+//     Name[(p, q)]: Bound => Output, "kernel_name", "CUDA expression", |a| cpu
+//         [=> method, method_into[, method_]: "doc line"];
+//
+// Binary entries take `|a, b|`; ternary entries write the first input's type before the
+// bound, `Name: [T] Bound => ...` or `[bool]`, and take `|a, b, c|`. `(p, q)` are the scalars
+// an op carries (`p0`, `p1` in CUDA). After `=>`: the tensor methods `src/tensor/ops.rs`
+// generates (out of place, `_into`, and in place where the output is `T`) and their doc
+// line; the closure's and the scalars' names become the methods' parameter names. An entry
+// without `=>` gets no method (`copy` is reached through `contiguous` and `copy_from`). A
+// ternary op whose first input is `bool` (`where`) gets the associated functions
+// `Tensor::where_(mask, a, b)` and `Tensor::where_into(.., out)` instead.
+//
+// Each `for_each_*_op!(m)` calls `m! { entries }`; `m` must accept the whole grammar.
+
+/// Calls `$m! { .. }` with every unary op entry of the table.
+macro_rules! for_each_unary_op {
+    ($m:ident) => {
+        $m! {
+            /// `-a` (wrapping for integers).
+            Neg: Signed => T, "neg", "ts_neg(a)", |a| a.neg()
+                => neg, neg_into, neg_: "-a";
+            /// `|a|` (wrapping for `MIN`).
+            Abs: Numeric => T, "abs", "ts_abs(a)", |a| a.abs_of()
+                => abs, abs_into, abs_: "|a|";
+            /// `-1`, `0` or `1` by sign; `±0` and NaN unchanged.
+            Sign: Numeric => T, "sign", "ts_sign(a)", |a| a.sign_of()
+                => sign, sign_into, sign_: "sign(a)";
+            /// `a * a` (wrapping for integers).
+            Square: Numeric => T, "square", "ts_mul(a, a)", |a| a.mul(a)
+                => square, square_into, square_: "a * a";
+            /// `max(a, 0)`, keeping NaN.
+            Relu: Numeric => T, "relu", "(a <= 0 ? 0 : a)",
+                |a| if a <= T::ZERO { T::ZERO } else { a }
+                => relu, relu_into, relu_: "max(a, 0)";
+            /// `e^a`.
+            Exp: FloatElement => T, "exp", "exp(a)",
+                |a| in_compute!(T as C; x = a => ComputeMath::exp(x))
+                => exp, exp_into, exp_: "e^a";
+            /// Natural logarithm.
+            Log: FloatElement => T, "log", "log(a)", |a| in_compute!(T as C; x = a => x.ln())
+                => log, log_into, log_: "ln(a)";
+            /// Square root.
+            Sqrt: FloatElement => T, "sqrt", "sqrt(a)",
+                |a| in_compute!(T as C; x = a => x.sqrt())
+                => sqrt, sqrt_into, sqrt_: "sqrt(a)";
+            /// `1 / sqrt(a)` (CUDA's `rsqrt` is within 2 ulp of this).
+            Rsqrt: FloatElement => T, "rsqrt", "rsqrt(a)",
+                |a| in_compute!(T as C; x = a => 1.0 / x.sqrt())
+                => rsqrt, rsqrt_into, rsqrt_: "1 / sqrt(a)";
+            /// Sine.
+            Sin: FloatElement => T, "sin", "sin(a)", |a| in_compute!(T as C; x = a => x.sin())
+                => sin, sin_into, sin_: "sin(a)";
+            /// Cosine.
+            Cos: FloatElement => T, "cos", "cos(a)", |a| in_compute!(T as C; x = a => x.cos())
+                => cos, cos_into, cos_: "cos(a)";
+            /// Hyperbolic tangent.
+            Tanh: FloatElement => T, "tanh", "tanh(a)",
+                |a| in_compute!(T as C; x = a => x.tanh())
+                => tanh, tanh_into, tanh_: "tanh(a)";
+            /// `1 / (1 + e^-a)`.
+            Sigmoid: FloatElement => T, "sigmoid", "1 / (1 + exp(-a))",
+                |a| in_compute!(T as C; x = a => 1.0 / (1.0 + ComputeMath::exp(-x)))
+                => sigmoid, sigmoid_into, sigmoid_: "1 / (1 + e^-a)";
+            /// GELU, erf form: `a / 2 * (1 + erf(a / sqrt 2))`.
+            Gelu: FloatElement => T, "gelu",
+                "a / 2 * (1 + erf(a * (decltype(a))0.70710678118654752440))",
+                |a| in_compute!(T as C; x = a =>
+                    x / 2.0 * (1.0 + ComputeMath::erf(x * std::f64::consts::FRAC_1_SQRT_2 as C)))
+                => gelu, gelu_into, gelu_: "gelu(a)";
+            /// SiLU (swish): `a * sigmoid(a)`.
+            Silu: FloatElement => T, "silu", "a / (1 + exp(-a))",
+                |a| in_compute!(T as C; x = a => x / (1.0 + ComputeMath::exp(-x)))
+                => silu, silu_into, silu_: "a * sigmoid(a)";
+            /// `1 / a`.
+            Recip: FloatElement => T, "recip", "1 / a", |a| in_compute!(T as C; x = a => 1.0 / x)
+                => recip, recip_into, recip_: "1 / a";
+            /// Round toward negative infinity.
+            Floor: FloatElement => T, "floor", "floor(a)",
+                |a| in_compute!(T as C; x = a => x.floor())
+                => floor, floor_into, floor_: "floor(a)";
+            /// Round toward positive infinity.
+            Ceil: FloatElement => T, "ceil", "ceil(a)",
+                |a| in_compute!(T as C; x = a => x.ceil())
+                => ceil, ceil_into, ceil_: "ceil(a)";
+            /// Round to nearest, half to even.
+            Round: FloatElement => T, "round", "rint(a)",
+                |a| in_compute!(T as C; x = a => x.round_ties_even())
+                => round, round_into, round_: "round_half_even(a)";
+            /// The identity (a copy).
+            Identity: Element => T, "copy", "a", |a| a;
+            /// `a + s`.
+            AddScalar(s): Numeric => T, "add_scalar", "ts_add(a, p0)", |a| a.add(s)
+                => add_scalar, add_scalar_into, add_scalar_: "a + s";
+            /// `a * s`.
+            MulScalar(s): Numeric => T, "mul_scalar", "ts_mul(a, p0)", |a| a.mul(s)
+                => mul_scalar, mul_scalar_into, mul_scalar_: "a * s";
+            /// `min(max(a, lo), hi)`, propagating NaN.
+            ClampScalar(lo, hi): Numeric => T, "clamp_scalar", "ts_min(ts_max(a, p0), p1)",
+                |a| a.max_of(lo).min_of(hi)
+                => clamp_scalar, clamp_scalar_into, clamp_scalar_: "min(max(a, lo), hi)";
+        }
+    };
+}
+
+/// Calls `$m! { .. }` with every binary op entry of the table.
+macro_rules! for_each_binary_op {
+    ($m:ident) => {
+        $m! {
+            /// `a + b` (wrapping for integers).
+            Add: Numeric => T, "add", "ts_add(a, b)", |a, b| a.add(b)
+                => add, add_into, add_: "a + b";
+            /// `a - b` (wrapping for integers).
+            Sub: Numeric => T, "sub", "ts_sub(a, b)", |a, b| a.sub(b)
+                => sub, sub_into, sub_: "a - b";
+            /// `a * b` (wrapping for integers).
+            Mul: Numeric => T, "mul", "ts_mul(a, b)", |a, b| a.mul(b)
+                => mul, mul_into, mul_: "a * b";
+            /// `a / b` (integers: truncating, 0 on division by zero).
+            Div: Numeric => T, "div", "ts_div(a, b)", |a, b| a.div(b)
+                => div, div_into, div_: "a / b";
+            /// The larger, propagating NaN.
+            Maximum: Numeric => T, "maximum", "ts_max(a, b)", |a, b| a.max_of(b)
+                => maximum, maximum_into, maximum_: "max(a, b)";
+            /// The smaller, propagating NaN.
+            Minimum: Numeric => T, "minimum", "ts_min(a, b)", |a, b| a.min_of(b)
+                => minimum, minimum_into, minimum_: "min(a, b)";
+            /// `a^b`.
+            Pow: FloatElement => T, "pow", "ts_pow(a, b)",
+                |a, b| in_compute!(T as C; x = a, y = b => x.powf(y))
+                => pow, pow_into, pow_: "a ^ b";
+            /// `a == b`.
+            Eq: Element => bool, "eq", "(a == b)", |a, b| a == b => eq, eq_into: "a == b";
+            /// `a != b`.
+            Ne: Element => bool, "ne", "(a != b)", |a, b| a != b => ne, ne_into: "a != b";
+            /// `a < b`.
+            Lt: Element => bool, "lt", "(a < b)", |a, b| a < b => lt, lt_into: "a < b";
+            /// `a <= b`.
+            Le: Element => bool, "le", "(a <= b)", |a, b| a <= b => le, le_into: "a <= b";
+            /// `a > b`.
+            Gt: Element => bool, "gt", "(a > b)", |a, b| a > b => gt, gt_into: "a > b";
+            /// `a >= b`.
+            Ge: Element => bool, "ge", "(a >= b)", |a, b| a >= b => ge, ge_into: "a >= b";
+        }
+    };
+}
+
+/// Calls `$m! { .. }` with every ternary op entry of the table.
+macro_rules! for_each_ternary_op {
+    ($m:ident) => {
+        $m! {
+            /// `mask ? a : b`.
+            Where: [bool] Element => T, "where", "(a ? b : c)",
+                |mask, a, b| if mask { a } else { b }
+                => where_, where_into: "mask ? a : b";
+            /// `min(max(x, lo), hi)`, propagating NaN.
+            Clamp: [T] Numeric => T, "clamp", "ts_min(ts_max(a, b), c)",
+                |x, lo, hi| x.max_of(lo).min_of(hi)
+                => clamp, clamp_into, clamp_: "min(max(a, lo), hi)";
+            /// `a * b + c` with one rounding.
+            Fma: [T] FloatElement => T, "fma", "fma(a, b, c)",
+                |a, b, c| in_compute!(T as C; x = a, y = b, z = c => x.mul_add(y, z))
+                => fma, fma_into, fma_: "a * b + c";
+            /// `a + w * (b - a)`, as one fused multiply-add.
+            Lerp: [T] FloatElement => T, "lerp", "fma(c, b - a, a)",
+                |a, b, w| in_compute!(T as C; x = a, y = b, z = w => z.mul_add(y - x, x))
+                => lerp, lerp_into, lerp_: "a + w * (b - a)";
+        }
+    };
+}
+
+pub(crate) use {for_each_binary_op, for_each_ternary_op, for_each_unary_op};
+
+/// The table's header, for the generated docs of [`UNARY_OPS`], [`BINARY_OPS`] and
+/// [`TERNARY_OPS`].
+macro_rules! doc_table {
+    ($($row:expr),* $(,)?) => {
+        concat!(
+            "| op | type | bound | output | CUDA expression |\n",
+            "|----|------|-------|--------|-----------------|\n",
+            $($row, "\n",)*
+        )
+    };
+}
+
+/// Defines the unary op types and [`UNARY_OPS`] from `for_each_unary_op!`.
 macro_rules! unary_ops {
     ($(
         $(#[$doc:meta])*
         $name:ident $(($($p:ident),+))? : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
-            |$a:ident| $body:expr;
+            |$a:ident| $body:expr $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {
         $( unary_ops!(@one $(#[$doc])* $name $(($($p),+))? : $bound => $out, $opname, $cuda, |$a| $body); )*
 
-        /// Every unary op of the table (scalar-free and scalar-carrying; not `cast`).
+        /// Every unary op of the table (scalar-free and scalar-carrying; not `cast`):
+        ///
+        #[doc = doc_table!($(concat!(
+            "| `", $opname, "` | [`", stringify!($name), "`](struct@", stringify!($name),
+            ") | [`", stringify!($bound), "`] | `", stringify!($out), "` | `", $cuda, "` |"
+        )),*)]
         pub const UNARY_OPS: &[OpInfo] = &[
             $( OpInfo { name: $opname, bound: stringify!($bound), cuda: $cuda }, )*
         ];
@@ -148,12 +305,13 @@ fn pad_scalars<T: Element>(given: &[T]) -> [T; 2] {
     out
 }
 
-/// Defines binary ops: `Name: Bound => Output, "name", "cuda", |a, b| cpu;`.
+/// Defines the binary op types and [`BINARY_OPS`] from `for_each_binary_op!`.
 macro_rules! binary_ops {
     ($(
         $(#[$doc:meta])*
         $name:ident : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
-            |$a:ident, $b:ident| $body:expr;
+            |$a:ident, $b:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {
         $(
             $(#[$doc])*
@@ -173,20 +331,26 @@ macro_rules! binary_ops {
             }
         )*
 
-        /// Every binary op of the table.
+        /// Every binary op of the table:
+        ///
+        #[doc = doc_table!($(concat!(
+            "| `", $opname, "` | [`", stringify!($name), "`](struct@", stringify!($name),
+            ") | [`", stringify!($bound), "`] | `", stringify!($out), "` | `", $cuda, "` |"
+        )),*)]
         pub const BINARY_OPS: &[OpInfo] = &[
             $( OpInfo { name: $opname, bound: stringify!($bound), cuda: $cuda }, )*
         ];
     };
 }
 
-/// Defines ternary ops: `Name: [A] Bound => Output, "name", "cuda", |a, b, c| cpu;` where `A`
-/// is the first input's type (`T` or `bool`).
+/// Defines the ternary op types and [`TERNARY_OPS`] from `for_each_ternary_op!`; `[A]` is the
+/// first input's type (`T` or `bool`).
 macro_rules! ternary_ops {
     ($(
         $(#[$doc:meta])*
-        $name:ident : [$first:ty] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
-            |$a:ident, $b:ident, $c:ident| $body:expr;
+        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident, $c:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {
         $(
             $(#[$doc])*
@@ -206,113 +370,23 @@ macro_rules! ternary_ops {
             }
         )*
 
-        /// Every ternary op of the table.
+        /// Every ternary op of the table (bound: the first input's type, then the bound on
+        /// `T`, the type of the other two):
+        ///
+        #[doc = doc_table!($(concat!(
+            "| `", $opname, "` | [`", stringify!($name), "`](struct@", stringify!($name),
+            ") | `", stringify!($first), "`, [`", stringify!($bound), "`] | `",
+            stringify!($out), "` | `", $cuda, "` |"
+        )),*)]
         pub const TERNARY_OPS: &[OpInfo] = &[
             $( OpInfo { name: $opname, bound: stringify!($bound), cuda: $cuda }, )*
         ];
     };
 }
 
-unary_ops! {
-    /// `-a` (wrapping for integers).
-    Neg: Signed => T, "neg", "ts_neg(a)", |a| a.neg();
-    /// `|a|` (wrapping for `MIN`).
-    Abs: Numeric => T, "abs", "ts_abs(a)", |a| a.abs_of();
-    /// `-1`, `0` or `1` by sign; `±0` and NaN unchanged.
-    Sign: Numeric => T, "sign", "ts_sign(a)", |a| a.sign_of();
-    /// `a * a` (wrapping for integers).
-    Square: Numeric => T, "square", "ts_mul(a, a)", |a| a.mul(a);
-    /// `max(a, 0)`, keeping NaN.
-    Relu: Numeric => T, "relu", "(a <= 0 ? 0 : a)",
-        |a| if a <= T::ZERO { T::ZERO } else { a };
-    /// `e^a`.
-    Exp: FloatElement => T, "exp", "exp(a)", |a| in_compute!(T as C; x = a => ComputeMath::exp(x));
-    /// Natural logarithm.
-    Log: FloatElement => T, "log", "log(a)", |a| in_compute!(T as C; x = a => x.ln());
-    /// Square root.
-    Sqrt: FloatElement => T, "sqrt", "sqrt(a)", |a| in_compute!(T as C; x = a => x.sqrt());
-    /// `1 / sqrt(a)` (CUDA's `rsqrt` is within 2 ulp of this).
-    Rsqrt: FloatElement => T, "rsqrt", "rsqrt(a)",
-        |a| in_compute!(T as C; x = a => 1.0 / x.sqrt());
-    /// Sine.
-    Sin: FloatElement => T, "sin", "sin(a)", |a| in_compute!(T as C; x = a => x.sin());
-    /// Cosine.
-    Cos: FloatElement => T, "cos", "cos(a)", |a| in_compute!(T as C; x = a => x.cos());
-    /// Hyperbolic tangent.
-    Tanh: FloatElement => T, "tanh", "tanh(a)", |a| in_compute!(T as C; x = a => x.tanh());
-    /// `1 / (1 + e^-a)`.
-    Sigmoid: FloatElement => T, "sigmoid", "1 / (1 + exp(-a))",
-        |a| in_compute!(T as C; x = a => 1.0 / (1.0 + ComputeMath::exp(-x)));
-    /// GELU, erf form: `a / 2 * (1 + erf(a / sqrt 2))`.
-    Gelu: FloatElement => T, "gelu", "a / 2 * (1 + erf(a * (decltype(a))0.70710678118654752440))",
-        |a| in_compute!(T as C; x = a =>
-            x / 2.0 * (1.0 + ComputeMath::erf(x * std::f64::consts::FRAC_1_SQRT_2 as C)));
-    /// SiLU (swish): `a * sigmoid(a)`.
-    Silu: FloatElement => T, "silu", "a / (1 + exp(-a))",
-        |a| in_compute!(T as C; x = a => x / (1.0 + ComputeMath::exp(-x)));
-    /// `1 / a`.
-    Recip: FloatElement => T, "recip", "1 / a", |a| in_compute!(T as C; x = a => 1.0 / x);
-    /// Round toward negative infinity.
-    Floor: FloatElement => T, "floor", "floor(a)", |a| in_compute!(T as C; x = a => x.floor());
-    /// Round toward positive infinity.
-    Ceil: FloatElement => T, "ceil", "ceil(a)", |a| in_compute!(T as C; x = a => x.ceil());
-    /// Round to nearest, half to even.
-    Round: FloatElement => T, "round", "rint(a)",
-        |a| in_compute!(T as C; x = a => x.round_ties_even());
-    /// The identity (a copy).
-    Identity: Element => T, "copy", "a", |a| a;
-    /// `a + s`.
-    AddScalar(s): Numeric => T, "add_scalar", "ts_add(a, p0)", |a| a.add(s);
-    /// `a * s`.
-    MulScalar(s): Numeric => T, "mul_scalar", "ts_mul(a, p0)", |a| a.mul(s);
-    /// `min(max(a, lo), hi)`, propagating NaN.
-    ClampScalar(lo, hi): Numeric => T, "clamp_scalar", "ts_min(ts_max(a, p0), p1)",
-        |a| a.max_of(lo).min_of(hi);
-}
-
-binary_ops! {
-    /// `a + b` (wrapping for integers).
-    Add: Numeric => T, "add", "ts_add(a, b)", |a, b| a.add(b);
-    /// `a - b` (wrapping for integers).
-    Sub: Numeric => T, "sub", "ts_sub(a, b)", |a, b| a.sub(b);
-    /// `a * b` (wrapping for integers).
-    Mul: Numeric => T, "mul", "ts_mul(a, b)", |a, b| a.mul(b);
-    /// `a / b` (integers: truncating, 0 on division by zero).
-    Div: Numeric => T, "div", "ts_div(a, b)", |a, b| a.div(b);
-    /// The larger, propagating NaN.
-    Maximum: Numeric => T, "maximum", "ts_max(a, b)", |a, b| a.max_of(b);
-    /// The smaller, propagating NaN.
-    Minimum: Numeric => T, "minimum", "ts_min(a, b)", |a, b| a.min_of(b);
-    /// `a^b`.
-    Pow: FloatElement => T, "pow", "ts_pow(a, b)",
-        |a, b| in_compute!(T as C; x = a, y = b => x.powf(y));
-    /// `a == b`.
-    Eq: Element => bool, "eq", "(a == b)", |a, b| a == b;
-    /// `a != b`.
-    Ne: Element => bool, "ne", "(a != b)", |a, b| a != b;
-    /// `a < b`.
-    Lt: Element => bool, "lt", "(a < b)", |a, b| a < b;
-    /// `a <= b`.
-    Le: Element => bool, "le", "(a <= b)", |a, b| a <= b;
-    /// `a > b`.
-    Gt: Element => bool, "gt", "(a > b)", |a, b| a > b;
-    /// `a >= b`.
-    Ge: Element => bool, "ge", "(a >= b)", |a, b| a >= b;
-}
-
-ternary_ops! {
-    /// `mask ? a : b`.
-    Where: [bool] Element => T, "where", "(a ? b : c)", |m, x, y| if m { x } else { y };
-    /// `min(max(x, lo), hi)`, propagating NaN.
-    Clamp: [T] Numeric => T, "clamp", "ts_min(ts_max(a, b), c)",
-        |x, lo, hi| x.max_of(lo).min_of(hi);
-    /// `a * b + c` with one rounding.
-    Fma: [T] FloatElement => T, "fma", "fma(a, b, c)",
-        |a, b, c| in_compute!(T as C; x = a, y = b, z = c => x.mul_add(y, z));
-    /// `a + w * (b - a)`, as one fused multiply-add.
-    Lerp: [T] FloatElement => T, "lerp", "fma(c, b - a, a)",
-        |a, b, w| in_compute!(T as C; x = a, y = b, z = w => z.mul_add(y - x, x));
-}
+for_each_unary_op!(unary_ops);
+for_each_binary_op!(binary_ops);
+for_each_ternary_op!(ternary_ops);
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,7 @@ use super::{AsView, AsViewMut, Tensor, TensorView, TensorViewMut};
 use crate::element::{Element, FloatElement, Numeric, Signed};
 use crate::error::{LayoutError, Result};
 use crate::layout::{broadcast_shapes, Layout};
-use crate::ops::table::*;
+use crate::ops::table::{for_each_binary_op, for_each_ternary_op, for_each_unary_op, Identity, *};
 use crate::ops::{Backend, BinaryOp, Cast, TernaryOp, UnaryOp};
 
 /// `v` broadcast to `shape` (a cheap clone when it already has it).
@@ -176,39 +176,86 @@ pub fn zip3_inplace<T: Element, D: Backend, O: TernaryOp<T, T, Output = T>>(
     dst.device().ternary_inplace(op, dst, &b, &c)
 }
 
-/// Out-of-place and `_into` methods of unary ops.
+// The op methods are generated from the op table: `for_each_*_op!(m)` (in
+// `crate::ops::table`) calls `m! { entries }` with every entry, and the macros below turn each
+// entry's method clause (`=> name, name_into[, name_]: "doc"`) into methods. They accept the
+// table's whole entry grammar and use only the op type, its scalars or parameter names, its
+// bound and output, and the method clause.
+
+/// Out-of-place and `_into` methods of the unary ops (`a.exp()`, `a.add_scalar(s)`, ...).
 macro_rules! unary_read {
-    ($($name:ident, $into:ident: $op:expr, $bound:ident, $doc:literal;)*) => {$(
-        #[doc = concat!("`", $doc, "` elementwise, as a new row-major tensor.")]
-        pub fn $name(&self) -> Result<Tensor<T, D>>
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $(($($p:ident),+))? : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident| $body:expr $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( unary_read!(@one $name [$($($p),+)?] $bound => $out, [$($m $into $d)?]); )*
+    };
+    (@one $name:ident [$($p:ident),*] $bound:ident => $out:ty, []) => {};
+    (@one $name:ident [$($p:ident),*] $bound:ident => $out:ty,
+        [$m:ident $into:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise, as a new row-major tensor.")]
+        pub fn $m(&self $(, $p: T)*) -> Result<Tensor<$out, D>>
         where
             T: $bound,
         {
-            map($op, &self.view())
+            map(unary_read!(@op $name [$($p),*]), &self.view())
         }
 
-        #[doc = concat!("`", $doc, "` elementwise, written into `out` (`self` broadcast to its shape).")]
-        pub fn $into(&self, out: &mut impl AsViewMut<T, D>) -> Result<()>
+        #[doc = concat!("`", $d, "` elementwise, written into `out` (`self` broadcast to its shape).")]
+        pub fn $into(&self $(, $p: T)*, out: &mut impl AsViewMut<$out, D>) -> Result<()>
         where
             T: $bound,
         {
-            map_into($op, &self.view(), &mut out.view_mut())
+            map_into(unary_read!(@op $name [$($p),*]), &self.view(), &mut out.view_mut())
         }
-    )*};
+    };
+    (@op $name:ident []) => { $name };
+    (@op $name:ident [$($p:ident),+]) => { $name($($p),+) };
 }
 
-/// Out-of-place and `_into` methods of binary ops.
-macro_rules! binary_read {
-    ($($name:ident, $into:ident: $op:expr, $bound:ident => $out:ty, $doc:literal;)*) => {$(
-        #[doc = concat!("`", $doc, "` elementwise, broadcasting, as a new row-major tensor.")]
-        pub fn $name(&self, rhs: &impl AsView<T, D>) -> Result<Tensor<$out, D>>
+/// In-place methods of the unary ops (`a.exp_()`, `a.add_scalar_(s)`, ...).
+macro_rules! unary_write {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $(($($p:ident),+))? : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident| $body:expr $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( unary_write!(@one $name [$($($p),+)?] $bound [$($($inplace $d)?)?]); )*
+    };
+    (@one $name:ident [$($p:ident),*] $bound:ident []) => {};
+    (@one $name:ident [$($p:ident),*] $bound:ident [$inplace:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise, in place.")]
+        pub fn $inplace(&mut self $(, $p: T)*) -> Result<()>
         where
             T: $bound,
         {
-            zip($op, &self.view(), &rhs.view())
+            map_inplace(unary_read!(@op $name [$($p),*]), &mut self.view_mut())
+        }
+    };
+}
+
+/// Out-of-place and `_into` methods of the binary ops (`a.add(&b)`, `a.lt(&b)`, ...).
+macro_rules! binary_read {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( binary_read!(@one $name $bound => $out, [$($m $into $d)?]); )*
+    };
+    (@one $name:ident $bound:ident => $out:ty, []) => {};
+    (@one $name:ident $bound:ident => $out:ty, [$m:ident $into:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise, broadcasting, as a new row-major tensor.")]
+        pub fn $m(&self, rhs: &impl AsView<T, D>) -> Result<Tensor<$out, D>>
+        where
+            T: $bound,
+        {
+            zip($name, &self.view(), &rhs.view())
         }
 
-        #[doc = concat!("`", $doc, "` elementwise, written into `out` (inputs broadcast to its shape).")]
+        #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
         pub fn $into(
             &self,
             rhs: &impl AsView<T, D>,
@@ -217,199 +264,142 @@ macro_rules! binary_read {
         where
             T: $bound,
         {
-            zip_into($op, &self.view(), &rhs.view(), &mut out.view_mut())
+            zip_into($name, &self.view(), &rhs.view(), &mut out.view_mut())
         }
-    )*};
+    };
 }
 
-/// In-place methods of unary ops.
-macro_rules! unary_write {
-    ($($name:ident: $op:expr, $bound:ident, $doc:literal;)*) => {$(
-        #[doc = concat!("`", $doc, "` elementwise, in place.")]
-        pub fn $name(&mut self) -> Result<()>
-        where
-            T: $bound,
-        {
-            map_inplace($op, &mut self.view_mut())
-        }
-    )*};
-}
-
-/// In-place methods of binary ops.
+/// In-place methods of the binary ops whose output is `T` (`a.add_(&b)`, ...).
 macro_rules! binary_write {
-    ($($name:ident: $op:expr, $bound:ident, $doc:literal;)*) => {$(
-        #[doc = concat!("`", $doc, "` elementwise, in place (`rhs` broadcast to `self`'s shape).")]
-        pub fn $name(&mut self, rhs: &impl AsView<T, D>) -> Result<()>
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( binary_write!(@one $name $bound [$($($inplace $d)?)?]); )*
+    };
+    (@one $name:ident $bound:ident []) => {};
+    (@one $name:ident $bound:ident [$inplace:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise, in place (`rhs` broadcast to `self`'s shape).")]
+        pub fn $inplace(&mut self, rhs: &impl AsView<T, D>) -> Result<()>
         where
             T: $bound,
         {
-            zip_inplace($op, &mut self.view_mut(), &rhs.view())
+            zip_inplace($name, &mut self.view_mut(), &rhs.view())
         }
-    )*};
+    };
+}
+
+/// Out-of-place and `_into` methods of the ternary ops whose first input is `T`
+/// (`a.clamp(&lo, &hi)`, `a.fma(&b, &c)`, ...), named after the entry's closure parameters.
+macro_rules! ternary_read {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident, $c:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( ternary_read!(@one $name [$first] $b $c $bound => $out, [$($m $into $d)?]); )*
+    };
+    (@one $name:ident [T] $b:ident $c:ident $bound:ident => $out:ty,
+        [$m:ident $into:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise (inputs broadcast), as a new row-major tensor.")]
+        pub fn $m(&self, $b: &impl AsView<T, D>, $c: &impl AsView<T, D>) -> Result<Tensor<$out, D>>
+        where
+            T: $bound,
+        {
+            zip3($name, &self.view(), &$b.view(), &$c.view())
+        }
+
+        #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
+        pub fn $into(
+            &self,
+            $b: &impl AsView<T, D>,
+            $c: &impl AsView<T, D>,
+            out: &mut impl AsViewMut<$out, D>,
+        ) -> Result<()>
+        where
+            T: $bound,
+        {
+            zip3_into($name, &self.view(), &$b.view(), &$c.view(), &mut out.view_mut())
+        }
+    };
+    // No methods, or a `bool` first input (see `ternary_mask`).
+    (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident => $out:ty, [$($rest:tt)*]) => {};
+}
+
+/// In-place methods of the ternary ops whose first input and output are `T` (`a.clamp_(..)`).
+macro_rules! ternary_write {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident, $c:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( ternary_write!(@one $name [$first] $b $c $bound [$($($inplace $d)?)?]); )*
+    };
+    (@one $name:ident [T] $b:ident $c:ident $bound:ident [$inplace:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise, in place (the other inputs broadcast to `self`'s shape).")]
+        pub fn $inplace(&mut self, $b: &impl AsView<T, D>, $c: &impl AsView<T, D>) -> Result<()>
+        where
+            T: $bound,
+        {
+            zip3_inplace($name, &mut self.view_mut(), &$b.view(), &$c.view())
+        }
+    };
+    (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident [$($rest:tt)*]) => {};
+}
+
+/// Associated functions of the ternary ops whose first input is a `bool` mask
+/// (`Tensor::where_(&mask, &a, &b)`), on [`Tensor`] only.
+macro_rules! ternary_mask {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+            |$a:ident, $b:ident, $c:ident| $body:expr
+            $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+    )*) => {
+        $( ternary_mask!(@one $name [$first] $a $b $c $bound => $out, [$($m $into $d)?]); )*
+    };
+    (@one $name:ident [bool] $a:ident $b:ident $c:ident $bound:ident => $out:ty,
+        [$m:ident $into:ident $d:literal]) => {
+        #[doc = concat!("`", $d, "` elementwise (all three broadcast), as a new row-major tensor.")]
+        pub fn $m(
+            $a: &impl AsView<bool, D>,
+            $b: &impl AsView<T, D>,
+            $c: &impl AsView<T, D>,
+        ) -> Result<Tensor<$out, D>>
+        where
+            T: $bound,
+        {
+            zip3($name, &$a.view(), &$b.view(), &$c.view())
+        }
+
+        #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
+        pub fn $into(
+            $a: &impl AsView<bool, D>,
+            $b: &impl AsView<T, D>,
+            $c: &impl AsView<T, D>,
+            out: &mut impl AsViewMut<$out, D>,
+        ) -> Result<()>
+        where
+            T: $bound,
+        {
+            zip3_into($name, &$a.view(), &$b.view(), &$c.view(), &mut out.view_mut())
+        }
+    };
+    (@one $name:ident [$first:tt] $a:ident $b:ident $c:ident $bound:ident => $out:ty,
+        [$($rest:tt)*]) => {};
 }
 
 /// The read-only op methods, for a type with `view(&self) -> TensorView`.
 macro_rules! read_ops {
     (impl[$($g:tt)*] $ty:ty) => {
         impl<$($g)*> $ty {
-            unary_read! {
-                neg, neg_into: Neg, Signed, "-a";
-                abs, abs_into: Abs, Numeric, "|a|";
-                sign, sign_into: Sign, Numeric, "sign(a)";
-                square, square_into: Square, Numeric, "a * a";
-                relu, relu_into: Relu, Numeric, "max(a, 0)";
-                exp, exp_into: Exp, FloatElement, "e^a";
-                log, log_into: Log, FloatElement, "ln(a)";
-                sqrt, sqrt_into: Sqrt, FloatElement, "sqrt(a)";
-                rsqrt, rsqrt_into: Rsqrt, FloatElement, "1 / sqrt(a)";
-                sin, sin_into: Sin, FloatElement, "sin(a)";
-                cos, cos_into: Cos, FloatElement, "cos(a)";
-                tanh, tanh_into: Tanh, FloatElement, "tanh(a)";
-                sigmoid, sigmoid_into: Sigmoid, FloatElement, "1 / (1 + e^-a)";
-                gelu, gelu_into: Gelu, FloatElement, "gelu(a)";
-                silu, silu_into: Silu, FloatElement, "a * sigmoid(a)";
-                recip, recip_into: Recip, FloatElement, "1 / a";
-                floor, floor_into: Floor, FloatElement, "floor(a)";
-                ceil, ceil_into: Ceil, FloatElement, "ceil(a)";
-                round, round_into: Round, FloatElement, "round_half_even(a)";
-            }
-
-            binary_read! {
-                add, add_into: Add, Numeric => T, "a + b";
-                sub, sub_into: Sub, Numeric => T, "a - b";
-                mul, mul_into: Mul, Numeric => T, "a * b";
-                div, div_into: Div, Numeric => T, "a / b";
-                maximum, maximum_into: Maximum, Numeric => T, "max(a, b)";
-                minimum, minimum_into: Minimum, Numeric => T, "min(a, b)";
-                pow, pow_into: Pow, FloatElement => T, "a ^ b";
-                eq, eq_into: Eq, Element => bool, "a == b";
-                ne, ne_into: Ne, Element => bool, "a != b";
-                lt, lt_into: Lt, Element => bool, "a < b";
-                le, le_into: Le, Element => bool, "a <= b";
-                gt, gt_into: Gt, Element => bool, "a > b";
-                ge, ge_into: Ge, Element => bool, "a >= b";
-            }
-
-            /// `a + s` elementwise, as a new row-major tensor.
-            pub fn add_scalar(&self, s: T) -> Result<Tensor<T, D>>
-            where
-                T: Numeric,
-            {
-                map(AddScalar(s), &self.view())
-            }
-
-            /// `a + s` elementwise, written into `out`.
-            pub fn add_scalar_into(&self, s: T, out: &mut impl AsViewMut<T, D>) -> Result<()>
-            where
-                T: Numeric,
-            {
-                map_into(AddScalar(s), &self.view(), &mut out.view_mut())
-            }
-
-            /// `a * s` elementwise, as a new row-major tensor.
-            pub fn mul_scalar(&self, s: T) -> Result<Tensor<T, D>>
-            where
-                T: Numeric,
-            {
-                map(MulScalar(s), &self.view())
-            }
-
-            /// `a * s` elementwise, written into `out`.
-            pub fn mul_scalar_into(&self, s: T, out: &mut impl AsViewMut<T, D>) -> Result<()>
-            where
-                T: Numeric,
-            {
-                map_into(MulScalar(s), &self.view(), &mut out.view_mut())
-            }
-
-            /// `min(max(a, lo), hi)` elementwise with scalar bounds, as a new tensor.
-            pub fn clamp_scalar(&self, lo: T, hi: T) -> Result<Tensor<T, D>>
-            where
-                T: Numeric,
-            {
-                map(ClampScalar(lo, hi), &self.view())
-            }
-
-            /// `min(max(a, lo), hi)` elementwise with scalar bounds, written into `out`.
-            pub fn clamp_scalar_into(
-                &self,
-                lo: T,
-                hi: T,
-                out: &mut impl AsViewMut<T, D>,
-            ) -> Result<()>
-            where
-                T: Numeric,
-            {
-                map_into(ClampScalar(lo, hi), &self.view(), &mut out.view_mut())
-            }
-
-            /// `min(max(a, lo), hi)` elementwise (bounds broadcast; NaN propagates), as a new
-            /// tensor.
-            pub fn clamp(
-                &self,
-                lo: &impl AsView<T, D>,
-                hi: &impl AsView<T, D>,
-            ) -> Result<Tensor<T, D>>
-            where
-                T: Numeric,
-            {
-                zip3(Clamp, &self.view(), &lo.view(), &hi.view())
-            }
-
-            /// `min(max(a, lo), hi)` elementwise, written into `out`.
-            pub fn clamp_into(
-                &self,
-                lo: &impl AsView<T, D>,
-                hi: &impl AsView<T, D>,
-                out: &mut impl AsViewMut<T, D>,
-            ) -> Result<()>
-            where
-                T: Numeric,
-            {
-                zip3_into(Clamp, &self.view(), &lo.view(), &hi.view(), &mut out.view_mut())
-            }
-
-            /// `a * b + c` elementwise with one rounding, as a new tensor.
-            pub fn fma(&self, b: &impl AsView<T, D>, c: &impl AsView<T, D>) -> Result<Tensor<T, D>>
-            where
-                T: FloatElement,
-            {
-                zip3(Fma, &self.view(), &b.view(), &c.view())
-            }
-
-            /// `a * b + c` elementwise with one rounding, written into `out`.
-            pub fn fma_into(
-                &self,
-                b: &impl AsView<T, D>,
-                c: &impl AsView<T, D>,
-                out: &mut impl AsViewMut<T, D>,
-            ) -> Result<()>
-            where
-                T: FloatElement,
-            {
-                zip3_into(Fma, &self.view(), &b.view(), &c.view(), &mut out.view_mut())
-            }
-
-            /// `a + w * (b - a)` elementwise, as a new tensor.
-            pub fn lerp(&self, b: &impl AsView<T, D>, w: &impl AsView<T, D>) -> Result<Tensor<T, D>>
-            where
-                T: FloatElement,
-            {
-                zip3(Lerp, &self.view(), &b.view(), &w.view())
-            }
-
-            /// `a + w * (b - a)` elementwise, written into `out`.
-            pub fn lerp_into(
-                &self,
-                b: &impl AsView<T, D>,
-                w: &impl AsView<T, D>,
-                out: &mut impl AsViewMut<T, D>,
-            ) -> Result<()>
-            where
-                T: FloatElement,
-            {
-                zip3_into(Lerp, &self.view(), &b.view(), &w.view(), &mut out.view_mut())
-            }
+            for_each_unary_op!(unary_read);
+            for_each_binary_op!(binary_read);
+            for_each_ternary_op!(ternary_read);
 
             /// Each element converted to `U` with C cast rules ([`crate::ops::cast`]), as a
             /// new row-major tensor: the one explicit way to change element type.
@@ -447,85 +437,9 @@ read_ops!(impl['a, T: Element, D: Backend] TensorViewMut<'a, T, D>);
 macro_rules! write_ops {
     (impl[$($g:tt)*] $ty:ty) => {
         impl<$($g)*> $ty {
-            unary_write! {
-                neg_: Neg, Signed, "-a";
-                abs_: Abs, Numeric, "|a|";
-                sign_: Sign, Numeric, "sign(a)";
-                square_: Square, Numeric, "a * a";
-                relu_: Relu, Numeric, "max(a, 0)";
-                exp_: Exp, FloatElement, "e^a";
-                log_: Log, FloatElement, "ln(a)";
-                sqrt_: Sqrt, FloatElement, "sqrt(a)";
-                rsqrt_: Rsqrt, FloatElement, "1 / sqrt(a)";
-                sin_: Sin, FloatElement, "sin(a)";
-                cos_: Cos, FloatElement, "cos(a)";
-                tanh_: Tanh, FloatElement, "tanh(a)";
-                sigmoid_: Sigmoid, FloatElement, "1 / (1 + e^-a)";
-                gelu_: Gelu, FloatElement, "gelu(a)";
-                silu_: Silu, FloatElement, "a * sigmoid(a)";
-                recip_: Recip, FloatElement, "1 / a";
-                floor_: Floor, FloatElement, "floor(a)";
-                ceil_: Ceil, FloatElement, "ceil(a)";
-                round_: Round, FloatElement, "round_half_even(a)";
-            }
-
-            binary_write! {
-                add_: Add, Numeric, "a + b";
-                sub_: Sub, Numeric, "a - b";
-                mul_: Mul, Numeric, "a * b";
-                div_: Div, Numeric, "a / b";
-                maximum_: Maximum, Numeric, "max(a, b)";
-                minimum_: Minimum, Numeric, "min(a, b)";
-                pow_: Pow, FloatElement, "a ^ b";
-            }
-
-            /// `a + s` elementwise, in place.
-            pub fn add_scalar_(&mut self, s: T) -> Result<()>
-            where
-                T: Numeric,
-            {
-                map_inplace(AddScalar(s), &mut self.view_mut())
-            }
-
-            /// `a * s` elementwise, in place.
-            pub fn mul_scalar_(&mut self, s: T) -> Result<()>
-            where
-                T: Numeric,
-            {
-                map_inplace(MulScalar(s), &mut self.view_mut())
-            }
-
-            /// `min(max(a, lo), hi)` with scalar bounds, in place.
-            pub fn clamp_scalar_(&mut self, lo: T, hi: T) -> Result<()>
-            where
-                T: Numeric,
-            {
-                map_inplace(ClampScalar(lo, hi), &mut self.view_mut())
-            }
-
-            /// `min(max(a, lo), hi)` elementwise, in place (bounds broadcast).
-            pub fn clamp_(&mut self, lo: &impl AsView<T, D>, hi: &impl AsView<T, D>) -> Result<()>
-            where
-                T: Numeric,
-            {
-                zip3_inplace(Clamp, &mut self.view_mut(), &lo.view(), &hi.view())
-            }
-
-            /// `a * b + c` with one rounding, in place.
-            pub fn fma_(&mut self, b: &impl AsView<T, D>, c: &impl AsView<T, D>) -> Result<()>
-            where
-                T: FloatElement,
-            {
-                zip3_inplace(Fma, &mut self.view_mut(), &b.view(), &c.view())
-            }
-
-            /// `a + w * (b - a)`, in place.
-            pub fn lerp_(&mut self, b: &impl AsView<T, D>, w: &impl AsView<T, D>) -> Result<()>
-            where
-                T: FloatElement,
-            {
-                zip3_inplace(Lerp, &mut self.view_mut(), &b.view(), &w.view())
-            }
+            for_each_unary_op!(unary_write);
+            for_each_binary_op!(binary_write);
+            for_each_ternary_op!(ternary_write);
 
             /// Sets every element to `value`.
             pub fn fill_(&mut self, value: T) -> Result<()> {
@@ -545,28 +459,5 @@ write_ops!(impl[T: Element, D: Backend] Tensor<T, D>);
 write_ops!(impl['a, T: Element, D: Backend] TensorViewMut<'a, T, D>);
 
 impl<T: Element, D: Backend> Tensor<T, D> {
-    /// `mask ? a : b` elementwise (all three broadcast), as a new row-major tensor.
-    pub fn where_(
-        mask: &impl AsView<bool, D>,
-        a: &impl AsView<T, D>,
-        b: &impl AsView<T, D>,
-    ) -> Result<Self> {
-        zip3(Where, &mask.view(), &a.view(), &b.view())
-    }
-
-    /// `mask ? a : b` elementwise, written into `out` (inputs broadcast to its shape).
-    pub fn where_into(
-        mask: &impl AsView<bool, D>,
-        a: &impl AsView<T, D>,
-        b: &impl AsView<T, D>,
-        out: &mut impl AsViewMut<T, D>,
-    ) -> Result<()> {
-        zip3_into(
-            Where,
-            &mask.view(),
-            &a.view(),
-            &b.view(),
-            &mut out.view_mut(),
-        )
-    }
+    for_each_ternary_op!(ternary_mask);
 }
