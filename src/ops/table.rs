@@ -398,6 +398,32 @@ mod tests {
         UNARY_OPS.iter().chain(BINARY_OPS).chain(TERNARY_OPS)
     }
 
+    /// `(kernel name, method name)` of every entry that has methods, from the table itself.
+    macro_rules! method_names {
+        ($(
+            $(#[$doc:meta])*
+            $name:ident $(($($s:ident),*))? : $([$first:tt])? $bound:ident => $out:ty,
+                $opname:literal, $cuda:literal, |$($p:ident),*| $body:expr
+                $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
+        )*) => {
+            vec![$($(($opname, stringify!($m)),)?)*]
+        };
+    }
+
+    /// The kernel name (errors, cache keys) and the method name of an entry are written
+    /// separately (no `paste` crate); they must agree, except `where`, a Rust keyword.
+    #[test]
+    fn kernel_names_match_method_names() {
+        let mut pairs: Vec<(&str, &str)> = for_each_unary_op!(method_names);
+        pairs.extend(for_each_binary_op!(method_names));
+        pairs.extend(for_each_ternary_op!(method_names));
+        assert!(pairs.len() > 30, "{pairs:?}");
+        for (kernel, method) in pairs {
+            let expected = if kernel == "where" { "where_" } else { kernel };
+            assert_eq!(method, expected, "entry {kernel:?} has method {method:?}");
+        }
+    }
+
     #[test]
     fn names_are_unique() {
         let mut names: Vec<_> = all().map(|o| o.name).collect();
