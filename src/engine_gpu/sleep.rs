@@ -2,9 +2,8 @@
 //! (`kernels/sleep.cu`). The stream-order tests queue it before the work whose ordering they
 //! check, so that work that is not ordered after it visibly runs too early.
 
-use std::time::Duration;
-
 use std::ffi::c_void;
+use std::time::Duration;
 
 use super::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::error::GpuError;
