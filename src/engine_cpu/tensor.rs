@@ -6,7 +6,7 @@ use crate::element::{Element, Numeric};
 use crate::engine_cpu as cpu;
 use crate::error::{LayoutError, Result};
 use crate::layout::Layout;
-use crate::tensor::{Tensor, TensorView, TensorViewMut};
+use crate::tensor::{ReadRepr, Tensor, TensorView, TensorViewMut};
 
 impl<T: Element> Tensor<T, Cpu> {
     /// A row-major tensor of `shape` holding `data` (whose length must be the element count).
@@ -83,92 +83,84 @@ impl<T: Numeric> Tensor<T, Cpu> {
     }
 }
 
-/// Host access shared by the three CPU tensor types.
-macro_rules! host_methods {
-    (impl[$($g:tt)*] $ty:ty) => {
-        impl<$($g)*> $ty {
-            /// The elements in row-major (logical) order.
-            ///
-            /// Like `<[T]>::to_vec`, this aborts the process if the host cannot allocate
-            /// the result. A [`TensorView`] that broadcasts may hold far more elements than
-            /// its storage: use [`try_to_vec`](Self::try_to_vec) to get an error instead.
-            pub fn to_vec(&self) -> Vec<T> {
-                match self.try_to_vec() {
-                    Ok(v) => v,
-                    Err(_) => {
-                        let size = self.numel().saturating_mul(std::mem::size_of::<T>());
-                        let layout = std::alloc::Layout::from_size_align(
-                            size.min(isize::MAX as usize),
-                            std::mem::align_of::<T>(),
-                        )
-                        .unwrap_or_else(|_| std::alloc::Layout::new::<T>());
-                        std::alloc::handle_alloc_error(layout)
-                    }
-                }
-            }
-
-            /// The elements in row-major (logical) order, in a buffer reserved fallibly.
-            ///
-            /// # Errors
-            /// [`crate::error::AllocError::TooLarge`] or
-            /// [`crate::error::AllocError::OutOfMemory`] when the host cannot hold them.
-            pub fn try_to_vec(&self) -> Result<Vec<T>> {
-                let v = self.view();
-                match v.as_slice() {
-                    Some(s) => {
-                        let mut out = cpu::vec_with_capacity(s.len())?;
-                        out.extend_from_slice(s);
-                        Ok(out)
-                    }
-                    None => cpu::gather(v.storage(), v.layout()),
-                }
-            }
-
-            /// The element at `index` (one entry per dim), or an error naming the first index
-            /// out of range.
-            pub fn get(&self, index: &[usize]) -> Result<T> {
-                let v = self.view();
-                let off = v.layout().index_to_offset(index)?;
-                Ok(v.storage()[off])
-            }
-
-            /// `Σ a` accumulated in `f64` (exact for every element type but `i64` beyond
-            /// 2^53).
-            pub fn sum(&self) -> f64
-            where
-                T: Numeric,
-            {
-                let v = self.view();
-                cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64())
-            }
-
-            /// `Σ |a|` in `f64` (BLAS/Caffe `asum`).
-            pub fn abs_sum(&self) -> f64
-            where
-                T: Numeric,
-            {
-                let v = self.view();
-                cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64().abs())
-            }
-
-            /// `Σ a²` in `f64` (Caffe `sumsq`).
-            pub fn sq_sum(&self) -> f64
-            where
-                T: Numeric,
-            {
-                let v = self.view();
-                cpu::sum_map(v.storage(), v.layout(), |x: T| {
-                    let x = x.to_f64();
-                    x * x
-                })
+/// Host access, written once for every CPU tensor, owned or a view.
+impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
+    /// The elements in row-major (logical) order.
+    ///
+    /// Like `<[T]>::to_vec`, this aborts the process if the host cannot allocate
+    /// the result. A [`TensorView`] that broadcasts may hold far more elements than
+    /// its storage: use [`try_to_vec`](Self::try_to_vec) to get an error instead.
+    pub fn to_vec(&self) -> Vec<T> {
+        match self.try_to_vec() {
+            Ok(v) => v,
+            Err(_) => {
+                let size = self.numel().saturating_mul(std::mem::size_of::<T>());
+                let layout = std::alloc::Layout::from_size_align(
+                    size.min(isize::MAX as usize),
+                    std::mem::align_of::<T>(),
+                )
+                .unwrap_or_else(|_| std::alloc::Layout::new::<T>());
+                std::alloc::handle_alloc_error(layout)
             }
         }
-    };
-}
+    }
 
-host_methods!(impl[T: Element] Tensor<T, Cpu>);
-host_methods!(impl['a, T: Element] TensorView<'a, T, Cpu>);
-host_methods!(impl['a, T: Element] TensorViewMut<'a, T, Cpu>);
+    /// The elements in row-major (logical) order, in a buffer reserved fallibly.
+    ///
+    /// # Errors
+    /// [`crate::error::AllocError::TooLarge`] or
+    /// [`crate::error::AllocError::OutOfMemory`] when the host cannot hold them.
+    pub fn try_to_vec(&self) -> Result<Vec<T>> {
+        let v = self.view();
+        match v.as_slice() {
+            Some(s) => {
+                let mut out = cpu::vec_with_capacity(s.len())?;
+                out.extend_from_slice(s);
+                Ok(out)
+            }
+            None => cpu::gather(v.storage(), v.layout()),
+        }
+    }
+
+    /// The element at `index` (one entry per dim), or an error naming the first index
+    /// out of range.
+    pub fn get(&self, index: &[usize]) -> Result<T> {
+        let v = self.view();
+        let off = v.layout().index_to_offset(index)?;
+        Ok(v.storage()[off])
+    }
+
+    /// `Σ a` accumulated in `f64` (exact for every element type but `i64` beyond
+    /// 2^53).
+    pub fn sum(&self) -> f64
+    where
+        T: Numeric,
+    {
+        let v = self.view();
+        cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64())
+    }
+
+    /// `Σ |a|` in `f64` (BLAS/Caffe `asum`).
+    pub fn abs_sum(&self) -> f64
+    where
+        T: Numeric,
+    {
+        let v = self.view();
+        cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64().abs())
+    }
+
+    /// `Σ a²` in `f64` (Caffe `sumsq`).
+    pub fn sq_sum(&self) -> f64
+    where
+        T: Numeric,
+    {
+        let v = self.view();
+        cpu::sum_map(v.storage(), v.layout(), |x: T| {
+            let x = x.to_f64();
+            x * x
+        })
+    }
+}
 
 impl<T: Element> Tensor<T, Cpu> {
     /// The elements as one slice in row-major order, when the layout is row-major contiguous.
@@ -221,17 +213,10 @@ fn contiguous_range(layout: &Layout) -> Option<std::ops::Range<usize>> {
         .then(|| layout.offset()..layout.offset() + layout.numel())
 }
 
-impl<T: Element + std::fmt::Display> std::fmt::Display for Tensor<T, Cpu> {
+impl<T: Element + std::fmt::Display, S: ReadRepr<T, Cpu>> std::fmt::Display for Tensor<T, Cpu, S> {
     /// The elements as ndarray prints them.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         display(&self.view(), f)
-    }
-}
-
-impl<T: Element + std::fmt::Display> std::fmt::Display for TensorView<'_, T, Cpu> {
-    /// The elements as ndarray prints them.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        display(self, f)
     }
 }
 

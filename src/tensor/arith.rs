@@ -7,51 +7,38 @@
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::ops::{map, zip};
-use super::{Tensor, TensorView, TensorViewMut};
+use super::{ReadRepr, Tensor};
 use crate::element::{Numeric, Signed};
 use crate::error::Result;
 use crate::ops::{table, Backend};
 
-/// Implements the four arithmetic operators for `&$lhs op &$rhs`.
+/// Implements one arithmetic operator for `&Tensor<T, D, S1> op &Tensor<T, D, S2>`: every
+/// mix of owned tensors and views in one impl.
 macro_rules! arith {
-    ([$($lt:lifetime),*] $lhs:ty, $rhs:ty) => {
-        arith!(@one Add, add, table::Add, [$($lt),*] $lhs, $rhs);
-        arith!(@one Sub, sub, table::Sub, [$($lt),*] $lhs, $rhs);
-        arith!(@one Mul, mul, table::Mul, [$($lt),*] $lhs, $rhs);
-        arith!(@one Div, div, table::Div, [$($lt),*] $lhs, $rhs);
-    };
-    (@one $tr:ident, $method:ident, $op:expr, [$($lt:lifetime),*] $lhs:ty, $rhs:ty) => {
-        impl<'x, 'y, $($lt,)* T: Numeric, D: Backend> $tr<&'y $rhs> for &'x $lhs {
+    ($tr:ident, $method:ident, $op:expr) => {
+        impl<'x, 'y, T, D, S1, S2> $tr<&'y Tensor<T, D, S2>> for &'x Tensor<T, D, S1>
+        where
+            T: Numeric,
+            D: Backend,
+            S1: ReadRepr<T, D>,
+            S2: ReadRepr<T, D>,
+        {
             type Output = Result<Tensor<T, D>>;
-            fn $method(self, rhs: &'y $rhs) -> Self::Output {
+            fn $method(self, rhs: &'y Tensor<T, D, S2>) -> Self::Output {
                 zip($op, &self.view(), &rhs.view())
             }
         }
     };
 }
 
-arith!([] Tensor<T, D>, Tensor<T, D>);
-arith!(['b] Tensor<T, D>, TensorView<'b, T, D>);
-arith!(['b] Tensor<T, D>, TensorViewMut<'b, T, D>);
-arith!(['a] TensorView<'a, T, D>, Tensor<T, D>);
-arith!(['a, 'b] TensorView<'a, T, D>, TensorView<'b, T, D>);
-arith!(['a, 'b] TensorView<'a, T, D>, TensorViewMut<'b, T, D>);
-arith!(['a] TensorViewMut<'a, T, D>, Tensor<T, D>);
-arith!(['a, 'b] TensorViewMut<'a, T, D>, TensorView<'b, T, D>);
-arith!(['a, 'b] TensorViewMut<'a, T, D>, TensorViewMut<'b, T, D>);
+arith!(Add, add, table::Add);
+arith!(Sub, sub, table::Sub);
+arith!(Mul, mul, table::Mul);
+arith!(Div, div, table::Div);
 
-/// Implements unary minus for `-&$ty`.
-macro_rules! negate {
-    ([$($lt:lifetime),*] $ty:ty) => {
-        impl<'x, $($lt,)* T: Signed, D: Backend> Neg for &'x $ty {
-            type Output = Result<Tensor<T, D>>;
-            fn neg(self) -> Self::Output {
-                map(table::Neg, &self.view())
-            }
-        }
-    };
+impl<T: Signed, D: Backend, S: ReadRepr<T, D>> Neg for &Tensor<T, D, S> {
+    type Output = Result<Tensor<T, D>>;
+    fn neg(self) -> Self::Output {
+        map(table::Neg, &self.view())
+    }
 }
-
-negate!([] Tensor<T, D>);
-negate!(['a] TensorView<'a, T, D>);
-negate!(['a] TensorViewMut<'a, T, D>);

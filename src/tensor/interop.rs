@@ -13,7 +13,7 @@
 use ndarray::ShapeBuilder;
 use ndarray::{ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Axis, Dimension, IxDyn};
 
-use super::{Tensor, TensorView, TensorViewMut};
+use super::{ReadRepr, Repr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
@@ -45,11 +45,38 @@ fn ndarray_refused(op: &'static str, shape: &[usize]) -> LayoutError {
     }
 }
 
-impl<'a, T: Element> TensorView<'a, T, Cpu> {
-    /// Borrows an ndarray view without copying, with the same shape and strides (negative
-    /// and zero strides included). Fails with [`LayoutError::NotDense`] for views with gaps
-    /// (stepped slices); copy those with [`Tensor::from_ndarray`].
-    pub fn from_ndarray<Dm: Dimension>(array: ArrayView<'a, T, Dm>) -> Result<Self> {
+/// A tensor made from an ndarray array: the conversion behind [`Tensor::from_ndarray`],
+/// chosen by the argument's type.
+///
+/// - `Tensor::from_ndarray(&array)` (any array or view, by reference) copies into a new
+///   row-major [`Tensor`].
+/// - `TensorView::from_ndarray(array.view())` borrows without copying, keeping shape and
+///   strides (negative and zero strides included); an array with gaps between its elements
+///   (a stepped slice) gives [`LayoutError::NotDense`].
+/// - `TensorViewMut::from_ndarray(array.view_mut())` borrows writable, likewise.
+///
+/// One trait rather than three inherent functions because the three types are one struct
+/// ([`Tensor<T, D, S>`](Tensor)): `Tensor::from_ndarray` would otherwise name three
+/// functions at once.
+pub trait FromNdarray<A>: Sized {
+    /// The tensor or view of `array`.
+    fn from_ndarray(array: A) -> Result<Self>;
+}
+
+impl<T: Element, S: Repr<T, Cpu>> Tensor<T, Cpu, S> {
+    /// A tensor or view of an ndarray array; see [`FromNdarray`] for the three forms
+    /// (`Tensor::from_ndarray(&a)` copies, `TensorView::from_ndarray(a.view())` and
+    /// `TensorViewMut::from_ndarray(a.view_mut())` borrow without copying).
+    pub fn from_ndarray<A>(array: A) -> Result<Self>
+    where
+        Self: FromNdarray<A>,
+    {
+        <Self as FromNdarray<A>>::from_ndarray(array)
+    }
+}
+
+impl<'a, T: Element, Dm: Dimension> FromNdarray<ArrayView<'a, T, Dm>> for TensorView<'a, T, Cpu> {
+    fn from_ndarray(array: ArrayView<'a, T, Dm>) -> Result<Self> {
         const OP: &str = "TensorView::from_ndarray";
         let shape = array.shape().to_vec();
         let strides = array.strides().to_vec();
@@ -69,7 +96,9 @@ impl<'a, T: Element> TensorView<'a, T, Cpu> {
         let layout = Layout::new(&shape, &strides, low_to_first(&shape, &strides))?;
         TensorView::new(data, layout, &Cpu)
     }
+}
 
+impl<'a, T: Element> TensorView<'a, T, Cpu> {
     /// An ndarray view of the same elements with the same strides (negative and zero ones
     /// included), borrowing the same memory.
     pub fn as_ndarray(&self) -> Result<ArrayViewD<'a, T>> {
@@ -81,10 +110,10 @@ impl<'a, T: Element> TensorView<'a, T, Cpu> {
     }
 }
 
-impl<'a, T: Element> TensorViewMut<'a, T, Cpu> {
-    /// Borrows a writable ndarray view without copying, keeping its strides (negative ones
-    /// included). Fails with [`LayoutError::NotDense`] for views with gaps.
-    pub fn from_ndarray<Dm: Dimension>(array: ArrayViewMut<'a, T, Dm>) -> Result<Self> {
+impl<'a, T: Element, Dm: Dimension> FromNdarray<ArrayViewMut<'a, T, Dm>>
+    for TensorViewMut<'a, T, Cpu>
+{
+    fn from_ndarray(array: ArrayViewMut<'a, T, Dm>) -> Result<Self> {
         const OP: &str = "TensorViewMut::from_ndarray";
         let shape = array.shape().to_vec();
         let strides = array.strides().to_vec();
@@ -96,14 +125,6 @@ impl<'a, T: Element> TensorViewMut<'a, T, Cpu> {
             .ok_or_else(|| not_dense(OP, &shape, &strides))?;
         let layout = Layout::new(&shape, &strides, low_to_first(&shape, &strides))?;
         TensorViewMut::new(data, layout, &Cpu)
-    }
-
-    /// A writable ndarray view of the same elements with the same strides.
-    pub fn as_ndarray_mut(&mut self) -> Result<ArrayViewMutD<'_, T>> {
-        let layout = self.layout().clone();
-        let (span, dim) = span_and_dim(&layout);
-        ArrayViewMut::from_shape(dim, &mut self.slice_mut()[span])
-            .map_err(|_| ndarray_refused("as_ndarray_mut", layout.shape()).into())
     }
 }
 
@@ -119,45 +140,42 @@ fn span_and_dim(l: &Layout) -> (std::ops::Range<usize>, ndarray::StrideShape<IxD
     }
 }
 
-impl<T: Element> Tensor<T, Cpu> {
-    /// A row-major copy of any ndarray array or view.
-    pub fn from_ndarray<S, Dm>(array: &ndarray::ArrayBase<S, Dm>) -> Result<Self>
-    where
-        S: ndarray::Data<Elem = T>,
-        Dm: Dimension,
-    {
+impl<T: Element, Sd, Dm> FromNdarray<&ndarray::ArrayBase<Sd, Dm>> for Tensor<T, Cpu>
+where
+    Sd: ndarray::Data<Elem = T>,
+    Dm: Dimension,
+{
+    fn from_ndarray(array: &ndarray::ArrayBase<Sd, Dm>) -> Result<Self> {
         // A broadcast array may hold far more elements than memory: reserve fallibly.
         let mut data = crate::host_vec::vec_with_capacity(array.len())?;
         data.extend(array.iter().copied());
         Tensor::from_vec(array.shape(), data)
     }
+}
 
+impl<T: Element> Tensor<T, Cpu> {
     /// An ndarray view of the tensor's elements with the same strides.
     pub fn as_ndarray(&self) -> Result<ArrayViewD<'_, T>> {
         self.view().as_ndarray()
     }
+}
 
-    /// A writable ndarray view of the tensor's elements with the same strides.
+impl<T: Element, S: WriteRepr<T, Cpu>> Tensor<T, Cpu, S> {
+    /// A writable ndarray view of the elements with the same strides (negative ones
+    /// included).
     pub fn as_ndarray_mut(&mut self) -> Result<ArrayViewMutD<'_, T>> {
-        let layout = self.layout.clone();
-        let (span, dim) = span_and_dim(&layout);
-        ArrayViewMut::from_shape(dim, &mut self.storage[span])
-            .map_err(|_| ndarray_refused("as_ndarray_mut", layout.shape()).into())
+        let (span, dim) = span_and_dim(&self.layout);
+        let shape = self.layout.shape().to_vec();
+        ArrayViewMut::from_shape(dim, &mut self.repr.slice_mut().0[span])
+            .map_err(|_| ndarray_refused("as_ndarray_mut", &shape).into())
     }
 }
 
-/// `to_ndarray` on the three CPU types.
-macro_rules! to_ndarray {
-    ($($ty:ty),*) => {$(
-        impl<T: Element> $ty {
-            /// A row-major (standard layout) ndarray copy of the elements.
-            pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
-                let v = self.view();
-                ArrayD::from_shape_vec(IxDyn(v.shape()), v.try_to_vec()?)
-                    .map_err(|_| ndarray_refused("to_ndarray", v.shape()).into())
-            }
-        }
-    )*};
+impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
+    /// A row-major (standard layout) ndarray copy of the elements.
+    pub fn to_ndarray(&self) -> Result<ArrayD<T>> {
+        let v = self.view();
+        ArrayD::from_shape_vec(IxDyn(v.shape()), v.try_to_vec()?)
+            .map_err(|_| ndarray_refused("to_ndarray", v.shape()).into())
+    }
 }
-
-to_ndarray!(Tensor<T, Cpu>, TensorView<'_, T, Cpu>, TensorViewMut<'_, T, Cpu>);

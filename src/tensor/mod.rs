@@ -5,6 +5,10 @@
 //!   storage cannot be freed or moved while a view of it exists (ndarray's `ArrayView` /
 //!   `ArrayViewMut`).
 //!
+//! All three are one struct, `Tensor<T, D, S>`, whose last parameter `S` ([`repr`]) says how
+//! the storage is held; the view types are aliases. Accessors, ops, operators and printing
+//! are written once for every `S` that supports them, as in ndarray's `ArrayBase<S, D>`.
+//!
 //! # The API in one paragraph
 //!
 //! Layout methods (`permute`, `transpose`, `t`, `narrow`, `slice`, `flip`, `broadcast_to` /
@@ -25,24 +29,37 @@ mod arith;
 pub mod backend;
 mod interop;
 pub mod ops;
+pub mod repr;
 mod shape_ops;
 mod view;
 
 pub use backend::Backend;
+pub use interop::FromNdarray;
+pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
+
+use std::marker::PhantomData;
 
 use crate::device::{Cpu, Device, Storage};
 use crate::element::Element;
 use crate::error::{Handback, Result};
 use crate::layout::Layout;
 
-/// An n-dimensional array that owns its memory on device `D`.
+/// An n-dimensional array on device `D`: owned ([`Tensor<T, D>`], the default), or a view
+/// borrowing another tensor's storage ([`TensorView`], [`TensorViewMut`]).
+///
+/// The third parameter says how the storage is held ([`repr`]): owned ([`OwnedRepr`], the
+/// default, so `Tensor<f32>` is an owned CPU tensor), borrowed read-only ([`ViewRepr`], the
+/// alias [`TensorView`]) or borrowed writable ([`ViewMutRepr`], the alias [`TensorViewMut`]).
+/// Every method that works the same on all three (accessors, pointwise ops, operators,
+/// printing) is written once here, ndarray's `ArrayBase` design.
 ///
 /// Invariants:
 /// 1. `layout` reaches only indices below the storage's length ([`Layout::check_within`]).
-/// 2. `layout` is non-overlapping ([`Layout::check_writable`]), so the tensor can always be
-///    written through [`Tensor::view_mut`]; broadcast layouts exist only as views.
-/// 3. `device` is the device `storage` lives on.
+/// 2. Where the tensor can be written (owned, [`TensorViewMut`]), `layout` is
+///    non-overlapping ([`Layout::check_writable`]); broadcast layouts exist only in
+///    [`TensorView`]s.
+/// 3. The representation's device is the device the storage lives on.
 ///
 /// Element type and device are type parameters: an op mixing `f32` with `f64`, or `Cpu` with
 /// `Gpu`, does not compile. Convert explicitly with [`Tensor::cast`].
@@ -61,13 +78,15 @@ use crate::layout::Layout;
 /// assert_eq!(picked.to_vec(), [0.0, 4.0, 0.0, 5.0, 3.0, 6.0]);
 /// # Ok::<(), typestate_tensor::Error>(())
 /// ```
-pub struct Tensor<T: Element, D: Device = Cpu> {
-    storage: D::Storage<T>,
+pub struct Tensor<T: Element, D: Device = Cpu, S: Repr<T, D> = OwnedRepr<T, D>> {
+    repr: S,
     layout: Layout,
-    device: D,
+    /// `T` and `D` are named by `S`'s bounds only; `fn() -> _` keeps `Send`/`Sync` and
+    /// variance up to `S`.
+    _names: PhantomData<fn() -> (T, D)>,
 }
 
-impl<T: Element, D: Device> Tensor<T, D> {
+impl<T: Element, D: Device, S: Repr<T, D>> Tensor<T, D, S> {
     /// The shape, strides and offset into the storage.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -95,17 +114,48 @@ impl<T: Element, D: Device> Tensor<T, D> {
 
     /// The device the storage lives on.
     pub fn device(&self) -> &D {
-        &self.device
+        self.repr.device()
     }
 
+    /// A tensor of `repr` under `layout`, which the caller has checked against the
+    /// invariants for this representation.
+    fn from_repr(repr: S, layout: Layout) -> Self {
+        Tensor {
+            repr,
+            layout,
+            _names: PhantomData,
+        }
+    }
+}
+
+impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
+    /// A read-only view of all elements, borrowing this tensor.
+    pub fn view(&self) -> TensorView<'_, T, D> {
+        TensorView::from_checked(self.repr.slice(), self.layout.clone(), self.repr.device())
+    }
+}
+
+impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
+    /// A writable view of all elements, borrowing this tensor exclusively.
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T, D> {
+        let (data, device) = self.repr.slice_mut();
+        TensorViewMut::from_checked(data, self.layout.clone(), device)
+    }
+}
+
+impl<T: Element, D: Device> Tensor<T, D> {
     /// The owned storage (may hold more elements than the layout reaches).
     pub fn storage(&self) -> &D::Storage<T> {
-        &self.storage
+        &self.repr.storage
     }
 
     /// Splits the tensor into its storage, layout and device.
     pub fn into_parts(self) -> (D::Storage<T>, Layout, D) {
-        (self.storage, self.layout, self.device)
+        (self.repr.storage, self.layout, self.repr.device)
+    }
+
+    fn owned(storage: D::Storage<T>, layout: Layout, device: D) -> Self {
+        Tensor::from_repr(OwnedRepr { storage, device }, layout)
     }
 }
 
@@ -126,11 +176,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
             .check_within("Tensor::from_parts", storage.len())
             .and_then(|()| layout.check_writable("Tensor::from_parts"));
         match checked {
-            Ok(()) => Ok(Tensor {
-                storage,
-                layout,
-                device,
-            }),
+            Ok(()) => Ok(Tensor::owned(storage, layout, device)),
             Err(e) => Err(Handback::new((storage, layout, device), e)),
         }
     }
@@ -139,11 +185,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     pub fn zeros_on(shape: &[usize], device: &D) -> Result<Self> {
         let layout = Layout::contiguous(shape)?;
         let storage = device.zeros(layout.numel())?;
-        Ok(Tensor {
-            storage,
-            layout,
-            device: device.clone(),
-        })
+        Ok(Tensor::owned(storage, layout, device.clone()))
     }
 
     /// A new row-major tensor with every element `value`, on `device`.
@@ -157,53 +199,31 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     /// `t.set_layout(t.layout().t())?` transposes an owned tensor). The layout is checked as in
     /// [`Tensor::from_parts`]; on error the tensor is unchanged.
     pub fn set_layout(&mut self, layout: Layout) -> Result<()> {
-        layout.check_within("set_layout", self.storage.len())?;
+        layout.check_within("set_layout", self.repr.storage.len())?;
         layout.check_writable("set_layout")?;
         self.layout = layout;
         Ok(())
-    }
-
-    /// A read-only view of the whole tensor.
-    pub fn view(&self) -> TensorView<'_, T, D> {
-        TensorView::from_checked(D::slice(&self.storage), self.layout.clone(), &self.device)
-    }
-
-    /// A writable view of the whole tensor.
-    pub fn view_mut(&mut self) -> TensorViewMut<'_, T, D> {
-        TensorViewMut::from_checked(
-            D::slice_mut(&mut self.storage),
-            self.layout.clone(),
-            &self.device,
-        )
     }
 
     /// The storage, writable, with the layout that indexes it: for the engines' in-place
     /// methods (the fields stay private to this module, so the layout cannot be changed
     /// behind the tensor's back).
     pub(crate) fn storage_mut_and_layout(&mut self) -> (&mut D::Storage<T>, &Layout) {
-        (&mut self.storage, &self.layout)
+        (&mut self.repr.storage, &self.layout)
     }
 
     /// Wraps storage that holds exactly the row-major elements of `layout` (internal: the
     /// layout is contiguous from offset 0 and `storage` was made for it).
     pub(crate) fn from_contiguous(storage: D::Storage<T>, layout: Layout, device: D) -> Self {
         debug_assert!(layout.is_contiguous() && storage.len() == layout.numel());
-        Tensor {
-            storage,
-            layout,
-            device,
-        }
+        Tensor::owned(storage, layout, device)
     }
 }
 
 impl<T: Element> Clone for Tensor<T, Cpu> {
     /// Copies the storage and layout as they are (the clone keeps any strides).
     fn clone(&self) -> Self {
-        Tensor {
-            storage: self.storage.clone(),
-            layout: self.layout.clone(),
-            device: Cpu,
-        }
+        Tensor::owned(self.repr.storage.clone(), self.layout.clone(), Cpu)
     }
 }
 
@@ -214,10 +234,16 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     }
 }
 
-impl<T: Element, D: Device> std::fmt::Debug for Tensor<T, D> {
+impl<T: Element, D: Device, S: Repr<T, D>> std::fmt::Debug for Tensor<T, D, S> {
     /// Type, device and layout (no elements: they may live on a GPU).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        view::debug_layout(f, "Tensor", T::DTYPE, &self.device.name(), &self.layout)
+        f.debug_struct(S::NAME)
+            .field("dtype", &T::DTYPE)
+            .field("device", &self.device().name())
+            .field("shape", &self.layout.shape())
+            .field("strides", &self.layout.strides())
+            .field("offset", &self.layout.offset())
+            .finish()
     }
 }
 

@@ -1,8 +1,9 @@
 //! Pointwise ops on tensors and views: broadcasting, result allocation, and the public
 //! methods, all generic over the device's [`Backend`].
 //!
-//! Every op of [`crate::ops::table`] has up to three methods on [`Tensor`], [`TensorView`] and
-//! [`TensorViewMut`]:
+//! Every op of [`crate::ops::table`] has up to three methods, written once on
+//! [`Tensor<T, D, S>`](Tensor) for every representation `S` (so on [`TensorView`] and
+//! [`TensorViewMut`] too):
 //! - `a.exp()`, `a.add(&b)`: out of place, a new row-major [`Tensor`] of the broadcast shape;
 //! - `a.exp_into(&mut out)`, `a.add_into(&b, &mut out)`: into any writable view or tensor,
 //!   the inputs broadcast to `out`'s shape (NumPy's `out=`);
@@ -15,7 +16,7 @@
 //! shapes; inputs that broadcast to a shape other than the destination's give
 //! [`LayoutError::ShapeMismatch`].
 
-use super::{AsView, AsViewMut, Tensor, TensorView, TensorViewMut};
+use super::{AsView, AsViewMut, ReadRepr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::element::{Element, FloatElement, Numeric, Signed};
 use crate::error::{LayoutError, Result};
 use crate::layout::{broadcast_shapes, Layout};
@@ -115,7 +116,7 @@ pub fn map_into<T: Element, D: Backend, O: UnaryOp<T>>(
 ) -> Result<()> {
     fit_to(O::NAME, out.shape(), &[a.shape()])?;
     let a = expand(a, out.shape())?;
-    out.device().unary(op, &a, out)
+    out.device_ref().unary(op, &a, out)
 }
 
 /// `out = op(a, b)`, inputs broadcast to `out`'s shape.
@@ -127,7 +128,7 @@ pub fn zip_into<T: Element, D: Backend, O: BinaryOp<T>>(
 ) -> Result<()> {
     fit_to(O::NAME, out.shape(), &[a.shape(), b.shape()])?;
     let (a, b) = (expand(a, out.shape())?, expand(b, out.shape())?);
-    out.device().binary(op, &a, &b, out)
+    out.device_ref().binary(op, &a, &b, out)
 }
 
 /// `out = op(a, b, c)`, inputs broadcast to `out`'s shape.
@@ -141,7 +142,7 @@ pub fn zip3_into<A: Element, T: Element, D: Backend, O: TernaryOp<A, T>>(
     fit_to(O::NAME, out.shape(), &[a.shape(), b.shape(), c.shape()])?;
     let shape = out.shape().to_vec();
     let (a, b, c) = (expand(a, &shape)?, expand(b, &shape)?, expand(c, &shape)?);
-    out.device().ternary(op, &a, &b, &c, out)
+    out.device_ref().ternary(op, &a, &b, &c, out)
 }
 
 /// `dst = op(dst)`.
@@ -149,7 +150,7 @@ pub fn map_inplace<T: Element, D: Backend, O: UnaryOp<T, Output = T>>(
     op: O,
     dst: &mut TensorViewMut<'_, T, D>,
 ) -> Result<()> {
-    dst.device().unary_inplace(op, dst)
+    dst.device_ref().unary_inplace(op, dst)
 }
 
 /// `dst = op(dst, b)`, `b` broadcast to `dst`'s shape.
@@ -160,7 +161,7 @@ pub fn zip_inplace<T: Element, D: Backend, O: BinaryOp<T, Output = T>>(
 ) -> Result<()> {
     fit_to(O::NAME, dst.shape(), &[b.shape()])?;
     let b = expand(b, dst.shape())?;
-    dst.device().binary_inplace(op, dst, &b)
+    dst.device_ref().binary_inplace(op, dst, &b)
 }
 
 /// `dst = op(dst, b, c)`, `b` and `c` broadcast to `dst`'s shape.
@@ -173,7 +174,7 @@ pub fn zip3_inplace<T: Element, D: Backend, O: TernaryOp<T, T, Output = T>>(
     fit_to(O::NAME, dst.shape(), &[b.shape(), c.shape()])?;
     let shape = dst.shape().to_vec();
     let (b, c) = (expand(b, &shape)?, expand(c, &shape)?);
-    dst.device().ternary_inplace(op, dst, &b, &c)
+    dst.device_ref().ternary_inplace(op, dst, &b, &c)
 }
 
 // The op methods are generated from the op table: `for_each_*_op!(m)` (in
@@ -393,70 +394,57 @@ macro_rules! ternary_mask {
         [$($rest:tt)*]) => {};
 }
 
-/// The read-only op methods, for a type with `view(&self) -> TensorView`.
-macro_rules! read_ops {
-    (impl[$($g:tt)*] $ty:ty) => {
-        impl<$($g)*> $ty {
-            for_each_unary_op!(unary_read);
-            for_each_binary_op!(binary_read);
-            for_each_ternary_op!(ternary_read);
+/// The read-only op methods, written once for every representation (owned or borrowed).
+impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
+    for_each_unary_op!(unary_read);
+    for_each_binary_op!(binary_read);
+    for_each_ternary_op!(ternary_read);
 
-            /// Each element converted to `U` with C cast rules ([`crate::ops::cast`]), as a
-            /// new row-major tensor: the one explicit way to change element type.
-            pub fn cast<U: Element>(&self) -> Result<Tensor<U, D>> {
-                map(Cast::<U>::new(), &self.view())
-            }
+    /// Each element converted to `U` with C cast rules ([`crate::ops::cast`]), as a new
+    /// row-major tensor: the one explicit way to change element type.
+    pub fn cast<U: Element>(&self) -> Result<Tensor<U, D>> {
+        map(Cast::<U>::new(), &self.view())
+    }
 
-            /// Each element converted to `U`, written into `out`.
-            pub fn cast_into<U: Element>(&self, out: &mut impl AsViewMut<U, D>) -> Result<()> {
-                map_into(Cast::<U>::new(), &self.view(), &mut out.view_mut())
-            }
+    /// Each element converted to `U`, written into `out`.
+    pub fn cast_into<U: Element>(&self, out: &mut impl AsViewMut<U, D>) -> Result<()> {
+        map_into(Cast::<U>::new(), &self.view(), &mut out.view_mut())
+    }
 
-            /// A row-major copy.
-            pub fn contiguous(&self) -> Result<Tensor<T, D>> {
-                map(Identity, &self.view())
-            }
+    /// A row-major copy.
+    pub fn contiguous(&self) -> Result<Tensor<T, D>> {
+        map(Identity, &self.view())
+    }
 
-            /// A row-major copy under a new shape with the same element count (the
-            /// elements in row-major order): `reshape` when a view is impossible.
-            pub fn reshape_copy(&self, shape: &[usize]) -> Result<Tensor<T, D>> {
-                let mut t = self.contiguous()?;
-                let layout = t.layout().reshape(shape)?;
-                t.set_layout(layout)?;
-                Ok(t)
-            }
-        }
-    };
+    /// A row-major copy under a new shape with the same element count (the elements in
+    /// row-major order): `reshape` when a view is impossible.
+    pub fn reshape_copy(&self, shape: &[usize]) -> Result<Tensor<T, D>> {
+        let mut t = self.contiguous()?;
+        let layout = t.layout().reshape(shape)?;
+        t.set_layout(layout)?;
+        Ok(t)
+    }
 }
 
-read_ops!(impl[T: Element, D: Backend] Tensor<T, D>);
-read_ops!(impl['a, T: Element, D: Backend] TensorView<'a, T, D>);
-read_ops!(impl['a, T: Element, D: Backend] TensorViewMut<'a, T, D>);
+/// The in-place methods, written once for the writable representations (owned and
+/// [`TensorViewMut`]).
+impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
+    for_each_unary_op!(unary_write);
+    for_each_binary_op!(binary_write);
+    for_each_ternary_op!(ternary_write);
 
-/// The in-place methods, for a type with `view_mut(&mut self) -> TensorViewMut`.
-macro_rules! write_ops {
-    (impl[$($g:tt)*] $ty:ty) => {
-        impl<$($g)*> $ty {
-            for_each_unary_op!(unary_write);
-            for_each_binary_op!(binary_write);
-            for_each_ternary_op!(ternary_write);
+    /// Sets every element to `value`.
+    pub fn fill_(&mut self, value: T) -> Result<()> {
+        let mut dst = self.view_mut();
+        let device = dst.device_ref();
+        device.fill(&mut dst, value)
+    }
 
-            /// Sets every element to `value`.
-            pub fn fill_(&mut self, value: T) -> Result<()> {
-                let mut dst = self.view_mut();
-                dst.device().fill(&mut dst, value)
-            }
-
-            /// Copies `src` (broadcast to this shape) into these elements.
-            pub fn copy_from(&mut self, src: &impl AsView<T, D>) -> Result<()> {
-                map_into(Identity, &src.view(), &mut self.view_mut())
-            }
-        }
-    };
+    /// Copies `src` (broadcast to this shape) into these elements.
+    pub fn copy_from(&mut self, src: &impl AsView<T, D>) -> Result<()> {
+        map_into(Identity, &src.view(), &mut self.view_mut())
+    }
 }
-
-write_ops!(impl[T: Element, D: Backend] Tensor<T, D>);
-write_ops!(impl['a, T: Element, D: Backend] TensorViewMut<'a, T, D>);
 
 impl<T: Element, D: Backend> Tensor<T, D> {
     for_each_ternary_op!(ternary_mask);

@@ -1,0 +1,124 @@
+//! What a [`Tensor`](super::Tensor) holds: its storage owned, borrowed read-only, or
+//! borrowed writable (ndarray's `OwnedRepr` / `ViewRepr` as the `S` of `ArrayBase<S, D>`).
+//!
+//! One struct, `Tensor<T, D, S>`, with the representation `S` as its last parameter, so that
+//! every method that does not care how the storage is held (accessors, ops, operators,
+//! printing) is written once, on `Tensor<T, D, S>` with `S` bounded by what the method needs:
+//! [`Repr`] to read the layout and device, [`ReadRepr`] to lend a read-only view, [`WriteRepr`]
+//! to lend a writable one. The three representations are sealed: the invariants of
+//! `Tensor` (layout within the storage; non-overlapping where writable) are checked by the
+//! constructors in this folder, and unsafe engine code relies on them.
+
+use crate::device::Device;
+use crate::element::Element;
+use crate::tensor::Backend;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Owned storage and its device: the representation of [`Tensor<T, D>`](super::Tensor).
+pub struct OwnedRepr<T: Element, D: Device> {
+    pub(super) storage: D::Storage<T>,
+    pub(super) device: D,
+}
+
+/// Storage borrowed read-only for `'a`: the representation of
+/// [`TensorView<'a, T, D>`](super::TensorView).
+pub struct ViewRepr<'a, T: Element, D: Backend> {
+    pub(super) data: &'a D::Slice<T>,
+    pub(super) device: &'a D,
+}
+
+/// Storage borrowed exclusively for `'a`: the representation of
+/// [`TensorViewMut<'a, T, D>`](super::TensorViewMut).
+pub struct ViewMutRepr<'a, T: Element, D: Backend> {
+    pub(super) data: &'a mut D::Slice<T>,
+    pub(super) device: &'a D,
+}
+
+impl<T: Element, D: Backend> Clone for ViewRepr<'_, T, D> {
+    fn clone(&self) -> Self {
+        ViewRepr {
+            data: self.data,
+            device: self.device,
+        }
+    }
+}
+
+/// How a tensor holds its storage. Sealed: implemented by [`OwnedRepr`], [`ViewRepr`] and
+/// [`ViewMutRepr`] only.
+pub trait Repr<T: Element, D: Device>: sealed::Sealed {
+    /// The type's name as users write it, for `Debug` (`"Tensor"`, `"TensorView"`, ...).
+    const NAME: &'static str;
+
+    /// The device the storage lives on.
+    fn device(&self) -> &D;
+}
+
+/// A representation that can lend its storage read-only (all three).
+pub trait ReadRepr<T: Element, D: Backend>: Repr<T, D> {
+    /// The whole storage, borrowed.
+    fn slice(&self) -> &D::Slice<T>;
+}
+
+/// A representation that can lend its storage writable: [`OwnedRepr`] and [`ViewMutRepr`].
+pub trait WriteRepr<T: Element, D: Backend>: ReadRepr<T, D> {
+    /// The whole storage, borrowed exclusively, and the device (two fields borrowed at once).
+    fn slice_mut(&mut self) -> (&mut D::Slice<T>, &D);
+}
+
+impl<T: Element, D: Device> sealed::Sealed for OwnedRepr<T, D> {}
+impl<T: Element, D: Backend> sealed::Sealed for ViewRepr<'_, T, D> {}
+impl<T: Element, D: Backend> sealed::Sealed for ViewMutRepr<'_, T, D> {}
+
+impl<T: Element, D: Device> Repr<T, D> for OwnedRepr<T, D> {
+    const NAME: &'static str = "Tensor";
+    fn device(&self) -> &D {
+        &self.device
+    }
+}
+
+impl<T: Element, D: Backend> Repr<T, D> for ViewRepr<'_, T, D> {
+    const NAME: &'static str = "TensorView";
+    fn device(&self) -> &D {
+        self.device
+    }
+}
+
+impl<T: Element, D: Backend> Repr<T, D> for ViewMutRepr<'_, T, D> {
+    const NAME: &'static str = "TensorViewMut";
+    fn device(&self) -> &D {
+        self.device
+    }
+}
+
+impl<T: Element, D: Backend> ReadRepr<T, D> for OwnedRepr<T, D> {
+    fn slice(&self) -> &D::Slice<T> {
+        D::slice(&self.storage)
+    }
+}
+
+impl<T: Element, D: Backend> ReadRepr<T, D> for ViewRepr<'_, T, D> {
+    fn slice(&self) -> &D::Slice<T> {
+        self.data
+    }
+}
+
+impl<T: Element, D: Backend> ReadRepr<T, D> for ViewMutRepr<'_, T, D> {
+    fn slice(&self) -> &D::Slice<T> {
+        self.data
+    }
+}
+
+impl<T: Element, D: Backend> WriteRepr<T, D> for OwnedRepr<T, D> {
+    fn slice_mut(&mut self) -> (&mut D::Slice<T>, &D) {
+        (D::slice_mut(&mut self.storage), &self.device)
+    }
+}
+
+impl<T: Element, D: Backend> WriteRepr<T, D> for ViewMutRepr<'_, T, D> {
+    fn slice_mut(&mut self) -> (&mut D::Slice<T>, &D) {
+        (&mut *self.data, self.device)
+    }
+}
