@@ -1,6 +1,7 @@
 // Pointwise Apply kernels (PyTorch THC's kernelPointwiseApply1..3 and TensorFillOp, rebuilt):
-// `out[i] = op(a[i], b[i], c[i])` over one output and 0 to 3 inputs, with the op a functor
-// whose body is the op table's CUDA expression (the host generates it, see
+// `out[i] = op(a[i], b[i], c[i])` over one output and 0 to 3 inputs (eager ops), or up to four
+// outputs and any number of inputs (fused expressions, whose functor returns a ts_tuple), with
+// the op a functor whose body is the op table's CUDA expression (the host generates it, see
 // src/engine_gpu/pointwise/source.rs).
 //
 // Forms, chosen per launch by the host (src/engine_gpu/pointwise/launch.rs):
@@ -117,6 +118,131 @@ struct ts_inputs<W, H, T...> {
   }
 };
 
+// ---- outputs -----------------------------------------------------------------------------
+
+// The results of one element: the op's value for a one-output kernel, or a ts_tuple of
+// values for a fused kernel with several outputs (outputs in order).
+template <typename... T>
+struct ts_tuple;
+template <>
+struct ts_tuple<> {};
+template <typename H, typename... T>
+struct ts_tuple<H, T...> {
+  H head;
+  ts_tuple<T...> tail;
+};
+template <typename H, typename... T>
+__device__ __forceinline__ ts_tuple<H, T...> ts_make_tuple(H h, T... t) {
+  return ts_tuple<H, T...>{h, ts_make_tuple(t...)};
+}
+__device__ __forceinline__ ts_tuple<> ts_make_tuple() { return ts_tuple<>{}; }
+
+// The first result and the rest: a plain value is a one-element list.
+template <typename R>
+__device__ __forceinline__ const R& ts_head(const R& r) { return r; }
+template <typename H, typename... T>
+__device__ __forceinline__ const H& ts_head(const ts_tuple<H, T...>& r) { return r.head; }
+template <typename R>
+__device__ __forceinline__ ts_tuple<> ts_rest(const R&) { return ts_tuple<>{}; }
+template <typename H, typename... T>
+__device__ __forceinline__ const ts_tuple<T...>& ts_rest(const ts_tuple<H, T...>& r) {
+  return r.tail;
+}
+
+// The type of ts_rest(r) for results of type R.
+template <typename R>
+struct ts_rest_type {
+  typedef ts_tuple<> type;
+};
+template <typename H, typename... T>
+struct ts_rest_type<ts_tuple<H, T...>> {
+  typedef ts_tuple<T...> type;
+};
+
+// The outputs of one launch, as a recursive list of pointers (output 0 first), storing one
+// element's results: at one index for all (contiguous forms) or at one offset per output
+// (strided forms: off[0] is this output's, off[1] the next one's, ...).
+template <typename... Out>
+struct ts_outputs;
+
+template <>
+struct ts_outputs<> {
+  static constexpr int COUNT = 0;
+  template <typename index_t, typename R>
+  __device__ __forceinline__ void store(index_t, const R&) const {}
+  template <typename offset_t, typename R>
+  __device__ __forceinline__ void store_at(const offset_t*, const R&) const {}
+  template <int VEC, typename index_t, typename R>
+  __device__ __forceinline__ void store_vec(index_t, const R*) const {}
+  template <int VEC, typename offset_t, typename R>
+  __device__ __forceinline__ void store_vec_at(const offset_t*, const R*) const {}
+};
+
+template <typename H, typename... T>
+struct ts_outputs<H, T...> {
+  static constexpr int COUNT = 1 + sizeof...(T);
+  H* ptr;
+  ts_outputs<T...> rest;
+
+  __device__ __forceinline__ ts_outputs(H* p, T*... ps) : ptr(p), rest(ps...) {}
+
+  template <typename index_t, typename R>
+  __device__ __forceinline__ void store(index_t i, const R& r) const {
+    ptr[i] = ts_conv<H>::from(ts_head(r));
+    rest.store(i, ts_rest(r));
+  }
+  template <typename offset_t, typename R>
+  __device__ __forceinline__ void store_at(const offset_t* off, const R& r) const {
+    ptr[off[0]] = ts_conv<H>::from(ts_head(r));
+    rest.store_at(off + 1, ts_rest(r));
+  }
+  // VEC results r[0..VEC) as one aligned vector at element i of every output.
+  template <int VEC, typename index_t, typename R>
+  __device__ __forceinline__ void store_vec(index_t i, const R* r) const {
+    ts_vec<H, VEC> o;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      o.v[e] = ts_conv<H>::from(ts_head(r[e]));
+    }
+    *reinterpret_cast<ts_vec<H, VEC>*>(ptr + i) = o;
+    store_rest_vec<VEC>(i, r);
+  }
+  // VEC results as one aligned vector at element offset off[0] of this output, off[1] of the
+  // next, ...
+  template <int VEC, typename offset_t, typename R>
+  __device__ __forceinline__ void store_vec_at(const offset_t* off, const R* r) const {
+    ts_vec<H, VEC> o;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      o.v[e] = ts_conv<H>::from(ts_head(r[e]));
+    }
+    *reinterpret_cast<ts_vec<H, VEC>*>(ptr + off[0]) = o;
+    if constexpr (sizeof...(T) > 0) {
+      typedef typename ts_rest_type<R>::type rest_t;
+      rest_t tails[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        tails[e] = ts_rest(r[e]);
+      }
+      rest.template store_vec_at<VEC>(off + 1, tails);
+    }
+  }
+
+ private:
+  template <int VEC, typename index_t, typename R>
+  __device__ __forceinline__ void store_rest_vec(index_t i, const R* r) const {
+    if constexpr (sizeof...(T) > 0) {
+      typedef typename ts_rest_type<R>::type rest_t;
+      rest_t tails[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        tails[e] = ts_rest(r[e]);
+      }
+      rest.template store_vec<VEC>(i, tails);
+    }
+  }
+};
+
 // ---- the grid-stride loop --------------------------------------------------------------
 
 // The loop of every form but the tiled one, written once: the grid strides over n items
@@ -145,46 +271,65 @@ __device__ __forceinline__ void ts_grid_stride(index_t n, const Load& load, cons
   }
 }
 
-// Computes results j*VEC .. j*VEC + VEC - 1 and stores them as one aligned vector at p (the
-// vector forms' store).
-template <int VEC, typename Op, typename Ins, typename out_t>
-__device__ __forceinline__ void ts_store_vec(const Op& op, const Ins& ins, int j, out_t* p) {
-  ts_vec<out_t, VEC> o;
+// Computes results j*VEC .. j*VEC + VEC - 1 and stores them as one aligned vector per
+// output at element i (the contiguous vector form's store).
+template <int VEC, typename Op, typename Ins, typename Outs, typename index_t>
+__device__ __forceinline__ void ts_store_vec(const Op& op, const Ins& ins, int j,
+                                             const Outs& outs, index_t i) {
+  typedef decltype(ins.call(op, 0)) result_t;
+  result_t r[VEC];
 #pragma unroll
   for (int e = 0; e < VEC; ++e) {
-    o.v[e] = ts_conv<out_t>::from(ins.call(op, j * VEC + e));
+    r[e] = ins.call(op, j * VEC + e);
   }
-  *reinterpret_cast<ts_vec<out_t, VEC>*>(p) = o;
+  outs.template store_vec<VEC>(i, r);
+}
+
+// The same at one element offset per output (the strided vector form's store).
+template <int VEC, typename Op, typename Ins, typename Outs, typename offset_t>
+__device__ __forceinline__ void ts_store_vec_at(const Op& op, const Ins& ins, int j,
+                                                const Outs& outs, const offset_t* off) {
+  typedef decltype(ins.call(op, 0)) result_t;
+  result_t r[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    r[e] = ins.call(op, j * VEC + e);
+  }
+  outs.template store_vec_at<VEC>(off, r);
 }
 
 // ---- contiguous ------------------------------------------------------------------------
 
-template <int BLOCK, int W, typename index_t, typename Op, typename out_t, typename... In>
-__device__ __forceinline__ void ts_apply_contiguous(const Op& op, index_t n, out_t* out,
+// Every form takes its outputs as a ts_outputs pack (one output for the eager kernels, up to
+// four for fused ones) and its inputs as pointers; offsets from calc are the outputs' first
+// (Outs::COUNT of them), then the inputs'.
+
+template <int BLOCK, int W, typename index_t, typename Op, typename Outs, typename... In>
+__device__ __forceinline__ void ts_apply_contiguous(const Op& op, index_t n, const Outs& outs,
                                                     const In*... in) {
   ts_inputs<W, In...> ins(in...);
   ts_grid_stride<BLOCK, W>(
       n, [&](int j, index_t i) { ins.load(j, i); },
-      [&](int j, index_t i) { out[i] = ts_conv<out_t>::from(ins.call(op, j)); });
+      [&](int j, index_t i) { outs.store(i, ins.call(op, j)); });
 }
 
 // Precondition (host-checked): every pointer is aligned to VEC * sizeof(its element type).
-template <int BLOCK, int W, int VEC, typename index_t, typename Op, typename out_t,
+template <int BLOCK, int W, int VEC, typename index_t, typename Op, typename Outs,
           typename... In>
-__device__ __forceinline__ void ts_apply_contiguous_vec(const Op& op, index_t n, out_t* out,
-                                                        const In*... in) {
+__device__ __forceinline__ void ts_apply_contiguous_vec(const Op& op, index_t n,
+                                                        const Outs& outs, const In*... in) {
   ts_inputs<W * VEC, In...> ins(in...);
   const index_t nvec = n / VEC;
   // Item iv is the vector of elements iv * VEC .. iv * VEC + VEC - 1.
   ts_grid_stride<BLOCK, W>(
       nvec, [&](int j, index_t iv) { ins.template load_vec<VEC>(j, iv * VEC); },
-      [&](int j, index_t iv) { ts_store_vec<VEC>(op, ins, j, out + iv * VEC); });
+      [&](int j, index_t iv) { ts_store_vec<VEC>(op, ins, j, outs, iv * VEC); });
   // The last n % VEC (< VEC <= blockDim.x) elements: one per thread of block 0.
   const index_t t = nvec * VEC + (index_t)blockIdx.x * BLOCK + threadIdx.x;
   if (t < n) {
     ts_inputs<1, In...> one(in...);
     one.load(0, t);
-    out[t] = ts_conv<out_t>::from(one.call(op, 0));
+    outs.store(t, one.call(op, 0));
   }
 }
 
@@ -193,48 +338,56 @@ __device__ __forceinline__ void ts_apply_contiguous_vec(const Op& op, index_t n,
 // Pointers are each operand's element at linear index 0; calc gives every other element's
 // offset from it (negative for inputs walked backwards).
 template <int BLOCK, int W, int NDIMS, typename index_t, typename offset_t, typename Op,
-          typename out_t, typename... In>
+          typename Outs, typename... In>
 __device__ __forceinline__ void ts_apply_strided(
     const Op& op, index_t n,
-    const OffsetCalculator<NDIMS, 1 + sizeof...(In), index_t, offset_t>& calc, out_t* out,
-    const In*... in) {
-  constexpr int NARGS = 1 + sizeof...(In);
+    const OffsetCalculator<NDIMS, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
+    const Outs& outs, const In*... in) {
+  constexpr int NOUT = Outs::COUNT;
+  constexpr int NARGS = NOUT + sizeof...(In);
   ts_inputs<W, In...> ins(in...);
-  offset_t out_off[W];
+  offset_t out_off[W][NOUT];
   ts_grid_stride<BLOCK, W>(
       n,
       [&](int j, index_t i) {
         offset_t off[NARGS];
         calc.get(i, off);
-        out_off[j] = off[0];
-        ins.load_at(j, off + 1);
+#pragma unroll
+        for (int o = 0; o < NOUT; ++o) {
+          out_off[j][o] = off[o];
+        }
+        ins.load_at(j, off + NOUT);
       },
-      [&](int j, index_t) { out[out_off[j]] = ts_conv<out_t>::from(ins.call(op, j)); });
+      [&](int j, index_t) { outs.store_at(out_off[j], ins.call(op, j)); });
 }
 
 // Strided, VEC elements at a time along the innermost dim. calc describes the shape with the
 // innermost size divided by VEC, and innermost strides VEC (for inputs read along it) or 0
-// (bit k of BCAST set: input k is broadcast along it). Preconditions (host-checked): the
+// (bit k of BCAST set: input k is broadcast along it). Preconditions (host-checked): every
 // output and every non-broadcast input have innermost stride 1, every offset calc yields for
 // them is a multiple of VEC, and their pointers are aligned to VEC * sizeof(element).
 template <int BLOCK, int W, int VEC, unsigned BCAST, int NDIMS, typename index_t,
-          typename offset_t, typename Op, typename out_t, typename... In>
+          typename offset_t, typename Op, typename Outs, typename... In>
 __device__ __forceinline__ void ts_apply_strided_vec(
     const Op& op, index_t nvec,
-    const OffsetCalculator<NDIMS, 1 + sizeof...(In), index_t, offset_t>& calc, out_t* out,
-    const In*... in) {
-  constexpr int NARGS = 1 + sizeof...(In);
+    const OffsetCalculator<NDIMS, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
+    const Outs& outs, const In*... in) {
+  constexpr int NOUT = Outs::COUNT;
+  constexpr int NARGS = NOUT + sizeof...(In);
   ts_inputs<W * VEC, In...> ins(in...);
-  offset_t out_off[W];
+  offset_t out_off[W][NOUT];
   ts_grid_stride<BLOCK, W>(
       nvec,
       [&](int j, index_t i) {
         offset_t off[NARGS];
         calc.get(i, off);
-        out_off[j] = off[0];
-        ins.template load_vec_at<VEC, BCAST>(j, off + 1);
+#pragma unroll
+        for (int o = 0; o < NOUT; ++o) {
+          out_off[j][o] = off[o];
+        }
+        ins.template load_vec_at<VEC, BCAST>(j, off + NOUT);
       },
-      [&](int j, index_t) { ts_store_vec<VEC>(op, ins, j, out + out_off[j]); });
+      [&](int j, index_t) { ts_store_vec_at<VEC>(op, ins, j, outs, out_off[j]); });
 }
 
 // ---- tiled 2-d (transposed inputs) -----------------------------------------------------
@@ -320,11 +473,13 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
 // calc carries the two sizes (as its dividers' divisors) and the strides; offsets come from
 // calc.get_at(r, c), so no division is done per element.
 template <int BLOCK, unsigned STAGED, typename index_t, typename offset_t, typename Op,
-          typename out_t, typename... In>
+          typename Outs, typename... In>
 __device__ __forceinline__ void ts_apply_tiled_2d(
-    const Op& op, const OffsetCalculator<2, 1 + sizeof...(In), index_t, offset_t>& calc,
-    out_t* out, const In*... in) {
-  constexpr int NARGS = 1 + sizeof...(In);
+    const Op& op,
+    const OffsetCalculator<2, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
+    const Outs& outs, const In*... in) {
+  constexpr int NOUT = Outs::COUNT;
+  constexpr int NARGS = NOUT + sizeof...(In);
   constexpr int ROWS = BLOCK / TS_TILE;
   constexpr int W = TS_TILE / ROWS;
   static_assert(BLOCK % TS_TILE == 0 && TS_TILE % ROWS == 0, "block must tile evenly");
@@ -342,7 +497,7 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const index_t r0 = (t / tiles_c) * TS_TILE;
     const index_t c0 = (t % tiles_c) * TS_TILE;
-    offset_t out_off[W];
+    offset_t out_off[W][NOUT];
 #pragma unroll
     for (int k = 0; k < W; ++k) {
       // Staged inputs: lanes walk rows (dim 0), their contiguous dim.
@@ -352,7 +507,7 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
         if (r < rows && c < cols) {
           offset_t off[NARGS];
           calc.get_at(r, c, off);
-          ins.stage(ty + k * ROWS, tx, off + 1);
+          ins.stage(ty + k * ROWS, tx, off + NOUT);
         }
       }
       // The output and the other inputs: lanes walk columns (dim 1), the output's
@@ -362,8 +517,11 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
       if (r < rows && c < cols) {
         offset_t off[NARGS];
         calc.get_at(r, c, off);
-        out_off[k] = off[0];
-        ins.load_direct(k, off + 1);
+#pragma unroll
+        for (int o = 0; o < NOUT; ++o) {
+          out_off[k][o] = off[o];
+        }
+        ins.load_direct(k, off + NOUT);
       }
     }
     if constexpr (STAGED != 0) {
@@ -375,7 +533,7 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
       const index_t c = c0 + tx;
       if (r < rows && c < cols) {
         ins.load_staged(k, tx, ty + k * ROWS);
-        out[out_off[k]] = ts_conv<out_t>::from(ins.call(op, k));
+        outs.store_at(out_off[k], ins.call(op, k));
       }
     }
     if constexpr (STAGED != 0) {

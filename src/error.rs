@@ -296,6 +296,24 @@ pub enum LayoutError {
         /// The maximum supported.
         max: usize,
     },
+    /// A fused expression reads more tensors than one kernel takes.
+    #[error("{op}: the expressions read {leaves} distinct tensors and write {outputs}; one fused kernel takes at most {max_leaves} inputs and 4 outputs: split the expression, or evaluate part of it first with `.eval()`")]
+    TooManyOperands {
+        /// The operation.
+        op: &'static str,
+        /// Distinct tensors read.
+        leaves: usize,
+        /// Outputs written.
+        outputs: usize,
+        /// The most inputs a fused kernel takes.
+        max_leaves: usize,
+    },
+    /// An expression of scalars only has no device or shape to evaluate on.
+    #[error("{op}: the expression reads no tensor, so it has no device or shape; use `eval_into` with an output, or make one operand a tensor")]
+    NoTensorInExpression {
+        /// The operation.
+        op: &'static str,
+    },
 }
 
 /// Errors from allocators and memory sources.

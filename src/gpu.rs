@@ -32,7 +32,7 @@
 //! # }
 //! ```
 
-pub use crate::engine_gpu::{compile, pointwise};
+pub use crate::engine_gpu::{compile, fused, pointwise};
 pub use crate::runtime::{
     AllocatorKind, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions, Event, Gpu,
     GpuOptions, GpuStorage, GpuStorageMut, PendingCopy, PinnedBuffer, PinnedHostAllocator,

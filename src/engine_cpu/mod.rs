@@ -22,7 +22,8 @@ use crate::error::Result;
 pub(crate) use crate::host_vec::vec_with_capacity;
 use crate::layout::{collapse, CollapsedLayout, Layout};
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
-use crate::tensor::backend::{check_same_shape, Backend};
+use crate::tensor::backend::{check_same_shape, Backend, HostBackend};
+use crate::tensor::expr::Fused;
 use crate::tensor::{TensorView, TensorViewMut};
 
 impl<T: Element> crate::device::Storage<T> for [T] {
@@ -96,8 +97,34 @@ impl<U> Sink<U> for NewSink<'_, U> {
 // kernels or a `Vec` grown only by appending values. So every storage handed back is
 // initialised whatever the kernels do; they do also write each destination element of the
 // layout exactly once (`runs::for_each_run`) and never read a destination they write.
+impl HostBackend for Cpu {
+    fn host<T: Element>(storage: &[T]) -> &[T] {
+        storage
+    }
+
+    fn host_mut<T: Element>(storage: &mut [T]) -> &mut [T] {
+        storage
+    }
+}
+
 unsafe impl Backend for Cpu {
     type Slice<T: Element> = [T];
+    type LeafHandle<'s> = ();
+    type OutHandle<'s> = ();
+
+    fn leaf_handle<'s, T: Element>(_: &'s [T]) {}
+
+    fn leaf_key<T: Element>(storage: &[T]) -> (u64, usize) {
+        (storage.as_ptr() as usize as u64, storage.len())
+    }
+
+    fn out_handle<'s, T: Element>(_: &'s mut [T]) {}
+
+    /// One pass on the host ([`Fused::run_host`]): each output element computed from the
+    /// leaves' elements at its index, written once, with no temporary.
+    fn fused<F: Fused<Cpu>>(&self, job: &mut F) -> Result<()> {
+        job.run_host()
+    }
 
     fn slice<T: Element>(storage: &Vec<T>) -> &[T] {
         storage

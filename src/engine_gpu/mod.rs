@@ -11,6 +11,7 @@
 //! CPU engine; see `docs/ARCHITECTURE.md`.
 
 pub mod compile;
+pub mod fused;
 pub mod int_divider;
 pub mod offset_calculator;
 pub mod pointwise;

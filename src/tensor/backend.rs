@@ -26,6 +26,7 @@ use crate::device::{Device, Storage};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::tensor::expr::Fused;
 use crate::tensor::{TensorView, TensorViewMut};
 
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
@@ -98,6 +99,30 @@ pub unsafe trait Backend: Device {
         c: &TensorView<'_, T, Self>,
         dst: &mut TensorViewMut<'_, O::Output, Self>,
     ) -> Result<()>;
+
+    /// An engine's read handle to a fused expression's leaf storage (`()` for an engine that
+    /// evaluates fused expressions on the host).
+    type LeafHandle<'s>;
+
+    /// An engine's write handle to a fused expression's output storage.
+    type OutHandle<'s>;
+
+    /// The read handle of `storage`.
+    fn leaf_handle<'s, T: Element>(storage: &'s Self::Slice<T>) -> Self::LeafHandle<'s>;
+
+    /// A key equal for two borrows of one storage and different for storages alive at once
+    /// (an address and a length), so a fused kernel loads a tensor it reads twice once.
+    fn leaf_key<T: Element>(storage: &Self::Slice<T>) -> (u64, usize);
+
+    /// The write handle of `storage`.
+    fn out_handle<'s, T: Element>(storage: &'s mut Self::Slice<T>) -> Self::OutHandle<'s>;
+
+    /// Evaluates fused expressions into their outputs
+    /// ([`crate::tensor::expr::eval_into`]): every element of every output written once,
+    /// from the expressions' leaves (broadcast to the outputs' shape, which the caller
+    /// checked), never reading an output; the same contract as [`Backend::unary`] for each
+    /// output.
+    fn fused<F: Fused<Self>>(&self, job: &mut F) -> Result<()>;
 
     /// `dst[i] = src[i]`.
     fn copy<T: Element>(
@@ -206,4 +231,13 @@ pub fn check_same_shape(op: &'static str, layouts: &[&Layout]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A device whose memory the host reads and writes directly (the [`crate::device::Cpu`]):
+/// what host evaluation of fused expressions needs.
+pub trait HostBackend: Backend {
+    /// The storage as a host slice.
+    fn host<T: Element>(storage: &Self::Slice<T>) -> &[T];
+    /// The storage as a writable host slice.
+    fn host_mut<T: Element>(storage: &mut Self::Slice<T>) -> &mut [T];
 }

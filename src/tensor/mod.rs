@@ -27,13 +27,14 @@
 
 mod arith;
 pub mod backend;
+pub mod expr;
 mod interop;
 pub mod ops;
 pub mod repr;
 mod shape_ops;
 mod view;
 
-pub use backend::Backend;
+pub use backend::{Backend, HostBackend};
 pub use interop::FromNdarray;
 pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};

@@ -13,6 +13,9 @@ use crate::runtime::{Gpu, GpuStorage};
 use crate::tensor::{TensorView, TensorViewMut};
 
 use super::safe;
+use crate::engine_gpu::fused;
+use crate::engine_gpu::fused::handles::{ReadBuffer, WriteBuffer};
+use crate::tensor::expr::Fused;
 
 // SAFETY: `fill`, `unary`, `binary` and `ternary` each launch one Apply kernel over the
 // destination view's collapsed layout; its grid-stride loop visits every linear index below
@@ -23,6 +26,27 @@ use super::safe;
 // order, docs/STREAMS.md), so any later read, on any stream, is queued after it.
 unsafe impl Backend for Gpu {
     type Slice<T: Element> = GpuStorage<T>;
+    type LeafHandle<'s> = &'s dyn ReadBuffer;
+    type OutHandle<'s> = &'s mut dyn WriteBuffer;
+
+    fn leaf_handle<'s, T: Element>(storage: &'s GpuStorage<T>) -> &'s dyn ReadBuffer {
+        storage
+    }
+
+    fn leaf_key<T: Element>(storage: &GpuStorage<T>) -> (u64, usize) {
+        (storage.device_ptr(), storage.len())
+    }
+
+    fn out_handle<'s, T: Element>(storage: &'s mut GpuStorage<T>) -> &'s mut dyn WriteBuffer {
+        storage
+    }
+
+    /// One generated kernel for all outputs, on the default stream
+    /// ([`crate::engine_gpu::fused`]).
+    fn fused<F: Fused<Gpu>>(&self, job: &mut F) -> Result<()> {
+        let (program, outs) = job.program();
+        fused::launch::launch(self.default_stream(), program, outs)
+    }
 
     fn slice<T: Element>(storage: &GpuStorage<T>) -> &GpuStorage<T> {
         storage

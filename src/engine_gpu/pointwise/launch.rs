@@ -419,7 +419,7 @@ fn prepare<const N: usize>(
 }
 
 /// The byte image of the `OffsetCalculator` over `shape` and `strides` at index width `index`.
-fn calc_bytes<const N: usize>(
+pub(crate) fn calc_bytes<const N: usize>(
     index: IndexWidth,
     shape: &[usize],
     strides: &[Vec<isize>; N],
@@ -437,7 +437,7 @@ fn calc_bytes<const N: usize>(
 /// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
 /// the memory they address is valid for the accesses the kernel makes; `kernel` was loaded in
 /// `stream`'s context.
-unsafe fn launch_kernel(
+pub(crate) unsafe fn launch_kernel(
     stream: &CudaStream,
     kernel: &LoadedKernel,
     grid: u32,

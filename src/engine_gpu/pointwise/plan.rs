@@ -299,7 +299,22 @@ pub fn plan_checked<const N: usize>(
     sizes: [usize; N],
     addrs: [u64; N],
 ) -> Result<Plan, LayoutError> {
-    let p = plan(layout, sizes, addrs);
+    plan_checked_outputs(op, layout, sizes, addrs, 1)
+}
+
+/// [`plan_checked`] for a launch whose first `n_out` operands are outputs (a fused kernel
+/// with several outputs; `1 <= n_out < N`).
+///
+/// # Errors
+/// As [`plan_checked`].
+pub fn plan_checked_outputs<const N: usize>(
+    op: &'static str,
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+    n_out: usize,
+) -> Result<Plan, LayoutError> {
+    let p = plan_outputs(layout, sizes, addrs, n_out);
     let needs_calculator = matches!(p.form, Form::Strided { .. } | Form::StridedVec { .. });
     if needs_calculator && layout.rank() > CALC_MAX_DIMS {
         return Err(LayoutError::GpuRankTooLarge {
@@ -323,6 +338,19 @@ pub fn plan<const N: usize>(
     sizes: [usize; N],
     addrs: [u64; N],
 ) -> Plan {
+    plan_outputs(layout, sizes, addrs, 1)
+}
+
+/// [`plan`] for a launch whose first `n_out` operands are outputs: they are written in
+/// output 0's order (the tiled form stages inputs only; the vector forms need every output
+/// read along the innermost dim with stride 1), and the masks of the forms number the inputs
+/// from 0 after the outputs. Precondition: `1 <= n_out` and at most 8 inputs.
+pub fn plan_outputs<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+    n_out: usize,
+) -> Plan {
     let numel = layout.numel();
     let index = IndexWidth::for_extent(numel, layout.max_extent());
     let rank = u8::try_from(layout.rank()).unwrap_or(u8::MAX);
@@ -330,9 +358,9 @@ pub fn plan<const N: usize>(
         Form::Contiguous {
             vec: vector_width(numel, sizes, addrs),
         }
-    } else if let Some(staged) = tiled_inputs(layout) {
+    } else if let Some(staged) = tiled_inputs(layout, n_out) {
         Form::Tiled2d { staged }
-    } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs) {
+    } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs, n_out) {
         Form::StridedVec { rank, vec, bcast }
     } else {
         Form::Strided { rank }
@@ -343,7 +371,7 @@ pub fn plan<const N: usize>(
 /// For the tiled form: the mask of inputs contiguous along dim 0 but not dim 1, when the
 /// layout has rank 2, the output is contiguous along dim 1, both dims span at least a tile,
 /// and the mask is not empty.
-fn tiled_inputs<const N: usize>(layout: &CollapsedLayout<N>) -> Option<u8> {
+fn tiled_inputs<const N: usize>(layout: &CollapsedLayout<N>, n_out: usize) -> Option<u8> {
     let tile = TILE as usize;
     if layout.rank() != 2 || layout.shape.iter().any(|&n| n < tile) {
         return None;
@@ -351,12 +379,12 @@ fn tiled_inputs<const N: usize>(layout: &CollapsedLayout<N>) -> Option<u8> {
     if layout.strides[0][1].unsigned_abs() != 1 {
         return None;
     }
-    let staged = (1..N)
+    let staged = (n_out..N)
         .filter(|&k| {
             let s = &layout.strides[k];
             s[0].unsigned_abs() == 1 && s[1].unsigned_abs() > 1
         })
-        .fold(0u8, |mask, k| mask | (1 << (k - 1)));
+        .fold(0u8, |mask, k| mask | (1 << (k - n_out)));
     (staged != 0).then_some(staged)
 }
 
@@ -369,15 +397,16 @@ fn inner_vector<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
     addrs: [u64; N],
+    n_out: usize,
 ) -> Option<(u8, u8)> {
     let last = layout.rank().checked_sub(1)?;
     let inner = |k: usize| layout.strides[k][last];
-    if inner(0) != 1 || (1..N).any(|k| !matches!(inner(k), 0 | 1)) {
+    if (0..n_out).any(|k| inner(k) != 1) || (n_out..N).any(|k| !matches!(inner(k), 0 | 1)) {
         return None;
     }
-    let bcast = (1..N)
+    let bcast = (n_out..N)
         .filter(|&k| inner(k) == 0)
-        .fold(0u8, |mask, k| mask | (1 << (k - 1)));
+        .fold(0u8, |mask, k| mask | (1 << (k - n_out)));
     let widest = sizes.iter().copied().max().unwrap_or(1).max(1);
     let mut vec = VECTOR_BYTES / widest;
     while vec > 1 {

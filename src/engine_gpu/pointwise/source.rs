@@ -9,7 +9,7 @@ use crate::element::{DType, Element};
 use crate::int_divider::INT_DIVIDER_CUH;
 use crate::offset_calculator::OFFSET_CALCULATOR_CUH;
 
-use super::plan::{Form, IndexWidth, VectorShape, BLOCK, SCALAR_WORK, VECTOR_WORK};
+use super::plan::{Form, IndexWidth, VectorShape, BLOCK};
 
 /// `kernels/half.cuh`: the 16-bit float storage types and their conversions.
 pub const HALF_CUH: &str = include_str!("../../../kernels/half.cuh");
@@ -117,14 +117,6 @@ pub fn headers() -> String {
     src
 }
 
-/// The `OffsetCalculator` parameter of a strided entry point.
-fn calc_param(rank: u8, n_inputs: usize, index_t: &str, offset_t: &str) -> String {
-    format!(
-        ", OffsetCalculator<{rank}, {}, {index_t}, {offset_t}> calc",
-        n_inputs + 1
-    )
-}
-
 impl Hash for KernelSpec {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.op.hash(state);
@@ -213,7 +205,6 @@ impl KernelSpec {
     fn write_tail(&self, s: &mut String) {
         let inputs = self.used_inputs();
         let names = &INPUT_NAMES[..inputs.len()];
-        let (index_t, offset_t) = self.index.cuda_types();
         // `write!` into a String cannot fail.
         let _ = writeln!(
             s,
@@ -261,51 +252,111 @@ impl KernelSpec {
             self.expr
         );
         // The entry point.
-        let mut kernel_params = String::from("ts_out_t* out");
-        for name in names {
-            let _ = write!(kernel_params, ", const ts_{name}_t* {name}");
-        }
-        let _ = write!(
-            kernel_params,
-            ", {index_t} n, ts_scalar_t p0, ts_scalar_t p1"
-        );
-        let pointers = std::iter::once("out")
-            .chain(names.iter().copied())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let block = self.block();
-        let work = self.work_per_thread();
-        let call = match self.form {
-            Form::Contiguous { vec: 1 } => format!(
-                "ts_apply_contiguous<{BLOCK}, {SCALAR_WORK}, {index_t}>(op, n, {pointers});"
-            ),
-            Form::Contiguous { vec } => format!(
-                "ts_apply_contiguous_vec<{block}, {work}, {vec}, {index_t}>(op, n, {pointers});"
-            ),
-            Form::Strided { rank } => {
-                kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
-                format!(
-                    "ts_apply_strided<{BLOCK}, {SCALAR_WORK}, {rank}, {index_t}, {offset_t}>(op, n, calc, {pointers});"
-                )
-            }
-            Form::StridedVec { rank, vec, bcast } => {
-                kernel_params.push_str(&calc_param(rank, inputs.len(), index_t, offset_t));
-                format!(
-                    "ts_apply_strided_vec<{BLOCK}, {VECTOR_WORK}, {vec}, {bcast}u, {rank}, {index_t}, {offset_t}>(op, n, calc, {pointers});"
-                )
-            }
-            Form::Tiled2d { staged } => {
-                kernel_params.push_str(&calc_param(2, inputs.len(), index_t, offset_t));
-                format!(
-                    "ts_apply_tiled_2d<{BLOCK}, {staged}u, {index_t}, {offset_t}>(op, calc, {pointers});"
-                )
-            }
-        };
-        let _ = writeln!(
+        let out_types = ["ts_out_t"];
+        let in_types: Vec<String> = names.iter().map(|n| format!("ts_{n}_t")).collect();
+        let in_types: Vec<&str> = in_types.iter().map(String::as_str).collect();
+        write_entry(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({block}) {}({kernel_params}) {{\n  \
-             const ts_op op = {{p0, p1}};\n  {call}\n}}",
-            self.entry_name()
+            &Entry {
+                name: &self.entry_name(),
+                block: self.block(),
+                work: self.work_per_thread(),
+                form: self.form,
+                index: self.index,
+                outputs: &out_types,
+                output_names: &["out"],
+                inputs: &in_types,
+                input_names: names,
+                scalar_params: "ts_scalar_t p0, ts_scalar_t p1",
+                op: "const ts_op op = {p0, p1};",
+            },
         );
     }
+}
+
+/// What an `extern "C"` entry point over the Apply templates needs: shared by the eager
+/// kernels ([`KernelSpec`]) and the fused ones, so that the parameter order the launch packs
+/// (outputs, inputs, `n`, scalars, calculator) is written in one place.
+pub(crate) struct Entry<'a> {
+    /// The entry point's name.
+    pub name: &'a str,
+    /// Threads per block (`__launch_bounds__`).
+    pub block: u32,
+    /// Work per thread per grid-stride step.
+    pub work: u32,
+    /// The kernel form.
+    pub form: Form,
+    /// The index width.
+    pub index: IndexWidth,
+    /// The outputs' element types (C names).
+    pub outputs: &'a [&'a str],
+    /// The outputs' parameter names.
+    pub output_names: &'a [&'a str],
+    /// The inputs' element types (C names).
+    pub inputs: &'a [&'a str],
+    /// The inputs' parameter names.
+    pub input_names: &'a [&'a str],
+    /// The scalar parameters, declared after `n` (may be empty).
+    pub scalar_params: &'a str,
+    /// The statement that declares the functor `op` from the scalars.
+    pub op: &'a str,
+}
+
+/// Writes `entry` as an `extern "C"` kernel calling the Apply template of its form.
+pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
+    let (index_t, offset_t) = entry.index.cuda_types();
+    let mut params: Vec<String> = Vec::new();
+    for (ty, name) in entry.outputs.iter().zip(entry.output_names) {
+        params.push(format!("{ty}* {name}"));
+    }
+    for (ty, name) in entry.inputs.iter().zip(entry.input_names) {
+        params.push(format!("const {ty}* {name}"));
+    }
+    params.push(format!("{index_t} n"));
+    if !entry.scalar_params.is_empty() {
+        params.push(entry.scalar_params.to_owned());
+    }
+    let nargs = entry.outputs.len() + entry.inputs.len();
+    let calc = |rank: u8| format!("OffsetCalculator<{rank}, {nargs}, {index_t}, {offset_t}> calc");
+    let outs = format!(
+        "ts_outputs<{}>({})",
+        entry.outputs.join(", "),
+        entry.output_names.join(", ")
+    );
+    let ins: String = entry.input_names.iter().map(|n| format!(", {n}")).collect();
+    let (block, work) = (entry.block, entry.work);
+    let call = match entry.form {
+        Form::Contiguous { vec: 1 } => {
+            format!("ts_apply_contiguous<{block}, {work}, {index_t}>(op, n, outs{ins});")
+        }
+        Form::Contiguous { vec } => {
+            format!("ts_apply_contiguous_vec<{block}, {work}, {vec}, {index_t}>(op, n, outs{ins});")
+        }
+        Form::Strided { rank } => {
+            params.push(calc(rank));
+            format!(
+                "ts_apply_strided<{block}, {work}, {rank}, {index_t}, {offset_t}>(op, n, calc, outs{ins});"
+            )
+        }
+        Form::StridedVec { rank, vec, bcast } => {
+            params.push(calc(rank));
+            format!(
+                "ts_apply_strided_vec<{block}, {work}, {vec}, {bcast}u, {rank}, {index_t}, {offset_t}>(op, n, calc, outs{ins});"
+            )
+        }
+        Form::Tiled2d { staged } => {
+            params.push(calc(2));
+            format!(
+                "ts_apply_tiled_2d<{block}, {staged}u, {index_t}, {offset_t}>(op, calc, outs{ins});"
+            )
+        }
+    };
+    let _ = writeln!(
+        s,
+        "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{\n  \
+         {}\n  const auto outs = {outs};\n  {call}\n}}",
+        entry.name,
+        params.join(", "),
+        entry.op,
+    );
 }

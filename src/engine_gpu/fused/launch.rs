@@ -1,0 +1,281 @@
+//! Launching a fused program: broadcasting the leaves, collapsing every operand's layout
+//! jointly, planning the form as for eager kernels, finding (or compiling once) the kernel
+//! of that [`FusedSpec`], packing the arguments and launching. The module's `unsafe` is the
+//! launch itself, argued from the checks above it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::CudaContext;
+
+use crate::element::DType;
+use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
+use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
+use crate::engine_gpu::pointwise::launch::{calc_bytes, launch_kernel, KernelArgs};
+use crate::engine_gpu::pointwise::plan::{
+    launch_grid, plan_checked_outputs, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
+};
+use crate::error::{Error, GpuError, LayoutError};
+use crate::layout::{collapse, CollapsedLayout, Layout};
+use crate::runtime::{driver, Gpu, Stream};
+use crate::tensor::expr::program::Program;
+use crate::tensor::expr::{FusedOutput, MAX_LEAVES, MAX_OUTPUTS};
+
+use super::source::{scalar_arg, FusedBody, FusedSpec};
+
+const OP: &str = "fused";
+
+type Front = Mutex<HashMap<(usize, FusedSpec), Arc<LoadedKernel>>>;
+
+fn front() -> &'static Front {
+    static FRONT: OnceLock<Front> = OnceLock::new();
+    FRONT.get_or_init(Default::default)
+}
+
+/// How many fused kernels this process has loaded (all devices): a test hook for "a new
+/// scalar value does not recompile, a new layout class does".
+pub fn loaded_kernels() -> usize {
+    front().lock().unwrap_or_else(PoisonError::into_inner).len()
+}
+
+/// Runs `program` into `outs` on `stream`.
+///
+/// # Errors
+/// [`LayoutError`]s for too many operands, leaves that do not broadcast to the outputs'
+/// shape, or layouts outside their storage; [`GpuError`]s for another GPU's memory or
+/// stream, compilation and launch.
+pub(crate) fn launch(
+    stream: &Stream,
+    program: Program<'_, Gpu>,
+    mut outs: Vec<FusedOutput<'_, Gpu>>,
+) -> Result<(), Error> {
+    let n_out = outs.len();
+    let n_leaves = program.leaves.len();
+    if n_leaves > MAX_LEAVES || n_out == 0 || n_out > MAX_OUTPUTS {
+        return Err(LayoutError::TooManyOperands {
+            op: OP,
+            leaves: n_leaves,
+            outputs: n_out,
+            max_leaves: MAX_LEAVES,
+        }
+        .into());
+    }
+    let shape = outs[0].layout.shape().to_vec();
+    // Every operand's layout over the output shape, checked against its storage.
+    let mut layouts: Vec<Layout> = Vec::with_capacity(n_out + n_leaves);
+    for o in &outs {
+        o.layout.check_within(OP, o.handle.elements())?;
+        o.layout.check_writable(OP)?;
+        layouts.push(o.layout.clone());
+    }
+    for leaf in &program.leaves {
+        leaf.layout.check_within(OP, leaf.handle.elements())?;
+        layouts.push(leaf.layout.broadcast_to(&shape)?);
+    }
+    // Stream order: every leaf read and every output write waits for what it must.
+    for leaf in &program.leaves {
+        leaf.handle.order_read(OP, stream)?;
+    }
+    for o in &mut outs {
+        o.handle.order_write(OP, stream)?;
+    }
+    if layouts[0].numel() == 0 {
+        return Ok(());
+    }
+    let mut ptrs: Vec<u64> = Vec::with_capacity(n_out + n_leaves);
+    for o in &mut outs {
+        ptrs.push(o.handle.address_mut());
+    }
+    for leaf in &program.leaves {
+        ptrs.push(leaf.handle.address());
+    }
+    let dtypes: Vec<DType> = outs
+        .iter()
+        .map(|o| o.dtype)
+        .chain(program.leaves.iter().map(|l| l.dtype))
+        .collect();
+    let operands = Operands {
+        layouts: &layouts,
+        ptrs: &ptrs,
+        dtypes: &dtypes,
+        n_out,
+    };
+    match n_out + n_leaves {
+        1 => go::<1>(stream, &program, operands),
+        2 => go::<2>(stream, &program, operands),
+        3 => go::<3>(stream, &program, operands),
+        4 => go::<4>(stream, &program, operands),
+        5 => go::<5>(stream, &program, operands),
+        6 => go::<6>(stream, &program, operands),
+        7 => go::<7>(stream, &program, operands),
+        8 => go::<8>(stream, &program, operands),
+        9 => go::<9>(stream, &program, operands),
+        10 => go::<10>(stream, &program, operands),
+        11 => go::<11>(stream, &program, operands),
+        _ => go::<12>(stream, &program, operands),
+    }
+}
+
+/// Every operand of one launch, outputs first.
+struct Operands<'a> {
+    layouts: &'a [Layout],
+    ptrs: &'a [u64],
+    dtypes: &'a [DType],
+    n_out: usize,
+}
+
+/// The launch for `N` operands (outputs then leaves).
+fn go<const N: usize>(
+    stream: &Stream,
+    program: &Program<'_, Gpu>,
+    ops: Operands<'_>,
+) -> Result<(), Error> {
+    debug_assert_eq!(ops.layouts.len(), N);
+    let layout: CollapsedLayout<N> = collapse(std::array::from_fn(|k| &ops.layouts[k]));
+    let sizes: [usize; N] = std::array::from_fn(|k| ops.dtypes[k].size_in_bytes());
+    let overflow = || LayoutError::SizeOverflow {
+        op: OP,
+        shape: layout.shape.clone(),
+        what: "device address",
+    };
+    let mut addrs = [0u64; N];
+    for k in 0..N {
+        addrs[k] = u64::try_from(layout.offsets[k])
+            .ok()
+            .and_then(|o| o.checked_mul(sizes[k] as u64))
+            .and_then(|b| b.checked_add(ops.ptrs[k]))
+            .ok_or_else(overflow)?;
+    }
+    let p = plan_checked_outputs(OP, &layout, sizes, addrs, ops.n_out)?;
+    let launch_shape = VectorLaunch::current();
+    let spec = FusedSpec {
+        signature: program.signature(),
+        form: p.form,
+        index: p.index,
+        vector: match p.form {
+            Form::Contiguous { vec } if vec > 1 => launch_shape.shape,
+            _ => VectorShape::DEFAULT,
+        },
+    };
+    let kernel = kernel(stream.cuda().context(), &spec, program)?;
+    let mut args = KernelArgs::default();
+    for a in addrs {
+        args.push(&a.to_le_bytes());
+    }
+    let count = match p.form {
+        Form::StridedVec { vec, .. } => layout.numel() / usize::from(vec),
+        _ => layout.numel(),
+    } as u64;
+    match p.index {
+        IndexWidth::Bits32 => {
+            args.push(&u32::try_from(count).map_err(|_| overflow())?.to_le_bytes())
+        }
+        IndexWidth::Bits64 => args.push(&count.to_le_bytes()),
+    }
+    for sc in &program.scalars {
+        args.push(&scalar_arg(sc));
+    }
+    match p.form {
+        Form::Contiguous { .. } => {}
+        Form::Strided { .. } | Form::Tiled2d { .. } => {
+            args.push(&calc_bytes(p.index, &layout.shape, &layout.strides)?);
+        }
+        Form::StridedVec { vec, .. } => {
+            let vec = usize::from(vec);
+            let mut shape = layout.shape.clone();
+            let mut strides = layout.strides.clone();
+            if let Some(inner) = shape.last_mut() {
+                *inner /= vec;
+            }
+            for s in &mut strides {
+                if let Some(inner) = s.last_mut() {
+                    *inner *= vec as isize;
+                }
+            }
+            args.push(&calc_bytes(p.index, &shape, &strides)?);
+        }
+    }
+    let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
+        && launch_shape.grid == GridPolicy::Full;
+    let grid = launch_grid(
+        layout.numel(),
+        spec.form.elements_per_unit(),
+        spec.block(),
+        spec.work_per_thread(),
+        spec.index,
+        (!full).then_some(kernel.max_blocks),
+    );
+    // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
+    // (`write_entry`: outputs, leaves, `n`, the scalars, the calculator), each pointer
+    // addressing its operand's first element; every layout was checked to lie within its
+    // storage (`check_within`, with the leaves broadcast to the output shape, which only
+    // repeats elements), the outputs to be non-overlapping, and no output is a leaf (the
+    // outputs are borrowed mutably by the caller while the leaves are borrowed shared), so
+    // every access is in bounds and no element is written twice or read after another
+    // thread wrote it. The storages stay alive: the handles borrow them for the call, and
+    // their frees are stream-ordered after this launch (`order_read` / `order_write`).
+    unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), args) }
+}
+
+/// The kernel of `spec`, compiled on first use per device.
+fn kernel(
+    ctx: &Arc<CudaContext>,
+    spec: &FusedSpec,
+    program: &Program<'_, Gpu>,
+) -> Result<Arc<LoadedKernel>, GpuError> {
+    let slot = (ctx.ordinal(), spec.clone());
+    if let Some(hit) = front()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&slot)
+    {
+        return Ok(hit.clone());
+    }
+    for i in &program.instrs {
+        if let crate::tensor::expr::program::Instr::Op { name, cuda, .. } = i {
+            crate::ops::op::check_op_source(name, cuda)?;
+        }
+    }
+    let leaves: Vec<DType> = program.leaves.iter().map(|l| l.dtype).collect();
+    let body = FusedBody {
+        leaves: &leaves,
+        scalars: &program.scalars,
+        instrs: &program.instrs,
+        results: &program.results,
+        types: program.types(),
+    };
+    let source = spec.source(&body);
+    let vector_width = match spec.form {
+        Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
+        Form::Strided { .. } | Form::Tiled2d { .. } => 1,
+    };
+    let key = KernelKey {
+        op: "fused".into(),
+        entry: spec.entry_name().into(),
+        dtypes: leaves,
+        rank: spec.form.rank(),
+        index_bits: match spec.index {
+            IndexWidth::Bits32 => 32,
+            IndexWidth::Bits64 => 64,
+        },
+        vector_width,
+        arch: device_arch(ctx)?,
+        options: OPTIONS,
+        source_hash: KernelKey::hash_source(&source),
+    };
+    let function = KernelCache::global().function(ctx, &key, || source)?;
+    let per_sm = driver::max_active_blocks_per_multiprocessor(&function, spec.block())?;
+    let sms = driver::device_attribute(
+        ctx,
+        CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+    )?;
+    let loaded = Arc::new(LoadedKernel {
+        function,
+        max_blocks: per_sm
+            .max(1)
+            .saturating_mul(u32::try_from(sms).unwrap_or(1).max(1)),
+    });
+    let mut map = front().lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(map.entry(slot).or_insert(loaded).clone())
+}

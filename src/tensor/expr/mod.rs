@@ -1,0 +1,418 @@
+//! Fused pointwise expressions: a chain of ops evaluated in one pass (one kernel on the GPU),
+//! built with the same operators and op methods as eager code.
+//!
+//! ```
+//! use typestate_tensor::tensor::{expr, Tensor};
+//!
+//! let a = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let b = Tensor::from_vec(&[3], vec![0.5f32, 1.0, 2.0])?;
+//! // Nothing runs yet: `e` is a typed expression tree over views of `a` and `b`.
+//! let e = (a.lazy() * &b + 1.0f32).relu().sqrt();
+//! let fused = e.eval()?; // one pass, no temporaries
+//! let eager = a.mul(&b)?.add_scalar(1.0)?.relu()?.sqrt()?;
+//! assert_eq!(fused.to_vec(), eager.to_vec());
+//! // Several outputs from one pass:
+//! let (mut s, mut d) = (Tensor::zeros(&[2, 3])?, Tensor::zeros(&[2, 3])?);
+//! expr::eval_into((a.lazy() + &b, a.lazy() - &b), (&mut s, &mut d))?;
+//! assert_eq!(d.to_vec(), [0.5, 1.0, 1.0, 3.5, 4.0, 4.0]);
+//! # Ok::<(), typestate_tensor::Error>(())
+//! ```
+//!
+//! An [`Expr<T, D, N>`] is a value: `N` is its tree of node types ([`node`]), `T` its element
+//! type and `D` its device, so mixing element types or devices, a float op on integers, or a
+//! mask that is not `bool` does not compile. Leaves are views (any layout: strided,
+//! broadcast, flipped, transposed), each broadcast to the result's shape at evaluation;
+//! shapes that do not broadcast are a [`LayoutError`] then. Scalars are arguments of the
+//! generated kernel: a new value does not recompile. See `docs/FUSION.md` for the design.
+
+pub mod node;
+mod ops;
+pub mod program;
+
+use std::marker::PhantomData;
+
+use crate::element::Element;
+use crate::error::{LayoutError, Result};
+use crate::layout::{broadcast_shapes, Layout};
+use crate::tensor::{AsViewMut, Backend, HostBackend, ReadRepr, Tensor, TensorViewMut};
+
+use node::{Cursor, Leaf, Node, Scalar};
+use program::Program;
+
+pub use ops::where_;
+
+/// The most distinct tensors one fused kernel reads.
+pub const MAX_LEAVES: usize = 8;
+/// The most outputs one fused kernel writes.
+pub const MAX_OUTPUTS: usize = 4;
+
+/// A pointwise expression of element type `T` on device `D`, not yet evaluated.
+///
+/// Build one with [`Tensor::lazy`] (or any tensor or scalar on the other side of an
+/// operator), combine with `+ - * /`, unary `-` and every op method of the table
+/// (`e.exp()`, `e.maximum(x)`, `e.lt(y)`, `e.clamp(lo, hi)`, ...), convert with
+/// [`Expr::cast`], and evaluate with [`Expr::eval`], [`Expr::eval_into`] or, for several
+/// outputs, [`eval_into`].
+pub struct Expr<T: Element, D: Backend, N> {
+    pub(crate) node: N,
+    _types: PhantomData<fn() -> (T, D)>,
+}
+
+impl<T: Element, D: Backend, N: Clone> Clone for Expr<T, D, N> {
+    fn clone(&self) -> Self {
+        Expr::new(self.node.clone())
+    }
+}
+
+impl<T: Element, D: Backend, N> Expr<T, D, N> {
+    pub(crate) fn new(node: N) -> Self {
+        Expr {
+            node,
+            _types: PhantomData,
+        }
+    }
+}
+
+/// A scalar as an expression (usually not needed: operators and op methods take scalars
+/// directly).
+pub fn scalar<T: Element, D: Backend>(value: T) -> Expr<T, D, Scalar<T>> {
+    Expr::new(Scalar { value })
+}
+
+impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
+    /// This tensor as the leaf of a fused expression: nothing is computed until the
+    /// expression is evaluated ([`Expr::eval`]).
+    pub fn lazy(&self) -> Expr<T, D, Leaf<'_, T, D>> {
+        Expr::new(Leaf { view: self.view() })
+    }
+}
+
+/// What can be an operand of an expression of `T` elements on `D`: an [`Expr`], a reference
+/// to a tensor or view of `T` on `D`, or a `T` scalar.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an operand of an expression of `{T}` elements on `{D}`",
+    label = "not an expression, tensor or scalar of `{T}` on `{D}`",
+    note = "operands of one expression share their element type and device: convert with `.cast::<U>()` (on the tensor or the expression), move tensors with `to_gpu()` / `to_cpu()`, and write scalars in the element type (`2.0f32`)",
+    note = "a `where_` mask must be an expression or tensor of `bool` (a comparison such as `x.lazy().gt(0.0f32)`)"
+)]
+pub trait IntoExpr<T: Element, D: Backend> {
+    /// The node the operand becomes.
+    type Node: Node<D, Out = T>;
+    /// The operand as an expression.
+    fn into_expr(self) -> Expr<T, D, Self::Node>;
+}
+
+impl<T: Element, D: Backend, N: Node<D, Out = T>> IntoExpr<T, D> for Expr<T, D, N> {
+    type Node = N;
+    fn into_expr(self) -> Self {
+        self
+    }
+}
+
+impl<'a, T: Element, D: Backend, S: ReadRepr<T, D>> IntoExpr<T, D> for &'a Tensor<T, D, S> {
+    type Node = Leaf<'a, T, D>;
+    fn into_expr(self) -> Expr<T, D, Leaf<'a, T, D>> {
+        self.lazy()
+    }
+}
+
+macro_rules! scalar_operand {
+    ($($t:ty),*) => {$(
+        impl<D: Backend> IntoExpr<$t, D> for $t {
+            type Node = Scalar<$t>;
+            fn into_expr(self) -> Expr<$t, D, Scalar<$t>> {
+                scalar(self)
+            }
+        }
+    )*};
+}
+
+scalar_operand!(f32, f64, half::f16, half::bf16, i32, i64, u8, bool);
+
+impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
+    /// Each element converted to `U` with C cast rules, as in [`Tensor::cast`].
+    pub fn cast<U: Element>(self) -> Expr<U, D, node::CastTo<U, N>> {
+        Expr::new(node::CastTo {
+            cast: crate::ops::Cast::new(),
+            a: self.node,
+        })
+    }
+
+    /// The shape the expression's tensors broadcast to.
+    ///
+    /// # Errors
+    /// [`LayoutError::BroadcastMismatch`] naming two shapes that do not broadcast;
+    /// [`LayoutError::NoTensorInExpression`] when it reads no tensor.
+    pub fn shape(&self) -> Result<Vec<usize>> {
+        let mut layouts = Vec::new();
+        self.node.leaf_layouts(&mut layouts);
+        let shapes: Vec<&[usize]> = layouts.iter().map(|l| l.shape()).collect();
+        if shapes.is_empty() {
+            return Err(LayoutError::NoTensorInExpression { op: "Expr::shape" }.into());
+        }
+        broadcast_all("Expr::shape", &shapes)
+    }
+
+    /// Evaluates into a new row-major tensor of the broadcast shape, on the device of the
+    /// expression's tensors: one pass on the CPU, one kernel on the GPU.
+    ///
+    /// # Errors
+    /// As [`Expr::shape`]; the engine's errors (out of memory, a kernel that fails to
+    /// compile, with NVRTC's log).
+    pub fn eval(self) -> Result<Tensor<T, D>> {
+        let shape = self.shape()?;
+        let device = self.first_device()?.clone();
+        let layout = Layout::contiguous(&shape)?;
+        // SAFETY: the fused pass writes every element of `layout` (the whole storage) before
+        // anything reads it, or fails; on failure the storage is dropped unread (the
+        // engines' `fused` contract, as for `Backend::unary` into uninitialised memory).
+        let mut storage = unsafe { device.alloc_uninit::<T>(layout.numel())? };
+        {
+            let mut out = TensorViewMut::new(D::slice_mut(&mut storage), layout.clone(), &device)?;
+            eval_into((self,), (&mut out,))?;
+        }
+        Ok(Tensor::from_contiguous(storage, layout, device))
+    }
+
+    /// Evaluates into `out` (any writable tensor or view), the expression broadcast to its
+    /// shape, as eager `_into` ops do.
+    ///
+    /// # Errors
+    /// [`LayoutError::ShapeMismatch`] when the expression's shape does not broadcast to
+    /// exactly `out`'s; as [`Expr::eval`] otherwise.
+    pub fn eval_into(self, out: &mut impl AsViewMut<T, D>) -> Result<()> {
+        let mut out = out.view_mut();
+        eval_into((self,), (&mut out,))
+    }
+
+    fn first_device(&self) -> Result<&D> {
+        let mut found = None;
+        self.node.first_device(&mut found);
+        found.ok_or_else(|| LayoutError::NoTensorInExpression { op: "Expr::eval" }.into())
+    }
+}
+
+/// The shape every shape of `shapes` broadcasts to.
+fn broadcast_all(op: &'static str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    let mut shape = shapes.first().map_or_else(Vec::new, |s| s.to_vec());
+    for s in shapes.iter().skip(1) {
+        shape = broadcast_shapes(op, &shape, s)?;
+    }
+    Ok(shape)
+}
+
+/// Evaluates up to four expressions in one pass (one kernel on the GPU), each into its
+/// output, e.g. an optimizer step that reads parameters, gradients and moments once and
+/// writes the new parameters and moments once. All outputs have one shape, to which every
+/// expression's tensors broadcast.
+///
+/// `exprs` is a tuple of expressions and `outs` a tuple of writable tensors or views of the
+/// same element types, in the same order. Outputs are borrowed mutably, so no expression
+/// can read one (write a new tensor and swap, as in the example of [`crate::tensor::expr`]).
+///
+/// # Errors
+/// [`LayoutError::ShapeMismatch`] when the outputs' shapes differ or an expression's shape
+/// does not broadcast to exactly theirs; [`LayoutError::TooManyOperands`] beyond
+/// [`MAX_LEAVES`] distinct tensors; the engine's errors.
+pub fn eval_into<D: Backend, O, E: Exprs<D, O>>(exprs: E, outs: O) -> Result<()> {
+    exprs.run(outs)
+}
+
+/// A tuple of one to four expressions on `D`, written to the tuple `O` of outputs (`&mut`
+/// writable tensors or views of the same element types, in the same order). Implemented for
+/// tuples only.
+pub trait Exprs<D: Backend, O> {
+    /// Checks the shapes and runs the fused pass.
+    fn run(self, outs: O) -> Result<()>;
+}
+
+/// Expressions with the views they write, ready for an engine: what
+/// [`Backend::fused`] evaluates.
+pub trait Fused<D: Backend> {
+    /// The program for a code generator, with the outputs' element types, layouts and
+    /// handles in output order.
+    fn program(&mut self) -> (Program<'_, D>, Vec<FusedOutput<'_, D>>);
+
+    /// One pass over the elements on the host: every output element written once, from the
+    /// expressions evaluated at that element.
+    fn run_host(&mut self) -> Result<()>
+    where
+        D: HostBackend;
+}
+
+/// An output of a fused program.
+pub struct FusedOutput<'s, D: Backend> {
+    /// Its element type.
+    pub dtype: crate::element::DType,
+    /// Its layout.
+    pub layout: Layout,
+    /// The engine's handle to its storage.
+    pub handle: D::OutHandle<'s>,
+}
+
+/// Expressions and the outputs they are written to, shapes checked.
+pub struct Assignment<'o, E, O> {
+    exprs: E,
+    outs: O,
+    shape: Vec<usize>,
+    _o: PhantomData<&'o mut ()>,
+}
+
+/// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
+/// order, calling `f` at every element with the leaves' and the outputs' offsets.
+fn walk(
+    shape: &[usize],
+    layouts: &[Layout],
+    mut f: impl FnMut(&[usize]) -> Result<()>,
+) -> Result<()> {
+    let numel: usize = shape.iter().product();
+    if numel == 0 {
+        return Ok(());
+    }
+    let n = layouts.len();
+    let rank = shape.len();
+    let mut idx = vec![0usize; rank];
+    let mut offs: Vec<isize> = layouts.iter().map(|l| l.offset() as isize).collect();
+    let mut cur = vec![0usize; n];
+    let inner = rank.checked_sub(1);
+    let inner_len = inner.map_or(1, |d| shape[d]);
+    let inner_strides: Vec<isize> = layouts
+        .iter()
+        .map(|l| inner.map_or(0, |d| l.strides()[d]))
+        .collect();
+    let rows = numel / inner_len;
+    for _ in 0..rows {
+        for j in 0..inner_len {
+            for k in 0..n {
+                // In range: every layout lies within its storage (views' invariant), so the
+                // offset of any index of the shape is a valid, non-negative index.
+                cur[k] = (offs[k] + j as isize * inner_strides[k]) as usize;
+            }
+            f(&cur)?;
+        }
+        // Next row: advance the outer dims (an odometer), updating the offsets.
+        let mut d = rank.saturating_sub(1);
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            for k in 0..n {
+                offs[k] += layouts[k].strides()[d];
+            }
+            if idx[d] < shape[d] {
+                break;
+            }
+            for k in 0..n {
+                offs[k] -= layouts[k].strides()[d] * shape[d] as isize;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Implements [`Exprs`] and [`Fused`] for tuples of one to four expressions.
+macro_rules! tuple_exprs {
+    ($(($i:tt, $t:ident, $n:ident, $w:ident, $o:ident, $v:ident)),+) => {
+        impl<D: Backend, $($t: Element, $n: Node<D, Out = $t>, $w: AsViewMut<$t, D>),+>
+            Exprs<D, ($(&mut $w,)+)> for ($(Expr<$t, D, $n>,)+)
+        {
+            fn run(self, outs: ($(&mut $w,)+)) -> Result<()> {
+                const OP: &str = "expr::eval_into";
+                let outs = ($(outs.$i.view_mut(),)+);
+                let out_shapes: Vec<&[usize]> = vec![$(outs.$i.shape()),+];
+                let shape = out_shapes[0].to_vec();
+                for s in &out_shapes {
+                    if *s != shape.as_slice() {
+                        return Err(LayoutError::ShapeMismatch {
+                            op: OP,
+                            expected: shape.clone(),
+                            got: s.to_vec(),
+                        }
+                        .into());
+                    }
+                }
+                let mut leaf_layouts: Vec<&Layout> = Vec::new();
+                $( self.$i.node.leaf_layouts(&mut leaf_layouts); )+
+                let leaves: Vec<&[usize]> = leaf_layouts.iter().map(|l| l.shape()).collect();
+                let mut all = vec![shape.as_slice()];
+                all.extend_from_slice(&leaves);
+                let fitted = broadcast_all(OP, &all)?;
+                if fitted != shape {
+                    return Err(LayoutError::ShapeMismatch {
+                        op: OP,
+                        expected: shape,
+                        got: broadcast_all(OP, &leaves)?,
+                    }
+                    .into());
+                }
+                drop(leaf_layouts);
+                let device = outs.0.device_ref();
+                let mut job = Assignment {
+                    exprs: ($(self.$i.node,)+),
+                    outs,
+                    shape,
+                    _o: PhantomData,
+                };
+                device.fused(&mut job)
+            }
+        }
+
+        impl<'o, D: Backend, $($t: Element, $n: Node<D, Out = $t>),+> Fused<D>
+            for Assignment<'o, ($($n,)+), ($(TensorViewMut<'o, $t, D>,)+)>
+        {
+            fn program(&mut self) -> (Program<'_, D>, Vec<FusedOutput<'_, D>>) {
+                let Assignment { exprs, outs, .. } = self;
+                let mut p = Program::default();
+                $( let r = exprs.$i.build(&mut p); p.results.push(r); )+
+                let outs = vec![$(
+                    FusedOutput {
+                        dtype: <$t as Element>::DTYPE,
+                        layout: outs.$i.layout().clone(),
+                        handle: D::out_handle(outs.$i.slice_mut()),
+                    },
+                )+];
+                (p, outs)
+            }
+
+            fn run_host(&mut self) -> Result<()>
+            where
+                D: HostBackend,
+            {
+                let mut layouts: Vec<Layout> = Vec::new();
+                {
+                    let mut leaves = Vec::new();
+                    $( self.exprs.$i.leaf_layouts(&mut leaves); )+
+                    for l in leaves {
+                        layouts.push(l.broadcast_to(&self.shape)?);
+                    }
+                }
+                let n_leaves = layouts.len();
+                $( layouts.push(self.outs.$i.layout().clone()); )+
+                let exprs = &self.exprs;
+                let outs = &mut self.outs;
+                $( let $o = D::host_mut(outs.$i.slice_mut()); )+
+                walk(&self.shape, &layouts, |offs| {
+                    let (leaf_offs, out_offs) = offs.split_at(n_leaves);
+                    let mut at = Cursor::new(leaf_offs);
+                    $( let $v = exprs.$i.eval(&mut at); )+
+                    $( $o[out_offs[$i]] = $v; )+
+                    Ok(())
+                })
+            }
+        }
+    };
+}
+
+tuple_exprs!((0, T0, N0, W0, o0, v0));
+tuple_exprs!((0, T0, N0, W0, o0, v0), (1, T1, N1, W1, o1, v1));
+tuple_exprs!(
+    (0, T0, N0, W0, o0, v0),
+    (1, T1, N1, W1, o1, v1),
+    (2, T2, N2, W2, o2, v2)
+);
+tuple_exprs!(
+    (0, T0, N0, W0, o0, v0),
+    (1, T1, N1, W1, o1, v1),
+    (2, T2, N2, W2, o2, v2),
+    (3, T3, N3, W3, o3, v3)
+);

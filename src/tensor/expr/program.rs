@@ -1,0 +1,262 @@
+//! The run-time description of a fused expression: what an engine that generates code (the
+//! GPU's) needs to know, built by walking the expression's typed tree once per evaluation.
+//!
+//! Values are numbered in the order they are built; every instruction reads only values
+//! numbered before it, and an expression's result is the last value it built. Leaves are
+//! numbered separately (in the order the tree reaches them) and keep their original layout;
+//! the evaluator broadcasts them to the output shape.
+
+use std::any::Any;
+use std::fmt::Write as _;
+
+use crate::element::{DType, Element};
+use crate::layout::Layout;
+use crate::tensor::{Backend, TensorView};
+
+/// A scalar constant of an expression, passed to a kernel as an argument (never part of the
+/// generated code, so a new value does not recompile).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScalarValue {
+    /// Its element type.
+    pub dtype: DType,
+    /// The value's bits in its element type, zero-extended (`f16` as its 16 bits, `bool` as
+    /// 0 or 1, integers sign-extended).
+    pub bits: u64,
+}
+
+impl ScalarValue {
+    /// The scalar `v`.
+    pub fn of<T: Element>(v: T) -> Self {
+        let any: &dyn Any = &v;
+        // `Element` is sealed to exactly these types, so one branch matches.
+        let bits = if let Some(x) = any.downcast_ref::<f32>() {
+            u64::from(x.to_bits())
+        } else if let Some(x) = any.downcast_ref::<f64>() {
+            x.to_bits()
+        } else if let Some(x) = any.downcast_ref::<half::f16>() {
+            u64::from(x.to_bits())
+        } else if let Some(x) = any.downcast_ref::<half::bf16>() {
+            u64::from(x.to_bits())
+        } else if let Some(x) = any.downcast_ref::<i32>() {
+            i64::from(*x) as u64
+        } else if let Some(x) = any.downcast_ref::<i64>() {
+            *x as u64
+        } else if let Some(x) = any.downcast_ref::<u8>() {
+            u64::from(*x)
+        } else if let Some(x) = any.downcast_ref::<bool>() {
+            u64::from(*x)
+        } else {
+            0
+        };
+        ScalarValue {
+            dtype: T::DTYPE,
+            bits,
+        }
+    }
+}
+
+/// One step of a fused expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Instr {
+    /// Leaf `leaf`'s element.
+    Leaf {
+        /// Index into [`Program::leaves`].
+        leaf: usize,
+    },
+    /// Scalar `slot`.
+    Scalar {
+        /// Index into [`Program::scalars`].
+        slot: usize,
+    },
+    /// An op of the table applied to earlier values.
+    Op {
+        /// The op's kernel name.
+        name: &'static str,
+        /// The op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`.
+        cuda: &'static str,
+        /// The element type of each argument (`a`, `b`, `c`).
+        args: Vec<(usize, DType)>,
+        /// The scalar slots bound to `p0` and `p1` (ops without scalars have none).
+        params: Option<[usize; 2]>,
+        /// The result's element type (the op's output): the value is rounded to it, as an
+        /// eager op's stored result is.
+        out: DType,
+    },
+    /// A conversion of an earlier value to another element type (C cast rules).
+    Cast {
+        /// The value converted.
+        arg: usize,
+        /// Its type.
+        from: DType,
+        /// The type converted to.
+        to: DType,
+    },
+}
+
+/// A leaf of a program: an operand read from memory.
+pub struct ProgramLeaf<'s, D: Backend> {
+    /// Its element type.
+    pub dtype: DType,
+    /// Its layout, not yet broadcast.
+    pub layout: &'s Layout,
+    /// The engine's handle to its storage.
+    pub handle: D::LeafHandle<'s>,
+}
+
+/// A fused expression (or several, one per output) as instructions over leaves and scalars.
+pub struct Program<'s, D: Backend> {
+    /// The leaves, in the order the trees reach them (a view reached twice is one leaf).
+    pub leaves: Vec<ProgramLeaf<'s, D>>,
+    /// The scalars, in the order the trees reach them.
+    pub scalars: Vec<ScalarValue>,
+    /// The instructions; value `k` is the result of `instrs[k]`.
+    pub instrs: Vec<Instr>,
+    /// The value each output takes, in output order.
+    pub results: Vec<usize>,
+    /// Per value, its element type.
+    types: Vec<DType>,
+    /// The storage identity of each leaf (`(address, len)` key from the engine, with the
+    /// layout), to load a view reached twice once.
+    leaf_keys: Vec<(u64, usize)>,
+}
+
+impl<'s, D: Backend> Default for Program<'s, D> {
+    fn default() -> Self {
+        Program {
+            leaves: Vec::new(),
+            scalars: Vec::new(),
+            instrs: Vec::new(),
+            results: Vec::new(),
+            types: Vec::new(),
+            leaf_keys: Vec::new(),
+        }
+    }
+}
+
+impl<'s, D: Backend> Program<'s, D> {
+    fn push(&mut self, instr: Instr, dtype: DType) -> usize {
+        self.instrs.push(instr);
+        self.types.push(dtype);
+        self.instrs.len() - 1
+    }
+
+    /// The element type of value `v`.
+    pub fn dtype(&self, v: usize) -> DType {
+        self.types[v]
+    }
+
+    /// Every value's element type, in value order.
+    pub fn types(&self) -> &[DType] {
+        &self.types
+    }
+
+    /// A leaf reading `view`; a view of the same storage and layout reached before is
+    /// loaded once.
+    pub fn leaf<T: Element>(&mut self, view: &'s TensorView<'_, T, D>) -> usize {
+        let key = D::leaf_key(view.storage());
+        let found = self
+            .leaves
+            .iter()
+            .zip(&self.leaf_keys)
+            .position(|(l, k)| *k == key && l.dtype == T::DTYPE && l.layout == view.layout());
+        let leaf = match found {
+            Some(i) => i,
+            None => {
+                self.leaves.push(ProgramLeaf {
+                    dtype: T::DTYPE,
+                    layout: view.layout(),
+                    handle: D::leaf_handle(view.storage()),
+                });
+                self.leaf_keys.push(key);
+                self.leaves.len() - 1
+            }
+        };
+        self.push(Instr::Leaf { leaf }, T::DTYPE)
+    }
+
+    /// A scalar argument.
+    pub fn scalar<T: Element>(&mut self, v: T) -> usize {
+        self.scalars.push(ScalarValue::of(v));
+        let slot = self.scalars.len() - 1;
+        self.push(Instr::Scalar { slot }, T::DTYPE)
+    }
+
+    /// An op over earlier values; `params` are its two scalars when it has any.
+    pub fn op<P: Element>(
+        &mut self,
+        name: &'static str,
+        cuda: &'static str,
+        args: &[usize],
+        params: Option<[P; 2]>,
+        out: DType,
+    ) -> usize {
+        let args = args.iter().map(|&a| (a, self.types[a])).collect();
+        // Scalars become kernel arguments only for ops whose expression reads them.
+        let reads_params = cuda.contains("p0") || cuda.contains("p1");
+        let params = params.filter(|_| reads_params).map(|[p0, p1]| {
+            self.scalars.push(ScalarValue::of(p0));
+            self.scalars.push(ScalarValue::of(p1));
+            let n = self.scalars.len();
+            [n - 2, n - 1]
+        });
+        self.push(
+            Instr::Op {
+                name,
+                cuda,
+                args,
+                params,
+                out,
+            },
+            out,
+        )
+    }
+
+    /// A conversion of value `arg` to `to`.
+    pub fn cast(&mut self, arg: usize, to: DType) -> usize {
+        let from = self.types[arg];
+        self.push(Instr::Cast { arg, from, to }, to)
+    }
+
+    /// A compact text naming the program's structure: instructions, element types and the
+    /// outputs (no scalar values, no layouts). Equal signatures generate equal code for equal
+    /// layout classes.
+    pub fn signature(&self) -> String {
+        let mut s = String::with_capacity(16 * self.instrs.len() + 16);
+        for leaf in &self.leaves {
+            let _ = write!(s, "L{};", leaf.dtype.name());
+        }
+        for sc in &self.scalars {
+            let _ = write!(s, "S{};", sc.dtype.name());
+        }
+        for i in &self.instrs {
+            match i {
+                Instr::Leaf { leaf } => {
+                    let _ = write!(s, "l{leaf};");
+                }
+                Instr::Scalar { slot } => {
+                    let _ = write!(s, "s{slot};");
+                }
+                Instr::Op {
+                    name, args, params, ..
+                } => {
+                    let _ = write!(s, "{name}(");
+                    for (a, t) in args {
+                        let _ = write!(s, "{a}:{},", t.name());
+                    }
+                    if let Some([p, q]) = params {
+                        let _ = write!(s, "p{p},{q}");
+                    }
+                    s.push_str(");");
+                }
+                Instr::Cast { arg, to, .. } => {
+                    let _ = write!(s, "c{arg}>{};", to.name());
+                }
+            }
+        }
+        s.push_str("=>");
+        for r in &self.results {
+            let _ = write!(s, "{r}:{},", self.types[*r].name());
+        }
+        s
+    }
+}
