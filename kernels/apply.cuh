@@ -131,11 +131,11 @@ struct ts_tuple<H, T...> {
   H head;
   ts_tuple<T...> tail;
 };
+__device__ __forceinline__ ts_tuple<> ts_make_tuple() { return ts_tuple<>{}; }
 template <typename H, typename... T>
 __device__ __forceinline__ ts_tuple<H, T...> ts_make_tuple(H h, T... t) {
   return ts_tuple<H, T...>{h, ts_make_tuple(t...)};
 }
-__device__ __forceinline__ ts_tuple<> ts_make_tuple() { return ts_tuple<>{}; }
 
 // The first result and the rest: a plain value is a one-element list.
 template <typename R>

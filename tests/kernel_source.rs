@@ -380,3 +380,88 @@ fn the_whole_product_compiles() {
         .collect();
     assert_compiles(&specs, PTX);
 }
+
+/// Fused kernels of several structures (one and three outputs, casts, selects, scalars,
+/// every element type of the float chain) compile in every form and index width.
+#[test]
+fn fused_sources_compile_in_every_form() {
+    use typestate_tensor::gpu::fused::source::{FusedBody, FusedSpec};
+    use typestate_tensor::tensor::expr::{self, program::Program};
+    use typestate_tensor::tensor::Tensor;
+    use typestate_tensor::Cpu;
+    if !nvrtc_present() {
+        return;
+    }
+    fn body_of(p: &Program<'_, Cpu>) -> (Vec<DType>, String) {
+        (p.leaves.iter().map(|l| l.dtype).collect(), p.signature())
+    }
+    let a = Tensor::<f32>::zeros(&[4, 4]).unwrap();
+    let h = Tensor::<half::f16>::zeros(&[4, 4]).unwrap();
+    let i = Tensor::<i32>::zeros(&[4, 4]).unwrap();
+    let gelu = (a.lazy() * &a + 1.0f32).gelu();
+    let chain = ((-(h.lazy() * &h).abs()).exp() * half::f16::from_f32(0.5))
+        .tanh()
+        .sigmoid();
+    let select = expr::where_(i.lazy().lt(&i), i.lazy() * 3, i.lazy().abs())
+        .cast::<u8>()
+        .cast::<f64>();
+    // Three outputs (an Adam step's p, m, v): one program holding all three.
+    let m = a.lazy() * 0.9f32 + a.lazy() * 0.1f32;
+    let v = a.lazy() * 0.99f32 + a.lazy().square() * 0.01f32;
+    let p = a.lazy() - m.clone() / (v.clone().sqrt() + 1e-8f32);
+    let adam = (p, m, v);
+    let mut programs = vec![gelu.program(), chain.program(), select.program()];
+    {
+        // p, m, v in one program, built as `eval_into` builds a tuple.
+        let (p, m, v) = &adam;
+        let mut three = Program::<Cpu>::default();
+        p.build_output(&mut three);
+        m.build_output(&mut three);
+        v.build_output(&mut three);
+        programs.push(three);
+    }
+    let mut sources = Vec::new();
+    for p in &programs {
+        let (leaves, signature) = body_of(p);
+        let types: Vec<DType> = (0..p.instrs.len()).map(|v| p.dtype(v)).collect();
+        let body = FusedBody {
+            leaves: &leaves,
+            scalars: &p.scalars,
+            instrs: &p.instrs,
+            results: &p.results,
+            types: &types,
+        };
+        let n = p.results.len() + leaves.len();
+        let forms = [
+            Form::Contiguous { vec: 1 },
+            Form::Contiguous { vec: 4 },
+            Form::Strided { rank: 3 },
+            Form::StridedVec {
+                rank: 2,
+                vec: 2,
+                bcast: 1,
+            },
+            Form::Tiled2d { staged: 1 },
+        ];
+        assert!(n <= 12);
+        for form in forms {
+            for index in WIDTHS {
+                let spec = FusedSpec {
+                    signature: signature.clone(),
+                    form,
+                    index,
+                    vector: VectorShape::DEFAULT,
+                };
+                sources.push((spec.entry_name(), spec.source(&body)));
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    for (name, src) in &sources {
+        if let Err(e) = compile(name, src, PTX, &OPTIONS) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    println!("{} fused kernels compiled", sources.len());
+}

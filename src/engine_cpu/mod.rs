@@ -92,11 +92,6 @@ impl<U> Sink<U> for NewSink<'_, U> {
     }
 }
 
-// SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
-// `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
-// kernels or a `Vec` grown only by appending values. So every storage handed back is
-// initialised whatever the kernels do; they do also write each destination element of the
-// layout exactly once (`runs::for_each_run`) and never read a destination they write.
 impl HostBackend for Cpu {
     fn host<T: Element>(storage: &[T]) -> &[T] {
         storage
@@ -107,18 +102,23 @@ impl HostBackend for Cpu {
     }
 }
 
+// SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
+// `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
+// kernels or a `Vec` grown only by appending values. So every storage handed back is
+// initialised whatever the kernels do; they do also write each destination element of the
+// layout exactly once (`runs::for_each_run`) and never read a destination they write.
 unsafe impl Backend for Cpu {
     type Slice<T: Element> = [T];
     type LeafHandle<'s> = ();
     type OutHandle<'s> = ();
 
-    fn leaf_handle<'s, T: Element>(_: &'s [T]) {}
+    fn leaf_handle<T: Element>(_: &[T]) {}
 
     fn leaf_key<T: Element>(storage: &[T]) -> (u64, usize) {
         (storage.as_ptr() as usize as u64, storage.len())
     }
 
-    fn out_handle<'s, T: Element>(_: &'s mut [T]) {}
+    fn out_handle<T: Element>(_: &mut [T]) {}
 
     /// One pass on the host ([`Fused::run_host`]): each output element computed from the
     /// leaves' elements at its index, written once, with no temporary.

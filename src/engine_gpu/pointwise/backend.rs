@@ -29,7 +29,7 @@ unsafe impl Backend for Gpu {
     type LeafHandle<'s> = &'s dyn ReadBuffer;
     type OutHandle<'s> = &'s mut dyn WriteBuffer;
 
-    fn leaf_handle<'s, T: Element>(storage: &'s GpuStorage<T>) -> &'s dyn ReadBuffer {
+    fn leaf_handle<T: Element>(storage: &GpuStorage<T>) -> &dyn ReadBuffer {
         storage
     }
 
@@ -37,7 +37,7 @@ unsafe impl Backend for Gpu {
         (storage.device_ptr(), storage.len())
     }
 
-    fn out_handle<'s, T: Element>(storage: &'s mut GpuStorage<T>) -> &'s mut dyn WriteBuffer {
+    fn out_handle<T: Element>(storage: &mut GpuStorage<T>) -> &mut dyn WriteBuffer {
         storage
     }
 

@@ -185,6 +185,22 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
         eval_into((self,), (&mut out,))
     }
 
+    /// The expression as the run-time program an engine's code generator reads (one
+    /// output): for inspecting what a fused kernel computes, and for tools that generate
+    /// kernels ahead of time.
+    pub fn program(&self) -> Program<'_, D> {
+        let mut p = Program::default();
+        self.build_output(&mut p);
+        p
+    }
+
+    /// Appends the expression to `program` as its next output (what
+    /// [`eval_into`] does for each expression of its tuple, in order).
+    pub fn build_output<'s>(&'s self, program: &mut Program<'s, D>) {
+        let r = self.node.build(program);
+        program.results.push(r);
+    }
+
     fn first_device(&self) -> Result<&D> {
         let mut found = None;
         self.node.first_device(&mut found);

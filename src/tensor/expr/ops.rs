@@ -89,19 +89,26 @@ macro_rules! expr_ternary {
     (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident => $out:ty, [$($rest:tt)*]) => {};
 }
 
+// The table's `add`, `sub`, `mul`, `div` and `neg` methods mirror the eager API (and the
+// operators, which build the same nodes).
+#[allow(clippy::should_implement_trait)]
 impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
     for_each_unary_op!(expr_unary);
     for_each_binary_op!(expr_binary);
     for_each_ternary_op!(expr_ternary);
 }
 
+/// The node of [`where_`].
+pub type WhereNode<M, A, B> = Ternary<table::Where, M, A, B>;
+
 /// `mask ? a : b` elementwise (all three broadcast), fused: the expression form of
 /// [`Tensor::where_`]. The mask must be `bool` (a comparison, or a `bool` tensor).
+#[allow(clippy::type_complexity)] // the node type is the expression's structure
 pub fn where_<T, D, M, A, B>(
     mask: M,
     a: A,
     b: B,
-) -> Expr<T, D, Ternary<table::Where, M::Node, A::Node, B::Node>>
+) -> Expr<T, D, WhereNode<M::Node, A::Node, B::Node>>
 where
     T: Element,
     D: Backend,

@@ -1,0 +1,345 @@
+//! Fused expressions against eager evaluation, on every device: random shapes, leaves of
+//! random layouts (transposed, flipped, broadcast), several element types, several outputs.
+//!
+//! A fused expression rounds every op's result to its element type, as an eager op's stored
+//! result is, and uses the same CPU closures and the same CUDA expressions, so fused and
+//! eager results must agree bit for bit on each device (eager itself is checked against
+//! independent references in the pointwise suites). The GPU instances also poison outputs
+//! first, so an element the kernel did not write is caught.
+
+mod common;
+
+use common::device::{host, test_device, TestDevice};
+use half::{bf16, f16};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use typestate_tensor::element::Element;
+use typestate_tensor::error::{Error, LayoutError};
+use typestate_tensor::tensor::expr::{self, where_};
+use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::Cpu;
+
+const CASES: usize = 12;
+
+fn random_shape(rng: &mut SmallRng) -> Vec<usize> {
+    let rank = rng.gen_range(1..=4);
+    (0..rank).map(|_| rng.gen_range(1..=9)).collect()
+}
+
+/// A host tensor of `shape` with values from `f`.
+fn host_tensor<T: Element>(
+    rng: &mut SmallRng,
+    shape: &[usize],
+    f: impl Fn(&mut SmallRng) -> T,
+) -> Tensor<T, Cpu> {
+    Tensor::from_fn(shape, |_| f(rng)).unwrap()
+}
+
+/// How a leaf is laid out on the device.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Contiguous,
+    Transposed,
+    Flipped,
+    Broadcast,
+}
+
+/// A device tensor whose view `leaf_view` has logical shape `shape` (or a shape that
+/// broadcasts to it) in layout `kind`.
+struct Leaf<T: Element, D: TestDevice> {
+    owner: Tensor<T, D>,
+    kind: Kind,
+}
+
+impl<T: Element, D: TestDevice> Leaf<T, D> {
+    fn new(dev: &D, rng: &mut SmallRng, shape: &[usize], f: impl Fn(&mut SmallRng) -> T) -> Self {
+        let kind = match rng.gen_range(0..4) {
+            0 => Kind::Contiguous,
+            1 => Kind::Transposed,
+            2 => Kind::Flipped,
+            _ => Kind::Broadcast,
+        };
+        let stored: Vec<usize> = match kind {
+            Kind::Transposed => shape.iter().rev().copied().collect(),
+            Kind::Broadcast => {
+                let mut s = shape.to_vec();
+                let d = rng.gen_range(0..s.len());
+                s[d] = 1;
+                s
+            }
+            _ => shape.to_vec(),
+        };
+        let owner = dev.upload(&host_tensor(rng, &stored, f));
+        Leaf { owner, kind }
+    }
+
+    fn view(&self) -> TensorView<'_, T, D> {
+        match self.kind {
+            Kind::Contiguous | Kind::Broadcast => self.owner.view(),
+            Kind::Transposed => self.owner.t(),
+            Kind::Flipped => self.owner.flip(0).unwrap(),
+        }
+    }
+}
+
+fn f32_in(rng: &mut SmallRng) -> f32 {
+    rng.gen_range(-2.0f32..2.0)
+}
+
+fn bits<T: Element>(v: &[T]) -> Vec<String> {
+    v.iter().map(|x| format!("{x:?}")).collect()
+}
+
+test_device!(gelu_of_mul_add_matches_eager, gelu_cpu, gelu_gpu);
+fn gelu_of_mul_add_matches_eager<D: TestDevice>(dev: &D) {
+    fn case<T: typestate_tensor::element::FloatElement, D: TestDevice>(
+        dev: &D,
+        rng: &mut SmallRng,
+    ) {
+        let shape = random_shape(rng);
+        let conv = |r: &mut SmallRng| T::from_f64(f64::from(f32_in(r)));
+        let (a, b, c) = (
+            Leaf::new(dev, rng, &shape, conv),
+            Leaf::new(dev, rng, &shape, conv),
+            Leaf::new(dev, rng, &shape, conv),
+        );
+        let (a, b, c) = (a.view(), b.view(), c.view());
+        let fused = (a.lazy() * &b + &c).gelu().eval().unwrap();
+        let eager = a.mul(&b).unwrap().add(&c).unwrap().gelu().unwrap();
+        assert_eq!(fused.shape(), eager.shape());
+        assert_eq!(bits(&host(&fused)), bits(&host(&eager)), "shape {shape:?}");
+    }
+    let mut rng = SmallRng::seed_from_u64(1);
+    for _ in 0..CASES {
+        case::<f32, D>(dev, &mut rng);
+        case::<f16, D>(dev, &mut rng);
+        case::<bf16, D>(dev, &mut rng);
+        case::<f64, D>(dev, &mut rng);
+    }
+}
+
+test_device!(an_eight_op_chain_in_f16_matches_eager, chain_cpu, chain_gpu);
+fn an_eight_op_chain_in_f16_matches_eager<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(2);
+    let h = |r: &mut SmallRng| f16::from_f32(f32_in(r));
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let (a, b, c) = (
+            Leaf::new(dev, &mut rng, &shape, h),
+            Leaf::new(dev, &mut rng, &shape, h),
+            Leaf::new(dev, &mut rng, &shape, h),
+        );
+        let (a, b, c) = (a.view(), b.view(), c.view());
+        // sigmoid(tanh(exp(-abs(a*b+c))*0.5+a))*c-b
+        let half = f16::from_f32(0.5);
+        let fused = (((-(a.lazy() * &b + &c).abs()).exp() * half + &a)
+            .tanh()
+            .sigmoid()
+            * &c
+            - &b)
+            .eval()
+            .unwrap();
+        let eager = a
+            .mul(&b)
+            .unwrap()
+            .add(&c)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .neg()
+            .unwrap()
+            .exp()
+            .unwrap()
+            .mul_scalar(half)
+            .unwrap()
+            .add(&a)
+            .unwrap()
+            .tanh()
+            .unwrap()
+            .sigmoid()
+            .unwrap()
+            .mul(&c)
+            .unwrap()
+            .sub(&b)
+            .unwrap();
+        assert_eq!(bits(&host(&fused)), bits(&host(&eager)), "shape {shape:?}");
+    }
+}
+
+test_device!(integer_selects_and_casts_match_eager, int_cpu, int_gpu);
+fn integer_selects_and_casts_match_eager<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(3);
+    let i = |r: &mut SmallRng| r.gen_range(-1000i32..1000);
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let (a, b, c) = (
+            Leaf::new(dev, &mut rng, &shape, i),
+            Leaf::new(dev, &mut rng, &shape, i),
+            Leaf::new(dev, &mut rng, &shape, i),
+        );
+        let (a, b, c) = (a.view(), b.view(), c.view());
+        // where(a < b, a * 3 - c, |b + c|), then through u8 and f32 and back.
+        let sel = where_(a.lazy().lt(&b), a.lazy() * 3 - &c, (b.lazy() + &c).abs());
+        let fused = (sel.cast::<u8>().cast::<f32>() / 4.0f32)
+            .floor()
+            .cast::<i32>()
+            .eval()
+            .unwrap();
+        let mask = a.lt(&b).unwrap();
+        let left = a.mul_scalar(3).unwrap().sub(&c).unwrap();
+        let right = b.add(&c).unwrap().abs().unwrap();
+        let eager = Tensor::where_(&mask, &left, &right)
+            .unwrap()
+            .cast::<u8>()
+            .unwrap()
+            .cast::<f32>()
+            .unwrap()
+            .div(&dev.upload(&Tensor::scalar(4.0f32)))
+            .unwrap()
+            .floor()
+            .unwrap()
+            .cast::<i32>()
+            .unwrap();
+        assert_eq!(host(&fused), host(&eager), "shape {shape:?}");
+    }
+}
+
+test_device!(
+    adam_step_writes_three_outputs_in_one_pass,
+    adam_cpu,
+    adam_gpu
+);
+fn adam_step_writes_three_outputs_in_one_pass<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(4);
+    let (lr, b1, b2, eps) = (1e-3f32, 0.9f32, 0.999f32, 1e-8f32);
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let p = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let g = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let m = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let v = Leaf::new(dev, &mut rng, &shape, |r| r.gen_range(0.0f32..1.0));
+        let (p, g, m, v) = (p.view(), g.view(), m.view(), v.view());
+        let m_new = m.lazy() * b1 + g.lazy() * (1.0 - b1);
+        let v_new = v.lazy() * b2 + g.lazy().square() * (1.0 - b2);
+        let p_new = p.lazy() - m_new.clone() * lr / (v_new.clone().sqrt() + eps);
+        let poison = |s: &[usize]| {
+            let mut t = Tensor::<f32, D>::zeros_on(s, dev).unwrap();
+            t.fill_(f32::NAN).unwrap();
+            t
+        };
+        let (mut po, mut mo, mut vo) = (poison(&shape), poison(&shape), poison(&shape));
+        expr::eval_into((p_new, m_new, v_new), (&mut po, &mut mo, &mut vo)).unwrap();
+        let m_e = m
+            .mul_scalar(b1)
+            .unwrap()
+            .add(&g.mul_scalar(1.0 - b1).unwrap())
+            .unwrap();
+        let v_e = v
+            .mul_scalar(b2)
+            .unwrap()
+            .add(&g.square().unwrap().mul_scalar(1.0 - b2).unwrap())
+            .unwrap();
+        let step = m_e
+            .mul_scalar(lr)
+            .unwrap()
+            .div(&v_e.sqrt().unwrap().add_scalar(eps).unwrap())
+            .unwrap();
+        let p_e = p.sub(&step).unwrap();
+        // Eager results have the broadcast shape of their own inputs; the outputs `shape`.
+        let full = |t: &Tensor<f32, D>| bits(&host(&t.broadcast_to(&shape).unwrap()));
+        assert_eq!(bits(&host(&mo)), full(&m_e));
+        assert_eq!(bits(&host(&vo)), full(&v_e));
+        assert_eq!(bits(&host(&po)), full(&p_e));
+    }
+}
+
+test_device!(
+    into_a_transposed_view_writes_only_the_view,
+    into_cpu,
+    into_gpu
+);
+fn into_a_transposed_view_writes_only_the_view<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(5);
+    let a = dev.upload(&host_tensor(&mut rng, &[7, 5], f32_in));
+    let row = dev.upload(&host_tensor(&mut rng, &[7], f32_in));
+    // A (5, 7) output, written through its transpose (7, 5) minus the last column.
+    let mut out = Tensor::<f32, D>::zeros_on(&[5, 7], dev).unwrap();
+    out.fill_(-7.0).unwrap();
+    {
+        let mut view = out.view_mut().t().narrow(1, 0, 4).unwrap();
+        let a4 = a.narrow(1, 0, 4).unwrap();
+        let col = row.unsqueeze(1).unwrap();
+        (a4.lazy() + &col).relu().eval_into(&mut view).unwrap();
+    }
+    let got = host(&out);
+    let a_h = host(&a);
+    let r_h = host(&row);
+    for i in 0..5 {
+        for j in 0..7 {
+            let want = if i < 4 {
+                (a_h[j * 5 + i] + r_h[j]).max(0.0)
+            } else {
+                -7.0
+            };
+            assert_eq!(got[i * 7 + j], want, "({i}, {j})");
+        }
+    }
+}
+
+test_device!(bad_shapes_are_typed_errors, errors_cpu, errors_gpu);
+fn bad_shapes_are_typed_errors<D: TestDevice>(dev: &D) {
+    let a = dev.upload(&Tensor::<f32>::zeros(&[2, 3]).unwrap());
+    let b = dev.upload(&Tensor::<f32>::zeros(&[4]).unwrap());
+    let err = (a.lazy() + &b).eval().unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::BroadcastMismatch { .. })),
+        "{err:?}"
+    );
+    let mut small = Tensor::<f32, D>::zeros_on(&[1, 3], dev).unwrap();
+    let err = (a.lazy() * 2.0f32).eval_into(&mut small).unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::ShapeMismatch { .. })),
+        "{err:?}"
+    );
+    let err = expr::scalar::<f32, D>(1.0).exp().eval().unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::NoTensorInExpression { .. })),
+        "{err:?}"
+    );
+    // A scalar-only expression still evaluates into an output.
+    let mut out = Tensor::<f32, D>::zeros_on(&[3, 3], dev).unwrap();
+    expr::scalar::<f32, D>(0.0)
+        .exp()
+        .eval_into(&mut out)
+        .unwrap();
+    assert_eq!(host(&out), vec![1.0; 9]);
+}
+
+#[test]
+fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
+    let Some(gpu) = common::device::gpu_or_skip("a_new_scalar_reuses_the_kernel") else {
+        return;
+    };
+    use typestate_tensor::gpu::fused::loaded_kernels;
+    let a = gpu.upload(&Tensor::<f32>::from_fn(&[64, 64], |i| i[0] as f32).unwrap());
+    let b = gpu.upload(&Tensor::<f32>::from_fn(&[64, 64], |i| i[1] as f32).unwrap());
+    // A structure no other test uses.
+    let run = |s: f32| ((a.lazy() - &b) * s).tanh().exp().eval().unwrap();
+    run(1.0);
+    let before = loaded_kernels();
+    let x = run(0.25);
+    assert_eq!(loaded_kernels(), before, "a new scalar value recompiled");
+    let want: Vec<f32> = host(&a)
+        .iter()
+        .zip(host(&b))
+        .map(|(x, y)| ((x - y) * 0.25).tanh().exp())
+        .collect();
+    let got = host(&x);
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} vs {w}");
+    }
+    // A transposed leaf is another layout class (the tiled form): one more kernel.
+    let bt = b.t();
+    ((a.lazy() - &bt) * 0.5f32).tanh().exp().eval().unwrap();
+    assert_eq!(loaded_kernels(), before + 1);
+}
