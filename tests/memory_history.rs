@@ -362,3 +362,27 @@ fn the_pickle_has_pytorchs_schema_and_the_recorded_values() {
     a.free(x).unwrap();
     a.free(y).unwrap();
 }
+
+#[test]
+fn write_svgs_draws_both_plots_with_the_labels_and_segments() {
+    let a = recording(256 * MIB);
+    let x = with_alloc_label("adam step", || a.allocate(30 * MIB, S0)).unwrap();
+    let y = a.allocate(4000, S1).unwrap();
+    let dir = std::env::temp_dir().join(format!("tt_svgs_{}", std::process::id()));
+    let [timeline, segments] = a.history().write_svgs(&dir).unwrap();
+    let t = std::fs::read_to_string(&timeline).unwrap();
+    let s = std::fs::read_to_string(&segments).unwrap();
+    assert!(t.starts_with("<svg") && s.starts_with("<svg"));
+    // The largest allocation is named in the legend with its size.
+    assert!(t.contains("adam step (30.00 MiB)"), "{t}");
+    assert!(t.contains("reserved (segments)"));
+    // One row label per segment, with its size and pool.
+    assert!(
+        s.contains("30.00 MiB large") && s.contains("2.00 MiB small"),
+        "{s}"
+    );
+    assert!(s.contains("allocated, stream 0x7"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    a.free(x).unwrap();
+    a.free(y).unwrap();
+}

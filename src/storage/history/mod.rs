@@ -53,6 +53,7 @@
 mod backtrace;
 mod label;
 mod pickle;
+pub mod plot;
 pub(crate) mod record;
 
 pub use label::{current_alloc_label, with_alloc_label, AllocLabel};
