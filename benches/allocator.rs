@@ -4,10 +4,15 @@
 //! lookups, splitting, merging, statistics) without a driver call: every pair after the
 //! warm-up is served from the cache. Run with
 //! `cargo bench --bench allocator -- --warm-up-time 1 --measurement-time 2`.
+//!
+//! `caching` runs with history recording off (the default); `caching_recording` with it on
+//! (a 100 000-event ring, full, so each pair also drops its oldest events), and
+//! `caching_recording_labelled` inside a `with_alloc_label` scope.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use typestate_tensor::storage::history::{with_alloc_label, HistorySettings};
 use typestate_tensor::storage::{
     CachingAllocator, DeviceAllocator, HostMemorySource, PooledAllocator, StreamId,
 };
@@ -45,6 +50,15 @@ fn caching(c: &mut Criterion) {
     alloc_free_pairs(c, "caching", &allocator);
 }
 
+fn caching_recording(c: &mut Criterion) {
+    let allocator = CachingAllocator::new(HostMemorySource::unbounded());
+    allocator.record_history(Some(HistorySettings::default()));
+    alloc_free_pairs(c, "caching_recording", &allocator);
+    with_alloc_label("adam step", || {
+        alloc_free_pairs(c, "caching_recording_labelled", &allocator)
+    });
+}
+
 fn pooled(c: &mut Criterion) {
     let allocator = PooledAllocator::new(HostMemorySource::unbounded());
     alloc_free_pairs(c, "pooled", &allocator);
@@ -54,7 +68,7 @@ fn pooled(c: &mut Criterion) {
 #[allow(missing_docs)]
 mod group {
     use super::*;
-    criterion_group!(benches, caching, pooled);
+    criterion_group!(benches, caching, caching_recording, pooled);
 }
 use group::benches;
 

@@ -6,6 +6,7 @@
 //! the shapes, the dims, the sizes.
 
 use crate::element::DType;
+pub use crate::oom::{OomHint, OutOfMemoryError};
 
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -321,23 +322,13 @@ pub enum LayoutError {
 #[non_exhaustive]
 pub enum AllocError {
     /// The request could not be met even after freeing cached memory and retrying.
-    #[error("out of memory on {device}: tried to allocate {requested} bytes; {free} bytes free of {total}, {allocated} bytes allocated, {reserved} bytes reserved (cached {cached})")]
-    OutOfMemory {
-        /// Which device or source.
-        device: String,
-        /// Bytes asked for.
-        requested: usize,
-        /// Bytes free on the device, as the driver reports (0 when unknown).
-        free: usize,
-        /// Total device bytes (0 when unknown).
-        total: usize,
-        /// Bytes handed out to users by this allocator.
-        allocated: usize,
-        /// Bytes this allocator holds from the driver.
-        reserved: usize,
-        /// Reserved but not allocated bytes.
-        cached: usize,
-    },
+    ///
+    /// The message reads like PyTorch's: how much was asked, the device's total and free
+    /// memory, what this allocator holds (allocated, and reserved but unallocated), then
+    /// the [`OomHint`]s that apply, each naming a setting to try. (Boxed: the numbers and
+    /// hints would otherwise make every `Result` of the crate larger.)
+    #[error(transparent)]
+    OutOfMemory(Box<OutOfMemoryError>),
     /// A host buffer of `elements` elements of `elem_size` bytes would exceed `isize::MAX`
     /// bytes, the most one allocation may hold.
     #[error(

@@ -1,7 +1,7 @@
 //! Host buffers of a caller-chosen size, reserved without aborting: used by the CPU engine,
 //! the tensor constructors and the GPU runtime's copies back to the host.
 
-use crate::error::{AllocError, Result};
+use crate::error::{AllocError, OutOfMemoryError, Result};
 
 /// An empty `Vec` with room for exactly `len` elements, or a typed error: the one way host
 /// buffers of a caller-chosen size are reserved in this crate, so a huge request is an
@@ -21,8 +21,8 @@ pub(crate) fn vec_with_capacity<T>(len: usize) -> Result<Vec<T>> {
             elem_size,
         })?;
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| AllocError::OutOfMemory {
+    v.try_reserve_exact(len).map_err(|_| {
+        AllocError::OutOfMemory(Box::new(OutOfMemoryError {
             device: "cpu".to_owned(),
             requested: bytes,
             free: 0,
@@ -30,6 +30,8 @@ pub(crate) fn vec_with_capacity<T>(len: usize) -> Result<Vec<T>> {
             allocated: 0,
             reserved: 0,
             cached: 0,
-        })?;
+            hints: Vec::new(),
+        }))
+    })?;
     Ok(v)
 }

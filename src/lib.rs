@@ -21,6 +21,7 @@ pub mod error;
 mod host_vec;
 pub mod layout;
 mod memory_location;
+mod oom;
 // op definitions
 pub mod ops;
 // tensor types and the backend contract

@@ -9,7 +9,7 @@ use common::caching_suite::{assert_consistent, caching_suite_tests};
 use common::{check, fill, MIB};
 use std::sync::Arc;
 
-use typestate_tensor::error::AllocError;
+use typestate_tensor::error::{AllocError, OomHint, OutOfMemoryError};
 use typestate_tensor::storage::caching::{allocation_size, round_size, ROUNDUP_INTERVALS};
 use typestate_tensor::storage::{
     Block, BlockState, CachingAllocator, CachingConfig, DeviceAllocator, HostMemorySource,
@@ -173,7 +173,7 @@ fn a_request_that_cannot_fit_reports_out_of_memory_and_leaves_the_pool_consisten
     let err = a.allocate(30 * MIB, S0).unwrap_err();
     assert_eq!(
         err,
-        AllocError::OutOfMemory {
+        AllocError::OutOfMemory(Box::new(OutOfMemoryError {
             device: "host".to_owned(),
             requested: 30 * MIB,
             free: 24 * MIB,
@@ -181,7 +181,9 @@ fn a_request_that_cannot_fit_reports_out_of_memory_and_leaves_the_pool_consisten
             allocated: 40 * MIB,
             reserved: 40 * MIB,
             cached: 0,
-        }
+            // Nothing cached (no fragmentation) and nothing held elsewhere: no hint applies.
+            hints: vec![],
+        }))
     );
     let text = err.to_string();
     assert!(
@@ -296,14 +298,59 @@ fn garbage_collection_frees_the_oldest_cached_segments_above_the_threshold() {
 }
 
 #[test]
+fn a_fragmented_out_of_memory_says_what_to_try() {
+    let a = caching(64 * MIB, CachingConfig::default());
+    // Two 20 MiB segments, each [8 MiB][8 MiB][4 MiB free]; freeing the first block of each
+    // leaves 24 MiB cached in pieces that no 30 MiB request fits, and no whole segment to
+    // return.
+    let x = alloc(&a, 8 * MIB, S0);
+    let y = alloc(&a, 8 * MIB, S0);
+    let z = alloc(&a, 8 * MIB, S0);
+    let w = alloc(&a, 8 * MIB, S0);
+    assert_eq!(a.stats().reserved_bytes.current, 40 * MIB);
+    a.free(x).unwrap();
+    a.free(z).unwrap();
+    let err = a.allocate(30 * MIB, S0).unwrap_err();
+    assert_eq!(
+        err,
+        AllocError::OutOfMemory(Box::new(OutOfMemoryError {
+            device: "host".to_owned(),
+            requested: 30 * MIB,
+            free: 24 * MIB,
+            total: 64 * MIB,
+            allocated: 16 * MIB,
+            reserved: 40 * MIB,
+            cached: 24 * MIB,
+            // 24 of 40 reserved MiB are cached pieces: fragmentation.
+            hints: vec![OomHint::MaxSplitSize, OomHint::RoundupPower2Divisions],
+        }))
+    );
+    assert_eq!(
+        err.to_string(),
+        "out of memory on host: tried to allocate 31457280 bytes (30.00 MiB). The device has \
+         a total capacity of 64.00 MiB of which 24.00 MiB is free. Of the memory this \
+         allocator holds (40.00 MiB reserved), 16.00 MiB is allocated and 24.00 MiB is \
+         reserved but unallocated. Hint: if reserved but unallocated memory is large, try \
+         TYPESTATE_TENSOR_ALLOC_CONF=max_split_size_mb:<MiB> (at least 20) so that blocks \
+         that large are never split for smaller requests. Hint: or \
+         TYPESTATE_TENSOR_ALLOC_CONF=roundup_power2_divisions:4 so that near-miss sizes \
+         round to shared steps and reuse freed blocks."
+    );
+    // Every key the hints name is one the configuration accepts.
+    assert!(CachingConfig::parse("max_split_size_mb:20,roundup_power2_divisions:4").is_ok());
+    assert_consistent(&a, &[&y, &w]);
+}
+
+#[test]
 fn the_memory_fraction_caps_what_the_allocator_holds() {
     let config = CachingConfig::default().with_memory_fraction(0.5).unwrap();
     let a = caching(100 * MIB, config);
     let x = alloc(&a, 40 * MIB, S0);
     let err = a.allocate(20 * MIB, S0).unwrap_err();
     assert!(
-        matches!(err, AllocError::OutOfMemory { requested, free, total, .. }
-            if requested == 20 * MIB && free == 60 * MIB && total == 100 * MIB),
+        matches!(&err, AllocError::OutOfMemory(oom)
+            if oom.requested == 20 * MIB && oom.free == 60 * MIB && oom.total == 100 * MIB
+                && oom.hints == [OomHint::MemoryFraction]),
         "{err:?}"
     );
     let y = alloc(&a, 10 * MIB, S0);

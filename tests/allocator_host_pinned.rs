@@ -5,7 +5,7 @@ mod common;
 
 use common::host_suite::host_suite_tests;
 use common::{assert_consistent, recovery_counters, MIB};
-use typestate_tensor::error::AllocError;
+use typestate_tensor::error::{AllocError, OutOfMemoryError};
 use typestate_tensor::storage::{
     CachingHostAllocator, DeviceAllocator, HostMemorySource, StreamId,
 };
@@ -63,7 +63,7 @@ fn out_of_memory_synchronizes_releases_the_cache_and_retries() {
     let err = a.allocate(1, S0).unwrap_err();
     assert_eq!(
         err,
-        AllocError::OutOfMemory {
+        AllocError::OutOfMemory(Box::new(OutOfMemoryError {
             device: "host".to_owned(),
             requested: 1,
             free: 0,
@@ -71,7 +71,9 @@ fn out_of_memory_synchronizes_releases_the_cache_and_retries() {
             allocated: 64 * MIB,
             reserved: 64 * MIB,
             cached: 0,
-        }
+            // No setting of the pinned host allocator applies; nothing is held elsewhere.
+            hints: vec![],
+        }))
     );
     assert_eq!(a.stats().num_ooms, 1);
     assert_consistent(&a, &[&y]);

@@ -1,6 +1,6 @@
 //! The naive allocator: every request and free goes straight to the source.
 
-use typestate_tensor::error::AllocError;
+use typestate_tensor::error::{AllocError, OutOfMemoryError};
 use typestate_tensor::storage::{
     Block, BlockState, DeviceAllocator, HostMemorySource, NaiveAllocator, StreamId,
 };
@@ -39,7 +39,7 @@ fn out_of_memory_and_unknown_blocks_are_errors() {
     let x = a.allocate(MIB / 2, StreamId(0)).unwrap();
     assert_eq!(
         a.allocate(MIB, StreamId(0)),
-        Err(AllocError::OutOfMemory {
+        Err(AllocError::OutOfMemory(Box::new(OutOfMemoryError {
             device: "host".to_owned(),
             requested: MIB,
             free: MIB / 2,
@@ -47,7 +47,8 @@ fn out_of_memory_and_unknown_blocks_are_errors() {
             allocated: MIB / 2,
             reserved: MIB / 2,
             cached: 0,
-        })
+            hints: vec![],
+        })))
     );
     assert_eq!(a.stats().num_ooms, 1);
     // SAFETY: a forgery on purpose (it breaks `from_raw_parts`'s contract): it only goes to

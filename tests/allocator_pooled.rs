@@ -5,7 +5,7 @@ mod common;
 
 use common::pooled_suite::pooled_suite_tests;
 use common::{assert_consistent, recovery_counters, MIB};
-use typestate_tensor::error::AllocError;
+use typestate_tensor::error::{AllocError, OomHint, OutOfMemoryError};
 use typestate_tensor::storage::{
     DeviceAllocator, HostMemorySource, PoolRounding, PooledAllocator, PooledConfig, StreamId,
 };
@@ -98,7 +98,7 @@ fn a_new_region_never_eats_into_the_reserve() {
     let err = a.allocate(2 * MIB + 1, S0).unwrap_err();
     assert_eq!(
         err,
-        AllocError::OutOfMemory {
+        AllocError::OutOfMemory(Box::new(OutOfMemoryError {
             device: "host".to_owned(),
             requested: 2 * MIB + 1,
             free: 12 * MIB,
@@ -106,7 +106,8 @@ fn a_new_region_never_eats_into_the_reserve() {
             allocated: 88 * MIB,
             reserved: 88 * MIB,
             cached: 0,
-        }
+            hints: vec![OomHint::UseCachingAllocator],
+        }))
     );
     assert_eq!((a.stats().num_ooms, a.stats().num_alloc_retries), (1, 0));
     let z = a.allocate(2 * MIB, S0).unwrap();
@@ -140,7 +141,7 @@ fn out_of_memory_releases_the_cache_and_retries() {
     let err = a.allocate(40 * MIB, S0).unwrap_err();
     assert_eq!(
         err,
-        AllocError::OutOfMemory {
+        AllocError::OutOfMemory(Box::new(OutOfMemoryError {
             device: "host".to_owned(),
             requested: 40 * MIB,
             free: 0,
@@ -148,7 +149,8 @@ fn out_of_memory_releases_the_cache_and_retries() {
             allocated: 30 * MIB,
             reserved: 30 * MIB,
             cached: 0,
-        }
+            hints: vec![OomHint::UseCachingAllocator],
+        }))
     );
     assert_eq!((a.stats().num_ooms, a.stats().num_alloc_retries), (1, 2));
     assert_consistent(&a, &[&y]);

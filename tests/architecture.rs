@@ -49,7 +49,9 @@ impl fmt::Display for Layer {
 /// placed here before it can be used).
 fn module_layer(name: &str) -> Option<(Layer, Option<&'static str>)> {
     Some(match name {
-        "element" | "error" | "layout" | "host_vec" | "memory_location" => (Layer::Base, None),
+        "element" | "error" | "layout" | "host_vec" | "memory_location" | "oom" => {
+            (Layer::Base, None)
+        }
         // Root re-exports of base items (`crate::Result` and friends).
         "Error" | "Result" | "Layout" | "DType" | "Element" | "FloatElement" | "Numeric"
         | "Signed" => (Layer::Base, None),

@@ -680,8 +680,8 @@ fn driver_pool_allocates_frees_and_counts() -> TestResult {
     let (_, device_total) = gpu.memory_info()?;
     let err = pool.allocate(device_total * 2, stream.id()).unwrap_err();
     assert!(
-        matches!(err, AllocError::OutOfMemory { requested, total, .. }
-            if requested == device_total * 2 && total == device_total),
+        matches!(&err, AllocError::OutOfMemory(oom)
+            if oom.requested == device_total * 2 && oom.total == device_total),
         "{err}"
     );
     assert_eq!(pool.stats().num_ooms, 1);

@@ -12,6 +12,7 @@ use super::event::Event;
 use super::stream::live_stream;
 use crate::error::{AllocError, GpuError};
 use crate::storage::allocator::{AllocatorStats, Block, DeviceAllocator, Stat};
+use crate::storage::oom_error;
 use crate::storage::source::{MemoryLocation, StreamId};
 
 /// How the driver pool is configured.
@@ -162,18 +163,15 @@ impl DriverPoolAllocator {
     fn out_of_memory(&self, requested: usize) -> AllocError {
         let (free, total) = driver::memory_info(&self.ctx).unwrap_or((0, 0));
         let stats = self.stats();
-        AllocError::OutOfMemory {
-            device: self.device(),
+        oom_error(
+            self.device(),
             requested,
-            free,
-            total,
-            allocated: stats.allocated_bytes.current,
-            reserved: stats.reserved_bytes.current,
-            cached: stats
-                .reserved_bytes
-                .current
-                .saturating_sub(stats.allocated_bytes.current),
-        }
+            (free, total),
+            &stats,
+            // The driver's pool has no settings of ours that apply; the numbers still say
+            // whether memory is held elsewhere.
+            &[],
+        )
     }
 
     /// Allocates on `stream`, retrying once after a context synchronisation on OOM.

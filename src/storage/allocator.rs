@@ -1,6 +1,7 @@
 //! The allocator interface shared by every device allocator (MXNet's `Storage` verbs plus
 //! PyTorch's stream-aware calls).
 
+use super::history::{HistorySettings, MemoryHistory};
 use super::source::{MemoryLocation, StreamId};
 use crate::error::AllocError;
 
@@ -349,5 +350,19 @@ pub unsafe trait DeviceAllocator: Send + Sync {
     /// and forgets it (cudarc's `check_err`).
     fn check_err(&self) -> Result<(), AllocError> {
         Ok(())
+    }
+
+    /// Starts recording events with `settings` (dropping earlier ones), or stops with
+    /// `None`. Whether this allocator records at all: the default (and every allocator but
+    /// the caching one, for now) returns `false` and ignores the call.
+    fn record_history(&self, settings: Option<HistorySettings>) -> bool {
+        let _ = settings;
+        false
+    }
+
+    /// The segments and blocks now plus the recorded events, if this allocator records
+    /// (the default returns `None`).
+    fn history(&self) -> Option<MemoryHistory> {
+        None
     }
 }

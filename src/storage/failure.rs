@@ -2,7 +2,8 @@
 
 use super::allocator::AllocatorStats;
 use super::source::{MemorySource, SourceError};
-use crate::error::AllocError;
+use crate::error::{AllocError, OomHint, OutOfMemoryError};
+use crate::oom::applicable_hints;
 
 /// A new region of `bytes` from `source`: `Ok(None)` if the source is out of memory (the
 /// caller may free cached memory and retry), an error for any other failure.
@@ -19,23 +20,40 @@ pub(crate) fn try_allocate<S: MemorySource>(
 
 /// The out-of-memory error for a request of `requested` bytes that failed after every
 /// recovery step, counted in `stats.num_ooms`, with the source's free and total memory (0
-/// when unknown) and the allocator's current holdings.
+/// when unknown), the allocator's current holdings and, of the `knobs` the allocator can
+/// act on, those the numbers call for.
 pub(crate) fn out_of_memory<S: MemorySource>(
     source: &S,
     requested: usize,
     stats: &mut AllocatorStats,
+    knobs: &[OomHint],
 ) -> AllocError {
     stats.num_ooms += 1;
-    let (free, total) = source.mem_info().unwrap_or((0, 0));
-    AllocError::OutOfMemory {
-        device: source.name(),
+    let mem_info = source.mem_info().unwrap_or((0, 0));
+    oom_error(source.name(), requested, mem_info, stats, knobs)
+}
+
+/// [`AllocError::OutOfMemory`] from its numbers: `(free, total)` of the device, the
+/// allocator's statistics, and the hints among `knobs` that apply.
+pub(crate) fn oom_error(
+    device: String,
+    requested: usize,
+    (free, total): (usize, usize),
+    stats: &AllocatorStats,
+    knobs: &[OomHint],
+) -> AllocError {
+    let reserved = stats.reserved_bytes.current;
+    let cached = stats.cached_bytes();
+    AllocError::OutOfMemory(Box::new(OutOfMemoryError {
+        device,
         requested,
         free,
         total,
         allocated: stats.allocated_bytes.current,
-        reserved: stats.reserved_bytes.current,
-        cached: stats.cached_bytes(),
-    }
+        reserved,
+        cached,
+        hints: applicable_hints(knobs, requested, free, total, reserved, cached),
+    }))
 }
 
 /// A source failure other than out-of-memory (or one where out-of-memory makes no sense,

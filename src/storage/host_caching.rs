@@ -141,7 +141,7 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
             .checked_next_power_of_two()
             .ok_or(AllocError::SizeOverflow { requested: bytes })?;
         lock(&self.state).allocate(&self.source, size, bytes, stream, |st| {
-            st.allocate_region(&self.source, size, bytes)
+            st.allocate_region(&self.source, size, bytes, &[])
         })
     }
 

@@ -69,6 +69,7 @@
 pub mod allocation;
 pub mod allocator;
 pub mod caching;
+pub mod history;
 pub mod host_caching;
 pub mod host_source;
 pub mod naive;
@@ -87,6 +88,7 @@ mod regions;
 pub use allocation::Allocation;
 pub use allocator::{AllocatorStats, Block, DeviceAllocator, Stat};
 pub use caching::{CachingAllocator, CachingConfig};
+pub(crate) use failure::oom_error;
 pub use host_caching::CachingHostAllocator;
 pub use host_source::{HostEvent, HostMemorySource};
 pub use naive::NaiveAllocator;

@@ -122,7 +122,7 @@ unsafe impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         let mut guard = lock(&self.state);
         let st = &mut *guard;
         let addr = try_allocate(&self.source, bytes)?
-            .ok_or_else(|| out_of_memory(&self.source, bytes, &mut st.stats))?;
+            .ok_or_else(|| out_of_memory(&self.source, bytes, &mut st.stats, &[]))?;
         st.live.insert(
             addr,
             LiveBlock {

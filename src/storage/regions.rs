@@ -9,7 +9,7 @@ use super::events::{add_stream_use, EventGuarded, StreamEvents};
 use super::failure::{out_of_memory, source_failure, try_allocate};
 use super::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
 use super::source::{MemorySource, StreamId};
-use crate::error::AllocError;
+use crate::error::{AllocError, OomHint};
 
 /// Where cached regions wait for reuse.
 pub(crate) trait FreeRegions: Default {
@@ -124,19 +124,22 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
 
     /// A new region of `size` bytes from `source`; if it is out of memory, returns every
     /// cached region and retries once (counted in `num_alloc_retries`), then fails with
-    /// out-of-memory for the request of `requested` bytes.
+    /// out-of-memory for the request of `requested` bytes (with the hints among `knobs` that
+    /// apply).
     pub(crate) fn allocate_region<S: MemorySource<Event = E>>(
         &mut self,
         source: &S,
         size: usize,
         requested: usize,
+        knobs: &[OomHint],
     ) -> Result<u64, AllocError> {
         if let Some(addr) = try_allocate(source, size)? {
             return Ok(addr);
         }
         self.stats.num_alloc_retries += 1;
         self.release_cached(source)?;
-        try_allocate(source, size)?.ok_or_else(|| out_of_memory(source, requested, &mut self.stats))
+        try_allocate(source, size)?
+            .ok_or_else(|| out_of_memory(source, requested, &mut self.stats, knobs))
     }
 
     /// Takes `block` back: into the cache once events recorded now on the streams that used

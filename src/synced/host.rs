@@ -6,7 +6,7 @@
 //! be freed or touched while the memory uses it.
 
 use crate::element::Element;
-use crate::error::{AllocError, Error};
+use crate::error::{AllocError, Error, OutOfMemoryError};
 use crate::runtime::PinnedBuffer;
 
 mod sealed {
@@ -95,7 +95,7 @@ impl<T: Element> HostBuffer<T> {
     pub fn zeroed_plain(len: usize) -> Result<Self, Error> {
         let mut v = Vec::new();
         v.try_reserve_exact(len).map_err(|_| {
-            Error::Alloc(AllocError::OutOfMemory {
+            Error::Alloc(AllocError::OutOfMemory(Box::new(OutOfMemoryError {
                 device: "host".to_owned(),
                 requested: len.saturating_mul(std::mem::size_of::<T>()),
                 free: 0,
@@ -103,7 +103,8 @@ impl<T: Element> HostBuffer<T> {
                 allocated: 0,
                 reserved: 0,
                 cached: 0,
-            })
+                hints: Vec::new(),
+            })))
         })?;
         v.resize(len, T::ZERO);
         Ok(Self::from_vec(v))

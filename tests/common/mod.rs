@@ -501,18 +501,12 @@ pub fn run_ops<S: SuiteSource, A: Inspect<S>>(a: A, ops: &[Op], extra: &dyn Fn(&
                     };
                     held.push(Held { block, seed, uses });
                 }
-                Err(AllocError::OutOfMemory {
-                    requested,
-                    allocated,
-                    reserved,
-                    cached,
-                    ..
-                }) => {
+                Err(AllocError::OutOfMemory(oom)) => {
                     let stats = a.stats();
-                    assert_eq!(requested, size);
-                    assert_eq!(allocated, stats.allocated_bytes.current);
-                    assert_eq!(reserved, stats.reserved_bytes.current);
-                    assert_eq!(cached, reserved - allocated);
+                    assert_eq!(oom.requested, size);
+                    assert_eq!(oom.allocated, stats.allocated_bytes.current);
+                    assert_eq!(oom.reserved, stats.reserved_bytes.current);
+                    assert_eq!(oom.cached, oom.reserved - oom.allocated);
                 }
                 Err(e) => panic!("unexpected error {e}"),
             },

@@ -89,7 +89,7 @@ fn worker<S: SuiteSource, A: Inspect<S>>(
                     write_all(a.source(), &block, seed);
                     live.push((block, seed));
                 }
-                Err(AllocError::OutOfMemory { .. }) => {}
+                Err(AllocError::OutOfMemory(_)) => {}
                 Err(e) => panic!("thread {t}: {e}"),
             }
         } else {

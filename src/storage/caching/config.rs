@@ -7,6 +7,7 @@ use crate::storage::conf::{
     self, bad_value, expect_word, parse_f64, parse_pairs, parse_usize, unusable_key, ConfValue,
     MAX_SETTING_BYTES,
 };
+use crate::storage::history::HistorySettings;
 
 const MIB: usize = 1 << 20;
 
@@ -36,6 +37,10 @@ const MIB: usize = 1 << 20;
 ///   out-of-memory. PyTorch only collects when a memory fraction is set; here the whole
 ///   source counts when none is. Needs a source that reports
 ///   [`mem_info`](crate::storage::source::MemorySource::mem_info). Default: off.
+/// - `record_history` (this crate's key): record the last this many allocator events
+///   ([`crate::storage::history`]); 0 (the default) is off.
+/// - `record_backtraces` (this crate's key): `True` captures the call stack of each recorded
+///   event (slow); needs `record_history`. Default `False`.
 /// - `expandable_segments`: only `False` is accepted (expandable segments are not built).
 /// - `backend`: only `native` is accepted (this allocator).
 ///
@@ -57,6 +62,7 @@ pub struct CachingConfig {
     roundup_power2_divisions: [usize; ROUNDUP_INTERVALS],
     garbage_collection_threshold: Option<f64>,
     memory_fraction: Option<f64>,
+    history: Option<HistorySettings>,
 }
 
 impl Default for CachingConfig {
@@ -67,6 +73,7 @@ impl Default for CachingConfig {
             roundup_power2_divisions: [0; ROUNDUP_INTERVALS],
             garbage_collection_threshold: None,
             memory_fraction: None,
+            history: None,
         }
     }
 }
@@ -83,8 +90,18 @@ impl CachingConfig {
     /// Parses `key:value,key:value` text (see the type's documentation for the keys).
     pub fn parse(input: &str) -> Result<Self, AllocError> {
         let mut config = Self::default();
+        let mut history_entries = 0;
+        let mut backtraces = false;
         for (key, value) in parse_pairs(input)? {
             match key.as_str() {
+                "record_history" => {
+                    history_entries = parse_usize(input, &key, expect_word(input, &key, &value)?)?;
+                }
+                "record_backtraces" => match expect_word(input, &key, &value)? {
+                    "True" => backtraces = true,
+                    "False" => backtraces = false,
+                    other => return Err(bad_value(input, &key, other, "takes True or False")),
+                },
                 "max_split_size_mb" => {
                     let mb = parse_usize(input, &key, expect_word(input, &key, &value)?)?;
                     config.max_split_size = Some(mib_at_least_20(input, &key, mb)?);
@@ -126,6 +143,17 @@ impl CachingConfig {
                 },
                 _ => return Err(unusable_key(input, &key, not_a_caching_key(&key))),
             }
+        }
+        if history_entries > 0 {
+            config.history =
+                Some(HistorySettings::new(history_entries).with_backtraces(backtraces));
+        } else if backtraces {
+            return Err(bad_value(
+                input,
+                "record_backtraces",
+                "True",
+                "needs record_history:<max entries> (more than 0) to record anything",
+            ));
         }
         Ok(config)
     }
@@ -195,6 +223,18 @@ impl CachingConfig {
         Ok(self)
     }
 
+    /// Records allocator events from the start with `settings` (see
+    /// [`crate::storage::history`]), or not with `None`.
+    pub fn with_history(mut self, settings: Option<HistorySettings>) -> Self {
+        self.history = settings;
+        self
+    }
+
+    /// The recording settings the allocator starts with, if any.
+    pub fn history(&self) -> Option<HistorySettings> {
+        self.history
+    }
+
     /// Bytes from which blocks are never split; `None` means unlimited.
     pub fn max_split_size(&self) -> Option<usize> {
         self.max_split_size
@@ -239,7 +279,8 @@ fn not_a_caching_key(key: &str) -> String {
         }
         _ => "is not a setting of the caching allocator (known: max_split_size_mb, \
               max_non_split_rounding_mb, roundup_power2_divisions, \
-              garbage_collection_threshold, expandable_segments, backend)"
+              garbage_collection_threshold, record_history, record_backtraces, \
+              expandable_segments, backend)"
             .to_owned(),
     }
 }

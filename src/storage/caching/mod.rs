@@ -44,10 +44,12 @@ use super::allocator::{Block, DeviceAllocator};
 use super::bookkeeping::stats_and_error_methods;
 use super::events::EventGuarded;
 use super::failure::out_of_memory;
+use super::history::record::{record, Recorder, TraceAction};
+use super::history::{HistorySettings, MemoryHistory};
 use super::locking::{get_mut, lock};
 use super::snapshot::SegmentSnapshot;
 use super::source::{MemoryLocation, MemorySource, StreamId};
-use crate::error::AllocError;
+use crate::error::{AllocError, OomHint};
 
 /// PyTorch's caching device allocator (the crate's default), generic over where memory
 /// comes from.
@@ -94,6 +96,8 @@ impl<S: MemorySource> CachingAllocator<S> {
             .garbage_collection_threshold()
             .zip(allowed_max.or(total))
             .map(|(threshold, max)| (threshold * max as f64) as usize);
+        let mut state = State::new();
+        state.recorder = config.history().map(|h| Box::new(Recorder::new(h)));
         Self {
             source,
             limits: Limits {
@@ -101,7 +105,7 @@ impl<S: MemorySource> CachingAllocator<S> {
                 allowed_max,
                 gc_threshold,
             },
-            state: Mutex::new(State::new()),
+            state: Mutex::new(state),
         }
     }
 
@@ -124,6 +128,32 @@ impl<S: MemorySource> CachingAllocator<S> {
     /// the next allocation.
     pub fn process_events(&self) -> Result<(), AllocError> {
         lock(&self.state).process_events(&self.source)
+    }
+
+    /// Starts recording allocator events with `settings` (dropping any history recorded so
+    /// far), or stops and forgets them with `None` (PyTorch's `_record_memory_history`).
+    ///
+    /// While off, recording costs one branch per event under the lock the operation holds
+    /// anyway (see `docs/PERFORMANCE.md`).
+    pub fn record_history(&self, settings: Option<HistorySettings>) {
+        lock(&self.state).recorder = settings.map(|s| Box::new(Recorder::new(s)));
+    }
+
+    /// The segments and blocks now plus the recorded events (PyTorch's `_snapshot()`):
+    /// what [`MemoryHistory::to_torch_pickle`] and the plots read. The events are empty
+    /// when recording is off.
+    pub fn history(&self) -> MemoryHistory {
+        let st = lock(&self.state);
+        MemoryHistory {
+            allocator: self.name(),
+            location: self.source.location(),
+            mem_info: self.source.mem_info(),
+            stats: st.stats.clone(),
+            segments: st.snapshot(),
+            events: st.recorder.as_ref().map_or_else(Vec::new, |r| r.events()),
+            dropped_events: st.recorder.as_ref().map_or(0, |r| r.dropped()),
+            settings: st.recorder.as_ref().map(|r| r.settings()),
+        }
     }
 
     /// Zeroes the counters (`num_allocs`, `num_alloc_retries`, `num_ooms`,
@@ -161,7 +191,31 @@ impl<S: MemorySource> CachingAllocator<S> {
         if let Some(id) = st.alloc_block(source, limits, small, stream, alloc_size, true)? {
             return Ok(id);
         }
-        Err(out_of_memory(source, requested, &mut st.stats))
+        let capped = limits
+            .allowed_max
+            .is_some_and(|max| st.stats.reserved_bytes.current.saturating_add(alloc_size) > max);
+        let knobs: &[OomHint] = if capped {
+            &[
+                OomHint::MemoryFraction,
+                OomHint::MaxSplitSize,
+                OomHint::RoundupPower2Divisions,
+            ]
+        } else {
+            &[OomHint::MaxSplitSize, OomHint::RoundupPower2Divisions]
+        };
+        let err = out_of_memory(source, requested, &mut st.stats, knobs);
+        if let AllocError::OutOfMemory(oom) = &err {
+            record(
+                &mut st.recorder,
+                TraceAction::Oom {
+                    device_free: oom.free,
+                },
+                0,
+                size,
+                stream,
+            );
+        }
+        Err(err)
     }
 }
 
@@ -233,7 +287,25 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
-        lock(&self.state).release_cached_blocks(&self.source)
+        let mut st = lock(&self.state);
+        let cached = st.stats.cached_bytes();
+        record(
+            &mut st.recorder,
+            TraceAction::EmptyCache,
+            0,
+            cached,
+            StreamId(0),
+        );
+        st.release_cached_blocks(&self.source)
+    }
+
+    fn record_history(&self, settings: Option<HistorySettings>) -> bool {
+        CachingAllocator::record_history(self, settings);
+        true
+    }
+
+    fn history(&self) -> Option<MemoryHistory> {
+        Some(CachingAllocator::history(self))
     }
 
     stats_and_error_methods!();

@@ -11,6 +11,7 @@ use crate::storage::addr_map::AddrMap;
 use crate::storage::allocator::{AllocatorStats, Block};
 use crate::storage::events::{add_stream_use, EventGuarded, StreamEvents};
 use crate::storage::failure::{source_failure, try_allocate};
+use crate::storage::history::record::{record, Recorder, TraceAction};
 use crate::storage::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
 use crate::storage::source::{MemorySource, StreamId};
 use crate::storage::to_u64;
@@ -48,6 +49,8 @@ pub(crate) struct State<E> {
     scratch: Vec<BlockId>,
     /// First error recorded by `record_err`.
     pub(crate) error: Option<AllocError>,
+    /// The event history, while recording is on (`None`: off, one branch per event).
+    pub(crate) recorder: Option<Box<Recorder>>,
 }
 
 impl<E> State<E> {
@@ -61,6 +64,7 @@ impl<E> State<E> {
             stats: AllocatorStats::default(),
             scratch: Vec::new(),
             error: None,
+            recorder: None,
         }
     }
 
@@ -141,6 +145,13 @@ impl<E> State<E> {
         let handed_out = Block::new(block.addr, block.size, requested, block.stream);
         self.allocated.insert(handed_out.addr(), id);
         self.stats.block_handed_out(handed_out.size(), requested);
+        record(
+            &mut self.recorder,
+            TraceAction::Alloc,
+            handed_out.addr(),
+            requested,
+            handed_out.stream(),
+        );
         handed_out
     }
 
@@ -195,6 +206,13 @@ impl<E> State<E> {
             .blocks
             .insert(BlockMeta::segment(addr, alloc_size, stream, small));
         self.stats.segment_added(alloc_size);
+        record(
+            &mut self.recorder,
+            TraceAction::SegmentAlloc,
+            addr,
+            alloc_size,
+            stream,
+        );
         Ok(Some(id))
     }
 
@@ -249,6 +267,13 @@ impl<E> State<E> {
         let meta = self.blocks.get_mut(id);
         meta.state = Use::AwaitingEvents;
         self.stats.block_given_back(meta.size);
+        record(
+            &mut self.recorder,
+            TraceAction::FreeRequested,
+            addr,
+            meta.requested,
+            meta.stream,
+        );
         let recorded = self.events.record(source, None, &mut meta.stream_uses, id);
         self.hold_until_events(source, id, recorded)?;
         Ok(id)
@@ -259,6 +284,13 @@ impl<E> State<E> {
     fn free_block(&mut self, id: BlockId) {
         let meta = self.blocks.get(id);
         let (size, requested) = (meta.size, meta.requested);
+        record(
+            &mut self.recorder,
+            TraceAction::FreeCompleted,
+            meta.addr,
+            requested,
+            meta.stream,
+        );
         for neighbour in [meta.prev, meta.next].into_iter().flatten() {
             self.try_merge(id, neighbour);
         }
@@ -325,6 +357,13 @@ impl<E> State<E> {
         let meta = self.blocks.remove(id);
         self.pool_mut(meta.small).remove(&meta);
         self.stats.segment_released(meta.size);
+        record(
+            &mut self.recorder,
+            TraceAction::SegmentFree,
+            meta.addr,
+            meta.size,
+            meta.stream,
+        );
         Ok(())
     }
 

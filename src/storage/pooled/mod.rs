@@ -25,7 +25,7 @@ use super::locking::{get_mut, lock};
 use super::regions::{FreeRegions, RegionCache};
 use super::snapshot::SegmentSnapshot;
 use super::source::{MemoryLocation, MemorySource, StreamId};
-use crate::error::AllocError;
+use crate::error::{AllocError, OomHint};
 
 /// MXNet's `GPUPooledStorageManager` / `GPUPooledRoundedStorageManager`, generic over the
 /// memory source.
@@ -151,10 +151,20 @@ impl<S: MemorySource> PooledAllocator<S> {
                 st.release_cached(&self.source)?;
             }
             if !self.fits_above_reserve(size) {
-                return Err(out_of_memory(&self.source, requested, &mut st.stats));
+                return Err(out_of_memory(
+                    &self.source,
+                    requested,
+                    &mut st.stats,
+                    &[OomHint::UseCachingAllocator],
+                ));
             }
         }
-        st.allocate_region(&self.source, size, requested)
+        st.allocate_region(
+            &self.source,
+            size,
+            requested,
+            &[OomHint::UseCachingAllocator],
+        )
     }
 }
 
