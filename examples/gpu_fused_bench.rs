@@ -231,7 +231,7 @@ fn main() -> Res<()> {
         let mut po = Tensor::<f32, Gpu>::zeros_on(&[n], &gpu)?;
         let mut mo = Tensor::<f32, Gpu>::zeros_on(&[n], &gpu)?;
         let mut vo = Tensor::<f32, Gpu>::zeros_on(&[n], &gpu)?;
-        let mut run = |po: &mut Tensor<f32, Gpu>,
+        let run = |po: &mut Tensor<f32, Gpu>,
                        mo: &mut Tensor<f32, Gpu>,
                        vo: &mut Tensor<f32, Gpu>|
          -> Res<()> {
