@@ -232,8 +232,8 @@ fn main() -> Res<()> {
         let mut mo = Tensor::<f32, Gpu>::zeros_on(&[n], &gpu)?;
         let mut vo = Tensor::<f32, Gpu>::zeros_on(&[n], &gpu)?;
         let run = |po: &mut Tensor<f32, Gpu>,
-                       mo: &mut Tensor<f32, Gpu>,
-                       vo: &mut Tensor<f32, Gpu>|
+                   mo: &mut Tensor<f32, Gpu>,
+                   vo: &mut Tensor<f32, Gpu>|
          -> Res<()> {
             let m_new = m.lazy() * b1 + g.lazy() * (1.0 - b1);
             let v_new = v.lazy() * b2 + g.lazy().square() * (1.0 - b2);
