@@ -10,7 +10,7 @@
 //!
 //! - [`handles`]: type-erased views of leaf and output storage.
 //! - [`source`]: the generated functor and entry point, and the cache signature.
-//! - [`launch`]: broadcasting, collapsing, planning, the kernel cache, argument packing and
+//! - `launch`: broadcasting, collapsing, planning, the kernel cache, argument packing and
 //!   the launch (the module's `unsafe`).
 //!
 //! [`plan_checked_outputs`]: crate::engine_gpu::pointwise::plan::plan_checked_outputs

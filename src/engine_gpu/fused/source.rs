@@ -1,6 +1,6 @@
 //! The generated part of a fused kernel: one functor per op instance (the op table's CUDA
 //! expression as its body, as for eager kernels), the expression's functor calling them in
-//! order, and the entry point ([`write_entry`], shared with the eager kernels).
+//! order, and the entry point (`write_entry`, shared with the eager kernels).
 
 use std::fmt::Write as _;
 
