@@ -10,7 +10,7 @@
 //! Floats are compared in ulps of the element type, with an absolute allowance for ops that
 //! cancel (GELU, lerp); integers and bools exactly.
 
-#[path = "pointwise_cpu/harness.rs"]
+#[path = "pointwise/harness.rs"]
 mod harness;
 
 use half::{bf16, f16};
