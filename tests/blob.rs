@@ -1,12 +1,18 @@
 //! Caffe's `test_blob.cpp` (BlobSimpleTest and BlobMathTest) on the typed `Blob`, plus
 //! capacity, sharing and erasure. GPU tests print a line and return when no GPU is present.
 
+mod common;
+
+use common::device::{host, test_device, TestDevice};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::error::{Error, GpuError, LayoutError, StateError};
+use typestate_tensor::synced::BlobSide;
 use typestate_tensor::synced::{
     Blob, BlobShape, DynBlob, Frozen, Head, HeadAtCpu, Reshaped, SideState, Synced, Uninitialized,
 };
+use typestate_tensor::tensor::{TensorView, TensorViewMut};
+use typestate_tensor::Cpu;
 
 fn random_nonzero(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -563,19 +569,97 @@ fn large_gpu_sums_match_the_reference() {
 
 // ---- Tensor views of either side ------------------------------------------------------
 
-#[test]
-fn cpu_views_feed_the_pointwise_ops() {
-    let (mut blob, data, diff) = filled::<f32>(None, 50);
-    let view = blob.cpu_data_view().unwrap();
+/// A device with a blob state that holds both heads there, and the blob's views on it.
+trait BlobDevice: TestDevice {
+    /// Both sides' head on this device, writable.
+    type Head: BlobSide;
+    /// [`filled`]'s blob (data random, diff = 7 * data) with both heads moved here.
+    fn filled_here(&self, seed: u64) -> (Blob<f32, Self::Head>, Vec<f32>, Vec<f32>);
+    fn data_view(blob: &Blob<f32, Self::Head>) -> TensorView<'_, f32, Self>;
+    fn diff_view(blob: &Blob<f32, Self::Head>) -> TensorView<'_, f32, Self>;
+    fn data_view_mut(blob: &mut Blob<f32, Self::Head>) -> TensorViewMut<'_, f32, Self>;
+    fn diff_view_mut(blob: &mut Blob<f32, Self::Head>) -> TensorViewMut<'_, f32, Self>;
+    /// Data and diff, read on the CPU (moving the heads back there).
+    fn read_back(blob: Blob<f32, Self::Head>) -> (Vec<f32>, Vec<f32>);
+}
+
+impl BlobDevice for Cpu {
+    type Head = HeadAtCpu;
+    fn filled_here(&self, seed: u64) -> (Blob<f32, HeadAtCpu>, Vec<f32>, Vec<f32>) {
+        filled::<f32>(None, seed)
+    }
+    fn data_view(blob: &Blob<f32, HeadAtCpu>) -> TensorView<'_, f32, Cpu> {
+        blob.cpu_data_view().unwrap()
+    }
+    fn diff_view(blob: &Blob<f32, HeadAtCpu>) -> TensorView<'_, f32, Cpu> {
+        blob.cpu_diff_view().unwrap()
+    }
+    fn data_view_mut(blob: &mut Blob<f32, HeadAtCpu>) -> TensorViewMut<'_, f32, Cpu> {
+        blob.cpu_data_view_mut().unwrap()
+    }
+    fn diff_view_mut(blob: &mut Blob<f32, HeadAtCpu>) -> TensorViewMut<'_, f32, Cpu> {
+        blob.cpu_diff_view_mut().unwrap()
+    }
+    fn read_back(blob: Blob<f32, HeadAtCpu>) -> (Vec<f32>, Vec<f32>) {
+        (blob.cpu_data().to_vec(), blob.cpu_diff().to_vec())
+    }
+}
+
+impl BlobDevice for Gpu {
+    type Head = HeadAtGpu;
+    fn filled_here(&self, seed: u64) -> (Blob<f32, HeadAtGpu>, Vec<f32>, Vec<f32>) {
+        let (blob, data, diff) = filled::<f32>(Some(self), seed);
+        let blob = blob
+            .into_gpu_data_mut()
+            .unwrap()
+            .into_gpu_diff_mut()
+            .unwrap();
+        (blob, data, diff)
+    }
+    fn data_view(blob: &Blob<f32, HeadAtGpu>) -> TensorView<'_, f32, Gpu> {
+        blob.gpu_data_view().unwrap()
+    }
+    fn diff_view(blob: &Blob<f32, HeadAtGpu>) -> TensorView<'_, f32, Gpu> {
+        blob.gpu_diff_view().unwrap()
+    }
+    fn data_view_mut(blob: &mut Blob<f32, HeadAtGpu>) -> TensorViewMut<'_, f32, Gpu> {
+        blob.gpu_data_view_mut().unwrap()
+    }
+    fn diff_view_mut(blob: &mut Blob<f32, HeadAtGpu>) -> TensorViewMut<'_, f32, Gpu> {
+        blob.gpu_diff_view_mut().unwrap()
+    }
+    fn read_back(blob: Blob<f32, HeadAtGpu>) -> (Vec<f32>, Vec<f32>) {
+        let blob = blob.into_cpu_data().unwrap().into_cpu_diff().unwrap();
+        (blob.cpu_data().to_vec(), blob.cpu_diff().to_vec())
+    }
+}
+
+test_device!(
+    views_feed_the_pointwise_ops,
+    views_feed_the_pointwise_ops_cpu,
+    views_feed_the_pointwise_ops_gpu
+);
+/// Views of the side that holds the head feed the pointwise ops on that device (Caffe's
+/// `cpu_data()` / `gpu_data()` as tensors); writable views write the blob's own memory.
+fn views_feed_the_pointwise_ops<D: BlobDevice>(dev: &D) {
+    let (mut blob, data, diff) = dev.filled_here(50);
+    let view = D::data_view(&blob);
     assert_eq!(view.shape(), &[2, 3, 4, 5]);
-    let sum = (&view + &blob.cpu_diff_view().unwrap()).unwrap();
+    let sum = (&view + &D::diff_view(&blob)).unwrap();
     let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a + b).collect();
-    assert_eq!(sum.to_vec(), expected);
-    // A writable view writes the blob's own data.
-    blob.cpu_data_view_mut().unwrap().mul_scalar_(2.0).unwrap();
-    assert_eq!(blob.cpu_data(), &scaled(&data, 2.0)[..]);
-    blob.cpu_diff_view_mut().unwrap().fill_(0.5).unwrap();
-    assert_eq!(blob.cpu_diff(), &[0.5; 120][..]);
+    assert_eq!(host(&sum), expected);
+    let product = (&view * &D::diff_view(&blob)).unwrap();
+    assert_eq!(product.shape(), &[2, 3, 4, 5]);
+    let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a * b).collect();
+    assert_eq!(host(&product), expected);
+    // Writable views write the blob's own data and diff.
+    D::data_view_mut(&mut blob).mul_scalar_(2.0).unwrap();
+    D::data_view_mut(&mut blob).add_scalar_(1.0).unwrap();
+    D::diff_view_mut(&mut blob).fill_(0.5).unwrap();
+    let (got_data, got_diff) = D::read_back(blob);
+    let expected: Vec<f32> = data.iter().map(|a| a * 2.0 + 1.0).collect();
+    assert_eq!(got_data, expected);
+    assert_eq!(got_diff, vec![0.5; 120]);
 }
 
 #[test]
@@ -587,28 +671,4 @@ fn views_cover_count_not_capacity() {
     let view = blob.cpu_data_view().unwrap();
     assert_eq!(view.shape(), &[2, 2]);
     assert_eq!(view.to_vec(), &blob.cpu_data()[..4]);
-}
-
-#[test]
-fn gpu_views_feed_the_pointwise_kernels() {
-    let Some(gpu) = gpu_or_skip("gpu_views_feed_the_pointwise_kernels") else {
-        return;
-    };
-    let (blob, data, diff) = filled::<f32>(Some(&gpu), 52);
-    let mut blob: Blob<f32, HeadAtGpu> = blob
-        .into_gpu_data_mut()
-        .unwrap()
-        .into_gpu_diff_mut()
-        .unwrap();
-    let product = (&blob.gpu_data_view().unwrap() * &blob.gpu_diff_view().unwrap()).unwrap();
-    assert_eq!(product.shape(), &[2, 3, 4, 5]);
-    let expected: Vec<f32> = data.iter().zip(&diff).map(|(a, b)| a * b).collect();
-    assert_eq!(
-        product.storage().to_vec(gpu.default_stream()).unwrap(),
-        expected
-    );
-    blob.gpu_data_view_mut().unwrap().add_scalar_(1.0).unwrap();
-    let blob = blob.into_cpu_data().unwrap();
-    let plus_one: Vec<f32> = data.iter().map(|a| a + 1.0).collect();
-    assert_eq!(blob.cpu_data(), &plus_one[..]);
 }

@@ -16,6 +16,23 @@ use typestate_tensor::Cpu;
 
 /// What a test body needs from a device beyond [`Backend`].
 pub trait TestDevice: Backend {
+    /// Ulps this device's transcendental functions (`exp`, `log`, `rsqrt`, `sin`, `cos`,
+    /// `tanh`, `erf`, `pow` and the ops built on them) may add to a CPU tolerance against an
+    /// `f64` reference. 0 on the CPU (Rust's libm). On the GPU, 2: CUDA's libdevice (no fast
+    /// math) is within 1 to 2 ulps of the correctly rounded value for most functions, and
+    /// `powf` within 4 (CUDA C Programming Guide, "Mathematical Functions", maximum ulp
+    /// error), against the CPU tolerances of 2 (`TRANS`) and 3 (`pow`).
+    const LIBM_EXTRA_ULPS: i64 = 0;
+
+    /// Ulps of `bf16` by which a `bf16` result rounded from an inexact `f32` value (a
+    /// quotient, a cast from `f32`/`f64`/large integers) may differ from the references.
+    /// The references and the CPU engine round through `half::bf16::from_f64`, which keeps
+    /// only the top 20 mantissa bits of the `f64` before rounding to nearest even, so a value
+    /// just above a tie can round down; the GPU rounds the `f32` correctly
+    /// (`cvt.rn.bf16.f32`, `kernels/half.cuh`). 0 on the CPU, 1 on the GPU (about 1 value in
+    /// 4 * 10^4).
+    const BF16_ROUNDING_ULPS: i64 = 0;
+
     /// A copy of the host tensor `t` on this device (on the CPU, `clone`, which keeps the
     /// strides; on the GPU, `to_gpu`, which makes it row-major).
     fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Self>;
@@ -77,6 +94,9 @@ impl TestDevice for Cpu {
 }
 
 impl TestDevice for Gpu {
+    const LIBM_EXTRA_ULPS: i64 = 2;
+    const BF16_ROUNDING_ULPS: i64 = 1;
+
     fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Gpu> {
         t.to_gpu(self).expect("upload to the GPU")
     }

@@ -1,19 +1,27 @@
 //! Shared machinery of the pointwise tests: element types with exact references, random
 //! views built identically on our side and on ndarray's, and one driver per op arity that
-//! checks the out-of-place, `_into` and in-place forms.
+//! checks the out-of-place, `_into` and in-place forms, on any [`TestDevice`].
+//!
+//! Storage is made on the host, uploaded as a 1-D tensor with [`TestDevice::upload`], and
+//! viewed on the device with the tensor view methods (`narrow`, `reshape`, `permute`,
+//! `slice`, `flip`; the ops broadcast); the references are ndarray's views of the host copy.
+//! Results come back with [`host`]: out-of-place results in logical order, `_into` and
+//! in-place targets as their whole storage, so that a write outside the view is caught. The
+//! elements of an `_into` target's view are poisoned first (each set to a value far from the
+//! one expected there), so that an element the engine does not write is caught too.
 
 use half::{bf16, f16};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice, Zip};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use typestate_tensor::element::Element;
-use typestate_tensor::layout::{contiguous_strides, Layout};
+use typestate_tensor::element::{DType, Element};
 use typestate_tensor::ops::{BinaryOp, TernaryOp, UnaryOp};
 use typestate_tensor::tensor::ops::{
     map, map_inplace, map_into, zip, zip3, zip3_inplace, zip3_into, zip_inplace, zip_into,
 };
-use typestate_tensor::tensor::{TensorView, TensorViewMut};
-use typestate_tensor::Cpu;
+use typestate_tensor::tensor::{Tensor, TensorView, TensorViewMut};
+
+use crate::common::device::{host, TestDevice};
 
 // ---------------------------------------------------------------------------------------------
 // Element types under test
@@ -151,18 +159,43 @@ impl TestElem for bool {
     }
 }
 
-/// Allowed error: `ulps` in the output type, or `abs` (in units of the type's epsilon) times
-/// `scale`.
+/// Allowed error: `ulps` in the output type, or `abs` (in units of the type's epsilon, times
+/// 8); for `bf16` outputs at least `bf16` ulps.
 #[derive(Clone, Copy, Debug)]
 pub struct Tol {
     pub ulps: i64,
     pub abs: f64,
+    pub bf16: i64,
 }
 
-pub const EXACT: Tol = Tol { ulps: 0, abs: 0.0 };
+pub const EXACT: Tol = tol(0, 0.0);
 
-pub fn ulps(u: i64) -> Tol {
-    Tol { ulps: u, abs: 0.0 }
+pub const fn tol(ulps: i64, abs: f64) -> Tol {
+    Tol { ulps, abs, bf16: 0 }
+}
+
+pub const fn ulps(u: i64) -> Tol {
+    tol(u, 0.0)
+}
+
+impl Tol {
+    /// For a transcendental op: this (CPU) tolerance plus the device's
+    /// [`TestDevice::LIBM_EXTRA_ULPS`] (0 on the CPU, so the CPU check is unchanged).
+    pub fn libm<D: TestDevice>(self) -> Tol {
+        Tol {
+            ulps: self.ulps + D::LIBM_EXTRA_ULPS,
+            ..self
+        }
+    }
+
+    /// For an op whose `f32` result may be inexact before rounding to `bf16`: `bf16` outputs
+    /// may be [`TestDevice::BF16_ROUNDING_ULPS`] off (0 on the CPU).
+    pub fn rounded<D: TestDevice>(self) -> Tol {
+        Tol {
+            bf16: D::BF16_ROUNDING_ULPS,
+            ..self
+        }
+    }
 }
 
 pub fn close<U: TestElem>(got: U, want: U, tol: Tol) -> bool {
@@ -176,7 +209,12 @@ pub fn close<U: TestElem>(got: U, want: U, tol: Tol) -> bool {
     if g == w {
         return true;
     }
-    if (got.ordered() - want.ordered()).abs() <= tol.ulps {
+    let ulps = if U::DTYPE == DType::BF16 {
+        tol.ulps.max(tol.bf16)
+    } else {
+        tol.ulps
+    };
+    if got.ordered().abs_diff(want.ordered()) <= ulps as u64 {
         return true;
     }
     (g - w).abs() <= tol.abs * U::EPS * 8.0
@@ -258,17 +296,20 @@ impl Recipe {
         }
     }
 
-    pub fn base_layout(&self) -> Layout {
-        Layout::new(
-            &self.base_shape,
-            &contiguous_strides(&self.base_shape),
-            self.offset,
-        )
-        .unwrap()
+    fn numel(&self) -> usize {
+        self.base_shape.iter().product()
     }
 
-    fn ours<'a, T: Element>(&self, data: &'a [T]) -> TensorView<'a, T> {
-        let mut v = TensorView::new(data, self.base_layout(), &Cpu)
+    /// The view of the 1-D device tensor `storage` (as made by [`upload_storage`]), built with
+    /// the tensor view methods.
+    pub fn view<'a, T: Element, D: TestDevice>(
+        &self,
+        storage: &'a Tensor<T, D>,
+    ) -> TensorView<'a, T, D> {
+        let mut v = storage
+            .narrow(0, self.offset, self.numel())
+            .unwrap()
+            .reshape(&self.base_shape)
             .unwrap()
             .permute(&self.perm)
             .unwrap();
@@ -281,8 +322,16 @@ impl Recipe {
         v
     }
 
-    pub fn ours_mut<'a, T: Element>(&self, data: &'a mut [T]) -> TensorViewMut<'a, T> {
-        let mut v = TensorViewMut::new(data, self.base_layout(), &Cpu)
+    /// The writable view of the 1-D device tensor `storage`.
+    pub fn view_mut<'a, T: Element, D: TestDevice>(
+        &self,
+        storage: &'a mut Tensor<T, D>,
+    ) -> TensorViewMut<'a, T, D> {
+        let mut v = storage
+            .view_mut()
+            .narrow(0, self.offset, self.numel())
+            .unwrap()
+            .reshape(&self.base_shape)
             .unwrap()
             .permute(&self.perm)
             .unwrap();
@@ -300,7 +349,7 @@ impl Recipe {
         Slice::new(start as isize, Some(end as isize), step)
     }
 
-    fn nd<'a, T>(&self, data: &'a [T]) -> ArrayViewD<'a, T> {
+    pub fn nd<'a, T>(&self, data: &'a [T]) -> ArrayViewD<'a, T> {
         let numel: usize = self.base_shape.iter().product();
         let base = &data[self.offset..self.offset + numel];
         let mut v = ArrayViewD::from_shape(IxDyn(&self.base_shape), base)
@@ -315,7 +364,7 @@ impl Recipe {
         v
     }
 
-    fn nd_mut<'a, T>(&self, data: &'a mut [T]) -> ArrayViewMutD<'a, T> {
+    pub fn nd_mut<'a, T>(&self, data: &'a mut [T]) -> ArrayViewMutD<'a, T> {
         let numel: usize = self.base_shape.iter().product();
         let base = &mut data[self.offset..self.offset + numel];
         let mut v = ArrayViewMutD::from_shape(IxDyn(&self.base_shape), base)
@@ -329,6 +378,11 @@ impl Recipe {
         }
         v
     }
+}
+
+/// `data` as a 1-D tensor on `dev`.
+pub fn upload_storage<T: Element, D: TestDevice>(dev: &D, data: &[T]) -> Tensor<T, D> {
+    dev.upload(&Tensor::from_vec(&[data.len()], data.to_vec()).unwrap())
 }
 
 /// Random storage of `T` for `recipe`.
@@ -351,28 +405,33 @@ pub fn broadcastable_from(rng: &mut SmallRng, out: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// An input: storage plus the recipe of a view whose shape broadcasts to `out`.
-pub struct Input<T> {
+/// An input: host storage, its copy on the device, and the recipe of a view whose shape
+/// broadcasts to `out`.
+pub struct Input<T: Element, D: TestDevice> {
     pub data: Vec<T>,
     pub recipe: Recipe,
+    pub storage: Tensor<T, D>,
 }
 
-impl<T: TestElem> Input<T> {
-    pub fn new(rng: &mut SmallRng, out: &[usize], dom: Domain, full: bool) -> Self {
+impl<T: TestElem, D: TestDevice> Input<T, D> {
+    pub fn new(dev: &D, rng: &mut SmallRng, out: &[usize], dom: Domain, full: bool) -> Self {
         let shape = if full {
             out.to_vec()
         } else {
             broadcastable_from(rng, out)
         };
         let recipe = Recipe::random(rng, &shape);
+        let data = storage(rng, &recipe, dom);
         Input {
-            data: storage(rng, &recipe, dom),
+            storage: upload_storage(dev, &data),
+            data,
             recipe,
         }
     }
 
-    pub fn ours(&self) -> TensorView<'_, T> {
-        self.recipe.ours(&self.data)
+    /// The view on the device.
+    pub fn ours(&self) -> TensorView<'_, T, D> {
+        self.recipe.view(&self.storage)
     }
 
     /// The reference input (ndarray's own views of the same storage), broadcast to `shape`.
@@ -412,12 +471,37 @@ pub fn check_written<U: TestElem>(
     assert_all_close(what, after, &want, tol);
 }
 
+/// A value of `U` that is not `close` to `want` (so that an unwritten element cannot pass).
+pub fn poison<U: TestElem>(want: U, tol: Tol) -> U {
+    [12345.0, -7.0, 0.0, 1.0, 3.0]
+        .into_iter()
+        .map(U::from_f64)
+        .find(|&p| !close(p, want, tol))
+        .expect("a poison value differs from any value")
+}
+
+/// The output storage `before` with each element of `recipe`'s view set to a poison value
+/// for the one expected there, on the device.
+pub fn poisoned<U: TestElem, D: TestDevice>(
+    dev: &D,
+    recipe: &Recipe,
+    before: &mut [U],
+    expected: &ArrayD<U>,
+    tol: Tol,
+) -> Tensor<U, D> {
+    Zip::from(recipe.nd_mut(before))
+        .and(expected)
+        .for_each(|b, &w| *b = poison(w, tol));
+    upload_storage(dev, before)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drivers: one random case of an op in all its forms
 
 pub const CASES: u64 = 64;
 
-pub fn unary_case<T: TestElem, U: TestElem, O: UnaryOp<T, Output = U>>(
+pub fn unary_case<D: TestDevice, T: TestElem, U: TestElem, O: UnaryOp<T, Output = U>>(
+    dev: &D,
     rng: &mut SmallRng,
     op: O,
     dom: Domain,
@@ -425,7 +509,7 @@ pub fn unary_case<T: TestElem, U: TestElem, O: UnaryOp<T, Output = U>>(
     tol: Tol,
 ) {
     let out_shape = random_shape(rng);
-    let a = Input::<T>::new(rng, &out_shape, dom, false);
+    let a = Input::<T, D>::new(dev, rng, &out_shape, dom, false);
     let what = format!("{} {}", O::NAME, T::NAME);
 
     // Out of place: the input's own shape.
@@ -434,21 +518,29 @@ pub fn unary_case<T: TestElem, U: TestElem, O: UnaryOp<T, Output = U>>(
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     assert_all_close(
         &what,
-        &got.to_vec(),
+        &host(&got),
         &want.iter().copied().collect::<Vec<_>>(),
         tol,
     );
 
     // Into a strided output view, the input broadcast to it.
     let o = Recipe::random(rng, &out_shape);
-    let before: Vec<U> = storage(rng, &o, Domain::Any);
-    let mut after = before.clone();
-    map_into(op, &a.ours(), &mut o.ours_mut(&mut after)).unwrap();
+    let mut before: Vec<U> = storage(rng, &o, Domain::Any);
     let want = a.nd(&out_shape).map(|&x| reference(x));
-    check_written(&format!("{what} into"), &o, &before, &after, &want, tol);
+    let mut out = poisoned(dev, &o, &mut before, &want, tol);
+    map_into(op, &a.ours(), &mut o.view_mut(&mut out)).unwrap();
+    check_written(
+        &format!("{what} into"),
+        &o,
+        &before,
+        &host(&out),
+        &want,
+        tol,
+    );
 }
 
-pub fn unary_inplace_case<T: TestElem, O: UnaryOp<T, Output = T>>(
+pub fn unary_inplace_case<D: TestDevice, T: TestElem, O: UnaryOp<T, Output = T>>(
+    dev: &D,
     rng: &mut SmallRng,
     op: O,
     dom: Domain,
@@ -458,20 +550,21 @@ pub fn unary_inplace_case<T: TestElem, O: UnaryOp<T, Output = T>>(
     let shape = random_shape(rng);
     let r = Recipe::random(rng, &shape);
     let before: Vec<T> = storage(rng, &r, dom);
-    let mut after = before.clone();
-    map_inplace(op, &mut r.ours_mut(&mut after)).unwrap();
+    let mut dst = upload_storage(dev, &before);
+    map_inplace(op, &mut r.view_mut(&mut dst)).unwrap();
     let want = r.nd(&before).map(|&x| reference(x));
     check_written(
         &format!("{} {} in place", O::NAME, T::NAME),
         &r,
         &before,
-        &after,
+        &host(&dst),
         &want,
         tol,
     );
 }
 
-pub fn binary_case<T: TestElem, U: TestElem, O: BinaryOp<T, Output = U>>(
+pub fn binary_case<D: TestDevice, T: TestElem, U: TestElem, O: BinaryOp<T, Output = U>>(
+    dev: &D,
     rng: &mut SmallRng,
     op: O,
     doms: [Domain; 2],
@@ -479,8 +572,8 @@ pub fn binary_case<T: TestElem, U: TestElem, O: BinaryOp<T, Output = U>>(
     tol: Tol,
 ) {
     let out_shape = random_shape(rng);
-    let a = Input::<T>::new(rng, &out_shape, doms[0], false);
-    let b = Input::<T>::new(rng, &out_shape, doms[1], false);
+    let a = Input::<T, D>::new(dev, rng, &out_shape, doms[0], false);
+    let b = Input::<T, D>::new(dev, rng, &out_shape, doms[1], false);
     let what = format!("{} {}", O::NAME, T::NAME);
     let expect = |shape: &[usize]| {
         Zip::from(&a.nd(shape))
@@ -494,26 +587,28 @@ pub fn binary_case<T: TestElem, U: TestElem, O: BinaryOp<T, Output = U>>(
     assert_eq!(got.shape(), &shape[..], "{what}: shape");
     assert_all_close(
         &what,
-        &got.to_vec(),
+        &host(&got),
         &want.iter().copied().collect::<Vec<_>>(),
         tol,
     );
 
     let o = Recipe::random(rng, &out_shape);
-    let before: Vec<U> = storage(rng, &o, Domain::Any);
-    let mut after = before.clone();
-    zip_into(op, &a.ours(), &b.ours(), &mut o.ours_mut(&mut after)).unwrap();
+    let mut before: Vec<U> = storage(rng, &o, Domain::Any);
+    let want = expect(&out_shape);
+    let mut out = poisoned(dev, &o, &mut before, &want, tol);
+    zip_into(op, &a.ours(), &b.ours(), &mut o.view_mut(&mut out)).unwrap();
     check_written(
         &format!("{what} into"),
         &o,
         &before,
-        &after,
-        &expect(&out_shape),
+        &host(&out),
+        &want,
         tol,
     );
 }
 
-pub fn binary_inplace_case<T: TestElem, O: BinaryOp<T, Output = T>>(
+pub fn binary_inplace_case<D: TestDevice, T: TestElem, O: BinaryOp<T, Output = T>>(
+    dev: &D,
     rng: &mut SmallRng,
     op: O,
     doms: [Domain; 2],
@@ -522,10 +617,10 @@ pub fn binary_inplace_case<T: TestElem, O: BinaryOp<T, Output = T>>(
 ) {
     let shape = random_shape(rng);
     let r = Recipe::random(rng, &shape);
-    let b = Input::<T>::new(rng, &shape, doms[1], false);
+    let b = Input::<T, D>::new(dev, rng, &shape, doms[1], false);
     let before: Vec<T> = storage(rng, &r, doms[0]);
-    let mut after = before.clone();
-    zip_inplace(op, &mut r.ours_mut(&mut after), &b.ours()).unwrap();
+    let mut dst = upload_storage(dev, &before);
+    zip_inplace(op, &mut r.view_mut(&mut dst), &b.ours()).unwrap();
     let want = Zip::from(&r.nd(&before))
         .and(&b.nd(&shape))
         .map_collect(|&x, &y| reference(x, y));
@@ -533,13 +628,14 @@ pub fn binary_inplace_case<T: TestElem, O: BinaryOp<T, Output = T>>(
         &format!("{} {} in place", O::NAME, T::NAME),
         &r,
         &before,
-        &after,
+        &host(&dst),
         &want,
         tol,
     );
 }
 
-pub fn ternary_case<A: TestElem, T: TestElem, O: TernaryOp<A, T, Output = T>>(
+pub fn ternary_case<D: TestDevice, A: TestElem, T: TestElem, O: TernaryOp<A, T, Output = T>>(
+    dev: &D,
     rng: &mut SmallRng,
     op: O,
     doms: [Domain; 3],
@@ -547,9 +643,9 @@ pub fn ternary_case<A: TestElem, T: TestElem, O: TernaryOp<A, T, Output = T>>(
     tol: Tol,
 ) {
     let out_shape = random_shape(rng);
-    let a = Input::<A>::new(rng, &out_shape, doms[0], false);
-    let b = Input::<T>::new(rng, &out_shape, doms[1], false);
-    let c = Input::<T>::new(rng, &out_shape, doms[2], false);
+    let a = Input::<A, D>::new(dev, rng, &out_shape, doms[0], false);
+    let b = Input::<T, D>::new(dev, rng, &out_shape, doms[1], false);
+    let c = Input::<T, D>::new(dev, rng, &out_shape, doms[2], false);
     let what = format!("{} {}", O::NAME, T::NAME);
     let expect = |shape: &[usize]| {
         Zip::from(&a.nd(shape))
@@ -564,33 +660,35 @@ pub fn ternary_case<A: TestElem, T: TestElem, O: TernaryOp<A, T, Output = T>>(
     let want = expect(&shape);
     assert_all_close(
         &what,
-        &got.to_vec(),
+        &host(&got),
         &want.iter().copied().collect::<Vec<_>>(),
         tol,
     );
 
     let o = Recipe::random(rng, &out_shape);
-    let before: Vec<T> = storage(rng, &o, Domain::Any);
-    let mut after = before.clone();
+    let mut before: Vec<T> = storage(rng, &o, Domain::Any);
+    let want = expect(&out_shape);
+    let mut out = poisoned(dev, &o, &mut before, &want, tol);
     zip3_into(
         op,
         &a.ours(),
         &b.ours(),
         &c.ours(),
-        &mut o.ours_mut(&mut after),
+        &mut o.view_mut(&mut out),
     )
     .unwrap();
     check_written(
         &format!("{what} into"),
         &o,
         &before,
-        &after,
-        &expect(&out_shape),
+        &host(&out),
+        &want,
         tol,
     );
 }
 
-pub fn ternary_inplace_case<T: TestElem, O: TernaryOp<T, T, Output = T>>(
+pub fn ternary_inplace_case<D: TestDevice, T: TestElem, O: TernaryOp<T, T, Output = T>>(
+    dev: &D,
     rng: &mut SmallRng,
     op: O,
     doms: [Domain; 3],
@@ -599,11 +697,11 @@ pub fn ternary_inplace_case<T: TestElem, O: TernaryOp<T, T, Output = T>>(
 ) {
     let shape = random_shape(rng);
     let r = Recipe::random(rng, &shape);
-    let b = Input::<T>::new(rng, &shape, doms[1], false);
-    let c = Input::<T>::new(rng, &shape, doms[2], false);
+    let b = Input::<T, D>::new(dev, rng, &shape, doms[1], false);
+    let c = Input::<T, D>::new(dev, rng, &shape, doms[2], false);
     let before: Vec<T> = storage(rng, &r, doms[0]);
-    let mut after = before.clone();
-    zip3_inplace(op, &mut r.ours_mut(&mut after), &b.ours(), &c.ours()).unwrap();
+    let mut dst = upload_storage(dev, &before);
+    zip3_inplace(op, &mut r.view_mut(&mut dst), &b.ours(), &c.ours()).unwrap();
     let want = Zip::from(&r.nd(&before))
         .and(&b.nd(&shape))
         .and(&c.nd(&shape))
@@ -612,7 +710,7 @@ pub fn ternary_inplace_case<T: TestElem, O: TernaryOp<T, T, Output = T>>(
         &format!("{} {} in place", O::NAME, T::NAME),
         &r,
         &before,
-        &after,
+        &host(&dst),
         &want,
         tol,
     );
@@ -693,4 +791,4 @@ pub fn gelu(x: f64) -> f64 {
 
 /// Per-type float tolerance for a transcendental computed in the compute type: a couple of
 /// ulps of f32/f64 libm; one ulp for half types (one rounding of an f32 value).
-pub const TRANS: Tol = Tol { ulps: 2, abs: 0.0 };
+pub const TRANS: Tol = ulps(2);
