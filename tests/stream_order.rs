@@ -372,3 +372,57 @@ fn random_sequences_over_four_streams_match_a_cpu_model() -> Result<()> {
     }
     Ok(())
 }
+
+/// A fused expression (one generated kernel, on the default stream) reading memory pushed on
+/// another stream behind a sleep: the kernel must see the pushed data, every element.
+#[test]
+fn a_fused_kernel_reads_a_push_made_on_another_stream() -> Result<()> {
+    let Some(gpu) = gpu_or_skip("a_fused_kernel_reads_a_push_made_on_another_stream") else {
+        return Ok(());
+    };
+    let s = gpu.new_stream()?;
+    let x = values(11, N);
+    let layout = Layout::contiguous(&[N])?;
+    for round in 0..3 {
+        let mut m: SyncedMemory<f32, HeadAtCpu> =
+            SyncedMemory::with_gpu(&gpu, N)?.into_cpu_mut()?;
+        m.cpu_mut().fill(f32::NAN);
+        let mut m = m.async_gpu_push(&s)?.wait()?.into_cpu_mut()?;
+        m.cpu_mut().copy_from_slice(&x);
+        s.sleep(WINDOW)?;
+        let m = m.async_gpu_push(&s)?;
+        let lent = m.gpu_after(&s)?;
+        let v = TensorView::new(lent, layout.clone(), &gpu)?;
+        let y = (v.lazy() * 2.0f32 - &v).neg().eval()?.to_cpu()?;
+        assert_all_eq(
+            &format!("fused, round {round}"),
+            y.as_slice().unwrap(),
+            |i| -x[i],
+        );
+        m.wait()?;
+    }
+    Ok(())
+}
+
+/// A fused kernel on the default stream, behind a sleep, writing memory whose own stream is
+/// `s`, then `into_cpu()` on `s`: the copy must see the fused write.
+#[test]
+fn download_on_the_memory_stream_sees_a_fused_write() -> Result<()> {
+    let Some(gpu) = gpu_or_skip("download_on_the_memory_stream_sees_a_fused_write") else {
+        return Ok(());
+    };
+    let s = gpu.new_stream()?;
+    let x = values(12, N);
+    let x_gpu = Tensor::from_vec(&[N], x.clone())?.to_gpu(&gpu)?;
+    let mut m: SyncedMemory<f32, HeadAtGpu> =
+        SyncedMemory::with_gpu_stream(&gpu, &s, N)?.into_gpu_mut()?;
+    gpu.default_stream().sleep(WINDOW)?;
+    {
+        let mut lent = m.gpu_mut();
+        let mut out = lent.view_mut(Layout::contiguous(&[N])?)?;
+        (x_gpu.lazy() + &x_gpu).neg().eval_into(&mut out)?; // default stream, behind the sleep
+    }
+    let m = m.into_cpu()?; // D2H on `s`
+    assert_all_eq("into_cpu after fused", m.cpu(), |i| -2.0 * x[i]);
+    Ok(())
+}
