@@ -6,19 +6,18 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
 
 use crate::element::DType;
 use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
 use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
-use crate::engine_gpu::pointwise::launch::{calc_bytes, launch_kernel, KernelArgs};
+use crate::engine_gpu::pointwise::launch::{launch_kernel, operand_addresses, pack_args};
 use crate::engine_gpu::pointwise::plan::{
     launch_grid, plan_checked_outputs, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
 };
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Layout};
-use crate::runtime::{driver, Gpu, Stream};
+use crate::runtime::{Gpu, Stream};
 use crate::tensor::expr::program::Program;
 use crate::tensor::expr::{FusedOutput, MAX_LEAVES, MAX_OUTPUTS};
 
@@ -134,19 +133,8 @@ fn go<const N: usize>(
     debug_assert_eq!(ops.layouts.len(), N);
     let layout: CollapsedLayout<N> = collapse(std::array::from_fn(|k| &ops.layouts[k]));
     let sizes: [usize; N] = std::array::from_fn(|k| ops.dtypes[k].size_in_bytes());
-    let overflow = || LayoutError::SizeOverflow {
-        op: OP,
-        shape: layout.shape.clone(),
-        what: "device address",
-    };
-    let mut addrs = [0u64; N];
-    for k in 0..N {
-        addrs[k] = u64::try_from(layout.offsets[k])
-            .ok()
-            .and_then(|o| o.checked_mul(sizes[k] as u64))
-            .and_then(|b| b.checked_add(ops.ptrs[k]))
-            .ok_or_else(overflow)?;
-    }
+    let ptrs: [u64; N] = std::array::from_fn(|k| ops.ptrs[k]);
+    let addrs = operand_addresses(OP, &layout, sizes, ptrs)?;
     let p = plan_checked_outputs(OP, &layout, sizes, addrs, ops.n_out)?;
     let launch_shape = VectorLaunch::current();
     let spec = FusedSpec {
@@ -159,43 +147,8 @@ fn go<const N: usize>(
         },
     };
     let kernel = kernel(stream.cuda().context(), &spec, program)?;
-    let mut args = KernelArgs::default();
-    for a in addrs {
-        args.push(&a.to_le_bytes());
-    }
-    let count = match p.form {
-        Form::StridedVec { vec, .. } => layout.numel() / usize::from(vec),
-        _ => layout.numel(),
-    } as u64;
-    match p.index {
-        IndexWidth::Bits32 => {
-            args.push(&u32::try_from(count).map_err(|_| overflow())?.to_le_bytes())
-        }
-        IndexWidth::Bits64 => args.push(&count.to_le_bytes()),
-    }
-    for sc in &program.scalars {
-        args.push(&scalar_arg(sc));
-    }
-    match p.form {
-        Form::Contiguous { .. } => {}
-        Form::Strided { .. } | Form::Tiled2d { .. } => {
-            args.push(&calc_bytes(p.index, &layout.shape, &layout.strides)?);
-        }
-        Form::StridedVec { vec, .. } => {
-            let vec = usize::from(vec);
-            let mut shape = layout.shape.clone();
-            let mut strides = layout.strides.clone();
-            if let Some(inner) = shape.last_mut() {
-                *inner /= vec;
-            }
-            for s in &mut strides {
-                if let Some(inner) = s.last_mut() {
-                    *inner *= vec as isize;
-                }
-            }
-            args.push(&calc_bytes(p.index, &shape, &strides)?);
-        }
-    }
+    let scalars: Vec<Vec<u8>> = program.scalars.iter().map(scalar_arg).collect();
+    let args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
     let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
         && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
@@ -265,17 +218,7 @@ fn kernel(
         source_hash: KernelKey::hash_source(&source),
     };
     let function = KernelCache::global().function(ctx, &key, || source)?;
-    let per_sm = driver::max_active_blocks_per_multiprocessor(&function, spec.block())?;
-    let sms = driver::device_attribute(
-        ctx,
-        CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-    )?;
-    let loaded = Arc::new(LoadedKernel {
-        function,
-        max_blocks: per_sm
-            .max(1)
-            .saturating_mul(u32::try_from(sms).unwrap_or(1).max(1)),
-    });
+    let loaded = Arc::new(LoadedKernel::new(ctx, function, spec.block())?);
     let mut map = front().lock().unwrap_or_else(PoisonError::into_inner);
     Ok(map.entry(slot).or_insert(loaded).clone())
 }

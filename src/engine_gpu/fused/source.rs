@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::element::DType;
 use crate::engine_gpu::compile::Fnv128;
-use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VectorShape, BLOCK};
+use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VectorShape};
 use crate::engine_gpu::pointwise::source::{headers, write_entry, Entry, Operand};
 use crate::tensor::expr::program::{Instr, ScalarValue};
 
@@ -40,25 +40,17 @@ pub struct FusedBody<'p> {
 
 impl FusedSpec {
     fn is_contiguous_vec(&self) -> bool {
-        matches!(self.form, Form::Contiguous { vec } if vec > 1)
+        self.form.is_contiguous_vec()
     }
 
-    /// Threads per block.
+    /// Threads per block of this kernel (its `__launch_bounds__`).
     pub fn block(&self) -> u32 {
-        if self.is_contiguous_vec() {
-            u32::from(self.vector.block)
-        } else {
-            BLOCK
-        }
+        self.form.block(self.vector)
     }
 
-    /// Work per thread per grid-stride step.
+    /// Elements (or vectors) each thread handles per grid-stride step.
     pub fn work_per_thread(&self) -> u32 {
-        if self.is_contiguous_vec() {
-            u32::from(self.vector.work)
-        } else {
-            self.form.work_per_thread()
-        }
+        self.form.work(self.vector)
     }
 
     /// The entry point's name: a hash of the signature, then the form, e.g.

@@ -115,17 +115,31 @@ fn load(ctx: &Arc<CudaContext>, spec: &KernelSpec) -> Result<LoadedKernel, GpuEr
     let source = spec.source();
     let key = kernel_key(spec, device_arch(ctx)?, &source);
     let function = KernelCache::global().function(ctx, &key, || source)?;
-    let per_sm = driver::max_active_blocks_per_multiprocessor(&function, spec.block())?;
-    let sms = driver::device_attribute(
-        ctx,
-        CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-    )?;
-    Ok(LoadedKernel {
-        function,
-        max_blocks: per_sm
-            .max(1)
-            .saturating_mul(u32::try_from(sms).unwrap_or(1).max(1)),
-    })
+    LoadedKernel::new(ctx, function, spec.block())
+}
+
+impl LoadedKernel {
+    /// `function`, launched with `block` threads per block, with its resident-block cap.
+    ///
+    /// # Errors
+    /// The occupancy and attribute queries' [`GpuError::Driver`].
+    pub(crate) fn new(
+        ctx: &Arc<CudaContext>,
+        function: Arc<CudaFunction>,
+        block: u32,
+    ) -> Result<Self, GpuError> {
+        let per_sm = driver::max_active_blocks_per_multiprocessor(&function, block)?;
+        let sms = driver::device_attribute(
+            ctx,
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        Ok(LoadedKernel {
+            function,
+            max_blocks: per_sm
+                .max(1)
+                .saturating_mul(u32::try_from(sms).unwrap_or(1).max(1)),
+        })
+    }
 }
 
 /// The compile layer's key for `spec` on a device of `arch`, whose source is `source`.

@@ -23,7 +23,7 @@ use crate::runtime::driver;
 
 use super::kernel_cache::{self, LoadedKernel};
 use super::plan::{
-    launch_grid, plan_checked, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
+    launch_grid, plan_checked, Form, GridPolicy, IndexWidth, Plan, VectorLaunch, VectorShape,
 };
 use super::source::{KernelSpec, Operand, MAX_INPUTS};
 
@@ -339,26 +339,9 @@ fn prepare<const N: usize>(
     vector: VectorShape,
 ) -> Result<(KernelSpec, KernelArgs), LayoutError> {
     const { assert!(N >= 1 && N <= MAX_INPUTS + 1) };
-    let overflow = || LayoutError::SizeOverflow {
-        op: op.name,
-        shape: layout.shape.clone(),
-        what: "device address",
-    };
-    let mut addrs = [0u64; N];
-    for k in 0..N {
-        let size = types[k].dtype.size_in_bytes() as u64;
-        addrs[k] = u64::try_from(layout.offsets[k])
-            .ok()
-            .and_then(|o| o.checked_mul(size))
-            .and_then(|b| b.checked_add(ptrs[k]))
-            .ok_or_else(overflow)?;
-    }
-    let p = plan_checked(
-        op.name,
-        layout,
-        types.map(|t| t.dtype.size_in_bytes()),
-        addrs,
-    )?;
+    let sizes = types.map(|t| t.dtype.size_in_bytes());
+    let addrs = operand_addresses(op.name, layout, sizes, ptrs)?;
+    let p = plan_checked(op.name, layout, sizes, addrs)?;
     let mut inputs = [types[0]; MAX_INPUTS];
     inputs[..N - 1].copy_from_slice(&types[1..]);
     let spec = KernelSpec {
@@ -375,24 +358,80 @@ fn prepare<const N: usize>(
             _ => VectorShape::DEFAULT,
         },
     };
+    let args = pack_args(
+        op.name,
+        layout,
+        p,
+        addrs,
+        op.scalars.iter().map(ScalarBytes::as_bytes),
+    )?;
+    Ok((spec, args))
+}
+
+/// The device address of each operand's first element in `layout`: its buffer address plus
+/// its collapsed offset in bytes.
+///
+/// # Errors
+/// [`LayoutError::SizeOverflow`] naming `op` when an address overflows.
+pub(crate) fn operand_addresses<const N: usize>(
+    op: &'static str,
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    ptrs: [u64; N],
+) -> Result<[u64; N], LayoutError> {
+    let mut addrs = [0u64; N];
+    for k in 0..N {
+        addrs[k] = u64::try_from(layout.offsets[k])
+            .ok()
+            .and_then(|o| o.checked_mul(sizes[k] as u64))
+            .and_then(|b| b.checked_add(ptrs[k]))
+            .ok_or_else(|| address_overflow(op, layout))?;
+    }
+    Ok(addrs)
+}
+
+fn address_overflow<const N: usize>(op: &'static str, layout: &CollapsedLayout<N>) -> LayoutError {
+    LayoutError::SizeOverflow {
+        op,
+        shape: layout.shape.clone(),
+        what: "device address",
+    }
+}
+
+/// The parameters of an Apply entry point in the order `write_entry` declares them: the
+/// operand addresses, `n` (elements, or vectors for the inner-vectorised form) at the
+/// plan's index width, the scalars, and the form's `OffsetCalculator` image.
+///
+/// # Errors
+/// [`LayoutError::SizeOverflow`] when `n` does not fit the index width, and the offset
+/// calculator's errors.
+pub(crate) fn pack_args<'s, const N: usize>(
+    op: &'static str,
+    layout: &CollapsedLayout<N>,
+    p: Plan,
+    addrs: [u64; N],
+    scalars: impl IntoIterator<Item = &'s [u8]>,
+) -> Result<KernelArgs, LayoutError> {
     let mut args = KernelArgs::default();
     for addr in addrs {
         args.push(&addr.to_le_bytes());
     }
-    // The kernel's `n`: elements, or vectors for the inner-vectorised form.
     let count = match p.form {
         Form::StridedVec { vec, .. } => layout.numel() / usize::from(vec),
         _ => layout.numel(),
     } as u64;
     match p.index {
         // The plan picked 32 bits only for numel <= i32::MAX.
-        IndexWidth::Bits32 => {
-            args.push(&u32::try_from(count).map_err(|_| overflow())?.to_le_bytes())
-        }
+        IndexWidth::Bits32 => args.push(
+            &u32::try_from(count)
+                .map_err(|_| address_overflow(op, layout))?
+                .to_le_bytes(),
+        ),
         IndexWidth::Bits64 => args.push(&count.to_le_bytes()),
     }
-    args.push(op.scalars[0].as_bytes());
-    args.push(op.scalars[1].as_bytes());
+    for s in scalars {
+        args.push(s);
+    }
     match p.form {
         Form::Contiguous { .. } => {}
         Form::Strided { .. } | Form::Tiled2d { .. } => {
@@ -415,11 +454,11 @@ fn prepare<const N: usize>(
             args.push(&calc_bytes(p.index, &shape, &strides)?);
         }
     }
-    Ok((spec, args))
+    Ok(args)
 }
 
 /// The byte image of the `OffsetCalculator` over `shape` and `strides` at index width `index`.
-pub(crate) fn calc_bytes<const N: usize>(
+fn calc_bytes<const N: usize>(
     index: IndexWidth,
     shape: &[usize],
     strides: &[Vec<isize>; N],

@@ -262,6 +262,33 @@ impl Form {
     }
 }
 
+impl Form {
+    /// Whether this is the contiguous vector form, the one a [`VectorShape`] shapes.
+    pub fn is_contiguous_vec(self) -> bool {
+        matches!(self, Form::Contiguous { vec } if vec > 1)
+    }
+
+    /// Threads per block of a kernel of this form (its `__launch_bounds__`): the vector
+    /// shape's block for the contiguous vector form, [`BLOCK`] otherwise.
+    pub fn block(self, vector: VectorShape) -> u32 {
+        if self.is_contiguous_vec() {
+            u32::from(vector.block)
+        } else {
+            BLOCK
+        }
+    }
+
+    /// Work per thread per grid-stride step of a kernel of this form: the vector shape's for
+    /// the contiguous vector form, [`Form::work_per_thread`] otherwise.
+    pub fn work(self, vector: VectorShape) -> u32 {
+        if self.is_contiguous_vec() {
+            u32::from(vector.work)
+        } else {
+            self.work_per_thread()
+        }
+    }
+}
+
 impl fmt::Display for Form {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -9,7 +9,7 @@ use crate::element::{DType, Element};
 use crate::int_divider::INT_DIVIDER_CUH;
 use crate::offset_calculator::OFFSET_CALCULATOR_CUH;
 
-use super::plan::{Form, IndexWidth, VectorShape, BLOCK};
+use super::plan::{Form, IndexWidth, VectorShape};
 
 /// `kernels/half.cuh`: the 16-bit float storage types and their conversions.
 pub const HALF_CUH: &str = include_str!("../../../kernels/half.cuh");
@@ -140,25 +140,17 @@ impl KernelSpec {
 
     /// Whether this is the contiguous vector form, the one [`Self::vector`] shapes.
     fn is_contiguous_vec(&self) -> bool {
-        matches!(self.form, Form::Contiguous { vec } if vec > 1)
+        self.form.is_contiguous_vec()
     }
 
     /// Threads per block of this kernel (its `__launch_bounds__`).
     pub fn block(&self) -> u32 {
-        if self.is_contiguous_vec() {
-            u32::from(self.vector.block)
-        } else {
-            BLOCK
-        }
+        self.form.block(self.vector)
     }
 
     /// Elements (or vectors) each thread handles per grid-stride step.
     pub fn work_per_thread(&self) -> u32 {
-        if self.is_contiguous_vec() {
-            u32::from(self.vector.work)
-        } else {
-            self.form.work_per_thread()
-        }
+        self.form.work(self.vector)
     }
 
     /// The `extern "C"` entry point's name: stable for a spec and readable in a profiler,
