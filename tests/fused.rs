@@ -320,15 +320,24 @@ fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
     let Some(gpu) = common::device::gpu_or_skip("a_new_scalar_reuses_the_kernel") else {
         return;
     };
-    use typestate_tensor::gpu::fused::loaded_kernels;
+    use typestate_tensor::gpu::fused::loaded_kernels_for;
     let a = gpu.upload(&Tensor::<f32>::from_fn(&[64, 64], |i| i[0] as f32).unwrap());
     let b = gpu.upload(&Tensor::<f32>::from_fn(&[64, 64], |i| i[1] as f32).unwrap());
-    // A structure no other test uses.
+    // Counted per signature, so kernels other tests load at the same time do not count.
+    let signature = ((a.lazy() - &b) * 1.0f32)
+        .tanh()
+        .exp()
+        .program()
+        .signature();
     let run = |s: f32| ((a.lazy() - &b) * s).tanh().exp().eval().unwrap();
     run(1.0);
-    let before = loaded_kernels();
+    assert_eq!(loaded_kernels_for(&signature), 1);
     let x = run(0.25);
-    assert_eq!(loaded_kernels(), before, "a new scalar value recompiled");
+    assert_eq!(
+        loaded_kernels_for(&signature),
+        1,
+        "a new scalar value recompiled"
+    );
     let want: Vec<f32> = host(&a)
         .iter()
         .zip(host(&b))
@@ -341,5 +350,5 @@ fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
     // A transposed leaf is another layout class (the tiled form): one more kernel.
     let bt = b.t();
     ((a.lazy() - &bt) * 0.5f32).tanh().exp().eval().unwrap();
-    assert_eq!(loaded_kernels(), before + 1);
+    assert_eq!(loaded_kernels_for(&signature), 2);
 }

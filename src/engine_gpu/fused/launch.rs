@@ -32,10 +32,21 @@ fn front() -> &'static Front {
     FRONT.get_or_init(Default::default)
 }
 
-/// How many fused kernels this process has loaded (all devices): a test hook for "a new
-/// scalar value does not recompile, a new layout class does".
+/// How many fused kernels this process has loaded (all devices).
 pub fn loaded_kernels() -> usize {
     front().lock().unwrap_or_else(PoisonError::into_inner).len()
+}
+
+/// How many fused kernels this process has loaded (all devices) for programs of signature
+/// `signature` ([`Program::signature`]): one per layout class and index width. A new scalar
+/// value does not add one; a new layout class does.
+pub fn loaded_kernels_for(signature: &str) -> usize {
+    front()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .keys()
+        .filter(|(_, spec)| spec.signature == signature)
+        .count()
 }
 
 /// Runs `program` into `outs` on `stream`.

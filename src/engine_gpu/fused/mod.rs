@@ -18,5 +18,5 @@
 pub mod handles;
 pub(crate) mod launch;
 
-pub use launch::loaded_kernels;
+pub use launch::{loaded_kernels, loaded_kernels_for};
 pub mod source;
