@@ -9,11 +9,13 @@
 
 pub mod broadcast;
 pub mod collapse;
+mod dims;
 pub mod overlap;
 mod view;
 
 pub use broadcast::broadcast_shapes;
 pub use collapse::{collapse, CollapsedLayout};
+pub use dims::Dims;
 
 use crate::error::LayoutError;
 
@@ -45,8 +47,8 @@ pub const MAX_DIMS: usize = 32;
 /// of a given size fit `isize::MAX` bytes where a buffer is allocated.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+    shape: Dims<usize>,
+    strides: Dims<isize>,
     offset: usize,
 }
 
@@ -56,8 +58,8 @@ impl Layout {
         check_rank("contiguous", shape.len())?;
         checked_numel("contiguous", shape)?;
         Ok(Layout {
-            shape: shape.to_vec(),
-            strides: contiguous_strides(shape),
+            shape: shape.into(),
+            strides: contiguous_dims(shape),
             offset: 0,
         })
     }
@@ -83,8 +85,8 @@ impl Layout {
     /// The rank-0 layout at offset 0 (always valid).
     pub(crate) fn contiguous_scalar() -> Self {
         Layout {
-            shape: Vec::new(),
-            strides: Vec::new(),
+            shape: Dims::new(),
+            strides: Dims::new(),
             offset: 0,
         }
     }
@@ -107,8 +109,8 @@ impl Layout {
             });
         }
         let layout = Layout {
-            shape: shape.to_vec(),
-            strides: strides.to_vec(),
+            shape: shape.into(),
+            strides: strides.into(),
             offset,
         };
         layout.checked_offset_range(op)?;
@@ -186,7 +188,7 @@ impl Layout {
         if index.len() != self.rank() {
             return Err(LayoutError::IndexLength {
                 op: "index",
-                shape: self.shape.clone(),
+                shape: self.shape.to_vec(),
                 rank: self.rank(),
                 got: index.len(),
             });
@@ -216,8 +218,8 @@ impl Layout {
         let numel = checked_numel(op, &self.shape)?;
         let overflow = || LayoutError::OffsetOverflow {
             op,
-            shape: self.shape.clone(),
-            strides: self.strides.clone(),
+            shape: self.shape.to_vec(),
+            strides: self.strides.to_vec(),
             offset: self.offset,
         };
         let base = isize::try_from(self.offset).map_err(|_| overflow())?;
@@ -251,8 +253,8 @@ impl Layout {
     fn below_start(&self, op: &'static str, lowest: Option<isize>) -> LayoutError {
         LayoutError::BelowStorageStart {
             op,
-            shape: self.shape.clone(),
-            strides: self.strides.clone(),
+            shape: self.shape.to_vec(),
+            strides: self.strides.to_vec(),
             offset: self.offset,
             lowest: lowest.unwrap_or(isize::MIN),
         }
@@ -261,8 +263,8 @@ impl Layout {
     fn out_of_storage(&self, op: &'static str, storage_len: usize) -> LayoutError {
         LayoutError::OutOfStorage {
             op,
-            shape: self.shape.clone(),
-            strides: self.strides.clone(),
+            shape: self.shape.to_vec(),
+            strides: self.strides.to_vec(),
             offset: self.offset,
             storage_len,
         }
@@ -273,7 +275,12 @@ impl Layout {
 /// `isize` (invariant 2 of [`Layout`], checked by [`checked_numel`]); wraps, without
 /// panicking, for shapes that break it.
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
-    let mut strides = vec![0isize; shape.len()];
+    contiguous_dims(shape).to_vec()
+}
+
+/// [`contiguous_strides`] as [`Dims`] (no heap allocation up to its inline rank).
+fn contiguous_dims(shape: &[usize]) -> Dims<isize> {
+    let mut strides: Dims<isize> = shape.iter().map(|_| 0).collect();
     let mut acc = 1isize;
     for (s, &n) in strides.iter_mut().zip(shape).rev() {
         *s = acc;

@@ -16,16 +16,20 @@ impl Layout {
             // No elements, nothing shared (and the strides are arbitrary: invariant 5).
             return true;
         }
-        let mut dims: Vec<(usize, usize)> = self
-            .shape()
-            .iter()
-            .zip(self.strides())
-            .filter(|(&n, _)| n > 1)
-            .map(|(&n, &s)| (s.unsigned_abs(), n))
-            .collect();
+        // On the stack: a layout has at most `MAX_DIMS` dims (invariant 1), and this runs for
+        // every output of every launch.
+        let mut dims = [(0usize, 0usize); super::MAX_DIMS];
+        let mut len = 0;
+        for (&n, &s) in self.shape().iter().zip(self.strides()) {
+            if let (true, Some(slot)) = (n > 1, dims.get_mut(len)) {
+                *slot = (s.unsigned_abs(), n);
+                len += 1;
+            }
+        }
+        let dims = &mut dims[..len];
         dims.sort_unstable();
         let mut reach = 0usize; // largest offset the inner dims reach from their base
-        for (stride, n) in dims {
+        for &mut (stride, n) in dims {
             if stride <= reach {
                 return false;
             }

@@ -154,16 +154,15 @@ impl Layout {
 
     /// Removes every size-1 dim.
     pub fn squeeze_all(&self) -> Layout {
-        let (shape, strides) = self
-            .shape
-            .iter()
-            .zip(&self.strides)
-            .filter(|(&n, _)| n != 1)
-            .map(|(&n, &s)| (n, s))
-            .unzip();
+        let kept = || {
+            self.shape
+                .iter()
+                .zip(&self.strides)
+                .filter(|(&n, _)| n != 1)
+        };
         Layout {
-            shape,
-            strides,
+            shape: kept().map(|(&n, _)| n).collect(),
+            strides: kept().map(|(_, &s)| s).collect(),
             offset: self.offset,
         }
     }
@@ -176,7 +175,7 @@ impl Layout {
         checked_numel("broadcast_to", shape)?;
         let mismatch = || LayoutError::BroadcastMismatch {
             op: "broadcast_to",
-            lhs: self.shape.clone(),
+            lhs: self.shape.to_vec(),
             rhs: shape.to_vec(),
         };
         if shape.len() < self.rank() {
@@ -195,8 +194,8 @@ impl Layout {
             };
         }
         Ok(Layout {
-            shape: shape.to_vec(),
-            strides,
+            shape: shape.into(),
+            strides: strides.into(),
             offset: self.offset,
         })
     }
@@ -216,7 +215,7 @@ impl Layout {
         if to_numel != from_numel {
             return Err(LayoutError::ReshapeNumel {
                 op: "reshape",
-                from: self.shape.clone(),
+                from: self.shape.to_vec(),
                 from_numel,
                 to: shape.to_vec(),
                 to_numel,
@@ -229,14 +228,14 @@ impl Layout {
         };
         match strides {
             Some(strides) => Ok(Layout {
-                shape: shape.to_vec(),
-                strides,
+                shape: shape.into(),
+                strides: strides.into(),
                 offset: self.offset,
             }),
             None => Err(LayoutError::ReshapeNeedsCopy {
                 op: "reshape",
-                from: self.shape.clone(),
-                strides: self.strides.clone(),
+                from: self.shape.to_vec(),
+                strides: self.strides.to_vec(),
                 to: shape.to_vec(),
             }),
         }

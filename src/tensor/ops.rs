@@ -19,7 +19,7 @@
 use super::{AsView, AsViewMut, ReadRepr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::element::{Element, FloatElement, Numeric, Signed};
 use crate::error::{LayoutError, Result};
-use crate::layout::{broadcast_shapes, Layout};
+use crate::layout::{broadcast_shapes, Dims, Layout};
 use crate::ops::table::{for_each_binary_op, for_each_ternary_op, for_each_unary_op, Identity, *};
 use crate::ops::{Backend, BinaryOp, Cast, TernaryOp, UnaryOp};
 
@@ -37,7 +37,13 @@ fn expand<'a, T: Element, D: Backend>(
 
 /// The shape `inputs` broadcast to, or a mismatch error naming `op` and the first two
 /// shapes that disagree.
-fn broadcast_inputs(op: &'static str, inputs: &[&[usize]]) -> Result<Vec<usize>> {
+fn broadcast_inputs(op: &'static str, inputs: &[&[usize]]) -> Result<Dims<usize>> {
+    if let Some((first, rest)) = inputs.split_first() {
+        if rest.iter().all(|s| s == first) {
+            // The common case: no broadcast, and no heap allocation up to the inline rank.
+            return Ok(Dims::from_slice(first));
+        }
+    }
     let mut shape = inputs.first().map_or_else(Vec::new, |s| s.to_vec());
     for s in inputs.iter().skip(1) {
         shape = broadcast_shapes(op, &shape, s).map_err(|e| match e {
@@ -49,19 +55,23 @@ fn broadcast_inputs(op: &'static str, inputs: &[&[usize]]) -> Result<Vec<usize>>
             other => other,
         })?;
     }
-    Ok(shape)
+    Ok(shape.into())
 }
 
 /// Checks that `inputs` broadcast to exactly `out` (the destination's shape).
 fn fit_to(op: &'static str, out: &[usize], inputs: &[&[usize]]) -> Result<()> {
+    if inputs.iter().all(|s| *s == out) {
+        // The common case, on every op's hot path: nothing to broadcast.
+        return Ok(());
+    }
     let mut all = vec![out];
     all.extend_from_slice(inputs);
     let shape = broadcast_inputs(op, &all)?;
-    if shape != out {
+    if *shape != *out {
         return Err(LayoutError::ShapeMismatch {
             op,
             expected: out.to_vec(),
-            got: broadcast_inputs(op, inputs)?,
+            got: broadcast_inputs(op, inputs)?.to_vec(),
         }
         .into());
     }
@@ -140,7 +150,7 @@ pub fn zip3_into<A: Element, T: Element, D: Backend, O: TernaryOp<A, T>>(
     out: &mut TensorViewMut<'_, O::Output, D>,
 ) -> Result<()> {
     fit_to(O::NAME, out.shape(), &[a.shape(), b.shape(), c.shape()])?;
-    let shape = out.shape().to_vec();
+    let shape = Dims::from_slice(out.shape());
     let (a, b, c) = (expand(a, &shape)?, expand(b, &shape)?, expand(c, &shape)?);
     out.device_ref().ternary(op, &a, &b, &c, out)
 }
@@ -172,7 +182,7 @@ pub fn zip3_inplace<T: Element, D: Backend, O: TernaryOp<T, T, Output = T>>(
     c: &TensorView<'_, T, D>,
 ) -> Result<()> {
     fit_to(O::NAME, dst.shape(), &[b.shape(), c.shape()])?;
-    let shape = dst.shape().to_vec();
+    let shape = Dims::from_slice(dst.shape());
     let (b, c) = (expand(b, &shape)?, expand(c, &shape)?);
     dst.device_ref().ternary_inplace(op, dst, &b, &c)
 }

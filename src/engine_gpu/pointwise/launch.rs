@@ -25,6 +25,8 @@ use super::kernel_cache::{self, LoadedKernel};
 use super::plan::{
     launch_grid, plan_checked, Form, GridPolicy, IndexWidth, Plan, VectorLaunch, VectorShape,
 };
+use super::plan_cache::{self, CachedLaunch, Signature};
+use super::profile::{Lap, Stage};
 use super::source::{KernelSpec, Operand, MAX_INPUTS};
 
 /// One operand of a raw launch: a device buffer and the strided view of it that the op
@@ -127,16 +129,40 @@ impl KernelArgs {
         Some(bytes)
     }
 
+    /// Replaces parameter `i` with `bytes`, which must have its length; `false` (and no
+    /// change) when it does not or there is no parameter `i`.
+    pub fn set(&mut self, i: usize, bytes: &[u8]) -> bool {
+        match self.slots.get(i) {
+            Some(&(start, len)) if len == bytes.len() => {
+                for (w, chunk) in self.words[start..].iter_mut().zip(bytes.chunks(8)) {
+                    let mut b = [0u8; 8];
+                    b[..chunk.len()].copy_from_slice(chunk);
+                    *w = u64::from_le_bytes(b);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The `void**` array: a pointer to each parameter's first byte. The pointers are valid
     /// while `self` is neither moved nor changed.
+    #[cfg(test)]
     fn pointers(&mut self) -> Vec<*mut c_void> {
+        let mut ptrs = vec![std::ptr::null_mut(); self.len()];
+        self.write_pointers(&mut ptrs);
+        ptrs
+    }
+
+    /// Writes the `void**` array into `ptrs` (one entry per parameter; `ptrs` is at least
+    /// [`Self::len`] long). The pointers are valid while `self` is neither moved nor changed.
+    fn write_pointers(&mut self, ptrs: &mut [*mut c_void]) {
         let base = self.words.as_mut_ptr();
-        self.slots
-            .iter()
+        for (p, &(start, _)) in ptrs.iter_mut().zip(&self.slots) {
             // `wrapping_add` stays inside the buffer: `start < words.len()` for every
             // parameter of at least one byte, and every parameter here has one.
-            .map(|&(start, _)| base.wrapping_add(start).cast::<c_void>())
-            .collect()
+            *p = base.wrapping_add(start).cast::<c_void>();
+        }
     }
 }
 
@@ -277,7 +303,9 @@ pub(crate) unsafe fn launch_fill<T: Element>(
 }
 
 /// Validates, plans, packs and launches one pointwise kernel over `N` operands (output
-/// first).
+/// first). A launch whose [`Signature`] this thread has launched before takes the cached
+/// plan ([`super::plan_cache`]): it patches the cached arguments and launches, without
+/// collapsing, planning or allocating.
 ///
 /// # Safety
 /// As [`launch_binary`], for every operand.
@@ -286,6 +314,7 @@ unsafe fn launch<const N: usize>(
     op: OpParts,
     operands: [(Operand, RawOperand<'_>); N],
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let out = operands[0].1;
     for (_, operand) in &operands {
         operand.layout.check_within(op.name, operand.len)?;
@@ -298,16 +327,59 @@ unsafe fn launch<const N: usize>(
             .into());
         }
     }
+    let signature = Signature::of(
+        stream.context().ordinal(),
+        op.name,
+        op.expr,
+        op.scalar,
+        &operands.map(|(t, o)| (t, o.ptr, o.layout)),
+    );
+    if let Some(signature) = &signature {
+        // The output's layout is part of the signature and was checked writable when the
+        // plan was cached, so a hit skips that check.
+        lap.lap(Stage::Validate);
+        let hit = plan_cache::with_hit(signature, |cached| {
+            let ptrs = operands.map(|(_, o)| o.ptr);
+            if !patch(cached, &ptrs, &op.scalars) {
+                return None;
+            }
+            lap.lap(Stage::CacheHit);
+            // SAFETY: the cached arguments are those `prepare` packed for a launch with this
+            // signature, so of the same kernel, form, count and offset calculator; `patch`
+            // replaced the addresses with this launch's buffers' (each buffer's address plus
+            // the same first-element offset) and the scalars with this op's. The views are
+            // the same as that launch's (the signature holds them) and were checked against
+            // these buffers above, so every access stays inside them, which the caller keeps
+            // alive (this function's contract).
+            Some(unsafe {
+                launch_kernel_ref(
+                    stream,
+                    &cached.kernel,
+                    cached.grid,
+                    cached.block,
+                    &mut cached.args,
+                )
+            })
+        });
+        if let Some(Some(launched)) = hit {
+            lap.lap(Stage::Driver);
+            return launched;
+        }
+    }
     out.layout.check_writable(op.name)?;
     if out.layout.numel() == 0 {
         return Ok(());
     }
+    lap.lap(Stage::Validate);
     let layout = collapse(std::array::from_fn(|k| operands[k].1.layout));
+    lap.lap(Stage::Collapse);
     let types: [Operand; N] = std::array::from_fn(|k| operands[k].0);
     let ptrs: [u64; N] = std::array::from_fn(|k| operands[k].1.ptr);
     let launch_shape = VectorLaunch::current();
-    let (spec, args) = prepare(&op, &layout, types, ptrs, launch_shape.shape)?;
+    let (spec, mut args) = prepare(&op, &layout, types, ptrs, launch_shape.shape)?;
+    lap.lap(Stage::Plan);
     let kernel = kernel_cache::kernel(stream.context(), &spec)?;
+    lap.lap(Stage::Lookup);
     let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
         && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
@@ -322,7 +394,47 @@ unsafe fn launch<const N: usize>(
     // (`prepare`); the pointers in it address the operands' first elements, and the
     // offset calculator (or the contiguous form) only reaches elements of the checked views,
     // which lie inside the buffers (`check_within` above) that the caller keeps alive.
-    unsafe { launch_kernel(stream, &kernel, grid, spec.block(), args) }
+    unsafe { launch_kernel_ref(stream, &kernel, grid, spec.block(), &mut args) }?;
+    lap.lap(Stage::Driver);
+    if let Some(signature) = &signature {
+        let mut first_byte = [0u64; plan_cache::MAX_OPERANDS];
+        for k in 0..N {
+            // `prepare` computed `ptr + offset * size` without overflow, so this fits.
+            first_byte[k] =
+                (layout.offsets[k] as u64).wrapping_mul(types[k].dtype.size_in_bytes() as u64);
+        }
+        plan_cache::insert(
+            signature,
+            CachedLaunch {
+                kernel,
+                grid,
+                block: spec.block(),
+                args,
+                first_byte,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Puts this launch's operand addresses (`ptrs[k]` plus the cached first-element offset) and
+/// scalars into `cached`'s arguments (slots `0..N`, then `N + 1` and `N + 2`, after the
+/// count: `pack_args`'s order). `false`, leaving the launch to the uncached path (which
+/// reports the error), when an address overflows.
+fn patch<const N: usize>(
+    cached: &mut CachedLaunch,
+    ptrs: &[u64; N],
+    scalars: &[ScalarBytes; 2],
+) -> bool {
+    for (k, &ptr) in ptrs.iter().enumerate() {
+        let Some(addr) = ptr.checked_add(cached.first_byte[k]) else {
+            return false;
+        };
+        if !cached.args.set(k, &addr.to_le_bytes()) {
+            return false;
+        }
+    }
+    cached.args.set(N + 1, scalars[0].as_bytes()) && cached.args.set(N + 2, scalars[1].as_bytes())
 }
 
 /// The kernel spec and packed arguments of one launch: pure, so tests check it on any host.
@@ -473,9 +585,7 @@ fn calc_bytes<const N: usize>(
 /// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`).
 ///
 /// # Safety
-/// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
-/// the memory they address is valid for the accesses the kernel makes; `kernel` was loaded in
-/// `stream`'s context.
+/// As [`launch_kernel_ref`].
 pub(crate) unsafe fn launch_kernel(
     stream: &CudaStream,
     kernel: &LoadedKernel,
@@ -483,20 +593,49 @@ pub(crate) unsafe fn launch_kernel(
     block: u32,
     mut args: KernelArgs,
 ) -> Result<(), Error> {
-    let mut params = args.pointers();
+    // SAFETY: forwarded from this function's contract.
+    unsafe { launch_kernel_ref(stream, kernel, grid, block, &mut args) }
+}
+
+/// Parameters a launch passes through a `void**` array on the stack; launches with more
+/// build it on the heap.
+const STACK_PARAMS: usize = 24;
+
+/// [`launch_kernel`] over borrowed arguments (the plan cache launches its cached ones).
+///
+/// # Safety
+/// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
+/// the memory they address is valid for the accesses the kernel makes; `kernel` was loaded in
+/// `stream`'s context.
+pub(crate) unsafe fn launch_kernel_ref(
+    stream: &CudaStream,
+    kernel: &LoadedKernel,
+    grid: u32,
+    block: u32,
+    args: &mut KernelArgs,
+) -> Result<(), Error> {
+    let mut on_stack = [std::ptr::null_mut(); STACK_PARAMS];
+    let mut on_heap = Vec::new();
+    let params: &mut [*mut c_void] = if args.len() <= STACK_PARAMS {
+        &mut on_stack[..args.len()]
+    } else {
+        on_heap.resize(args.len(), std::ptr::null_mut());
+        &mut on_heap
+    };
+    args.write_pointers(params);
     // SAFETY: the function's contract gives the parameter list and memory validity;
-    // `params` points into `args`, which lives (unmoved) until this call returns, and the
-    // driver copies the parameter values during the call. Block and grid sizes are within
-    // the device limits (`block` is the kernel's own `__launch_bounds__`, 128 or 256
-    // threads; the grid is at most the resident-block count, or for a full grid at most
-    // 2^31 - 1 blocks, `launch_grid`).
+    // `params` points into `args`, which is borrowed (unmoved, unchanged) until this call
+    // returns, and the driver copies the parameter values during the call. Block and grid
+    // sizes are within the device limits (`block` is the kernel's own `__launch_bounds__`,
+    // 128 or 256 threads; the grid is at most the resident-block count, or for a full grid
+    // at most 2^31 - 1 blocks, `launch_grid`).
     unsafe {
         driver::launch_kernel(
             stream,
             &kernel.function,
             (grid, 1, 1),
             (block, 1, 1),
-            &mut params,
+            params,
         )
     }
     .map_err(Error::from)
@@ -554,6 +693,14 @@ mod tests {
         assert!(args.param(3).is_none());
         let ptrs = args.pointers();
         assert!(ptrs.iter().all(|p| (*p as usize) % 8 == 0));
+        // Patching a parameter keeps the others and needs its length.
+        assert!(args.set(1, &7u64.to_le_bytes()));
+        assert!(!args.set(1, &[1, 2]));
+        assert!(!args.set(3, &[1]));
+        assert!(args.set(2, &[5; 20]));
+        assert_eq!(args.param(0).unwrap(), [1, 2, 3]);
+        assert_eq!(args.param(1).unwrap(), 7u64.to_le_bytes());
+        assert_eq!(args.param(2).unwrap(), [5; 20]);
     }
 
     #[test]

@@ -15,15 +15,21 @@
 //! - `backend`: [`Backend`](crate::ops::Backend) for [`Gpu`](crate::gpu::Gpu), so tensors on
 //!   the GPU run their pointwise ops here.
 //! - [`kernel_cache`]: compiled kernels, once per device and spec.
+//! - `plan_cache`: the plans of repeated launches by layout signature, per thread, so a
+//!   repeated small op skips collapse, planning and packing.
+//! - [`profile`]: where a launch's host time goes, stage by stage (opt-in).
 
 mod backend;
 pub mod kernel_cache;
 pub mod launch;
 pub mod plan;
+mod plan_cache;
+pub mod profile;
 pub mod safe;
 pub mod source;
 
 pub use launch::{KernelArgs, ScalarBytes};
 pub use plan::{Form, IndexWidth, Plan};
+pub use plan_cache::PLAN_CACHE_ENV;
 pub use safe::{binary, binary_inplace, fill, ternary, ternary_inplace, unary, unary_inplace};
 pub use source::{KernelSpec, Operand};

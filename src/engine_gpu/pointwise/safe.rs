@@ -18,6 +18,7 @@ use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
 use crate::runtime::{GpuStorage, Stream};
 
 use super::launch::{self, RawOperand};
+use super::profile::{Lap, Stage};
 
 fn input<'a, T: Element>(
     op: &'static str,
@@ -59,7 +60,9 @@ pub fn fill<T: Element>(
     dst: &mut GpuStorage<T>,
     dst_layout: &Layout,
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let out = output("fill", stream, dst, dst_layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs; `out` comes from a live storage borrowed mutably.
     unsafe { launch::launch_fill(stream.cuda(), value, out) }
 }
@@ -77,8 +80,10 @@ pub fn unary<T: Element, O: UnaryOp<T>>(
     dst: &mut GpuStorage<O::Output>,
     dst_layout: &Layout,
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let a = input(O::NAME, stream, a, a_layout)?;
     let out = output(O::NAME, stream, dst, dst_layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs; `dst` is borrowed mutably, so no input aliases it.
     unsafe { launch::launch_unary(stream.cuda(), op, out, a) }
 }
@@ -95,9 +100,11 @@ pub fn binary<T: Element, O: BinaryOp<T>>(
     dst: &mut GpuStorage<O::Output>,
     dst_layout: &Layout,
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let a = input(O::NAME, stream, a.0, a.1)?;
     let b = input(O::NAME, stream, b.0, b.1)?;
     let out = output(O::NAME, stream, dst, dst_layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs; `dst` is borrowed mutably, so no input aliases it.
     unsafe { launch::launch_binary(stream.cuda(), op, out, a, b) }
 }
@@ -115,10 +122,12 @@ pub fn ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
     dst: &mut GpuStorage<O::Output>,
     dst_layout: &Layout,
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let a = input(O::NAME, stream, a.0, a.1)?;
     let b = input(O::NAME, stream, b.0, b.1)?;
     let c = input(O::NAME, stream, c.0, c.1)?;
     let out = output(O::NAME, stream, dst, dst_layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs; `dst` is borrowed mutably, so no input aliases it.
     unsafe { launch::launch_ternary(stream.cuda(), op, out, a, b, c) }
 }
@@ -133,7 +142,9 @@ pub fn unary_inplace<T: Element, O: UnaryOp<T, Output = T>>(
     dst: &mut GpuStorage<T>,
     layout: &Layout,
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let out = output(O::NAME, stream, dst, layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs: the input is the output, through the same layout.
     unsafe { launch::launch_unary(stream.cuda(), op, out, out) }
 }
@@ -149,8 +160,10 @@ pub fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
     layout: &Layout,
     b: (&GpuStorage<T>, &Layout),
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let b = input(O::NAME, stream, b.0, b.1)?;
     let out = output(O::NAME, stream, dst, layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs: the first input is the output, through the same layout;
     // `b` is another storage (`dst` is borrowed mutably).
     unsafe { launch::launch_binary(stream.cuda(), op, out, out, b) }
@@ -168,9 +181,11 @@ pub fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
     b: (&GpuStorage<T>, &Layout),
     c: (&GpuStorage<T>, &Layout),
 ) -> Result<(), Error> {
+    let mut lap = Lap::start();
     let b = input(O::NAME, stream, b.0, b.1)?;
     let c = input(O::NAME, stream, c.0, c.1)?;
     let out = output(O::NAME, stream, dst, layout)?;
+    lap.lap(Stage::Order);
     // SAFETY: see the module docs: the first input is the output, through the same layout;
     // `b` and `c` are other storages (`dst` is borrowed mutably).
     unsafe { launch::launch_ternary(stream.cuda(), op, out, out, b, c) }

@@ -1,0 +1,152 @@
+//! Host time of small ops: what one 1024-element op costs the calling thread, case by case,
+//! and where that time goes, stage by stage ([`profile`]).
+//!
+//! Run `cargo run --release --example gpu_launch_bench [-- --calls N]` and
+//! `python scripts/bench_torch_launch.py` in the same session for PyTorch's figures on the
+//! same cases. `TYPESTATE_TENSOR_PLAN_CACHE=off` runs every launch through the full
+//! (uncached) path, for the breakdown before the plan cache. Without a GPU it prints a note
+//! and exits.
+
+mod common;
+
+use common::{host_us, Res};
+use typestate_tensor::gpu::pointwise::profile::{profile, Stage};
+use typestate_tensor::gpu::{pointwise as pw, Gpu, GpuStorage};
+use typestate_tensor::layout::Layout;
+use typestate_tensor::ops::table::Add;
+use typestate_tensor::tensor::Tensor;
+
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect()
+}
+
+fn main() -> Res<()> {
+    let mut calls = 10_000usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--calls" => calls = args.next().ok_or("--calls N")?.parse()?,
+            other => return Err(format!("unknown argument {other:?}").into()),
+        }
+    }
+    let gpu = match Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("no GPU ({e}); nothing to measure");
+            return Ok(());
+        }
+    };
+    let stream = gpu.default_stream().clone();
+    let up = |seed: u64, shape: &[usize]| -> Res<Tensor<f32, Gpu>> {
+        Ok(Tensor::from_vec(shape, random(1024, seed))?.to_gpu(&gpu)?)
+    };
+    let (a, b) = (up(1, &[1024])?, up(2, &[1024])?);
+    let (a2, b2) = (up(3, &[32, 32])?, up(4, &[32, 32])?);
+    let mut out = Tensor::<f32, Gpu>::zeros_on(&[1024], &gpu)?;
+    let mut out2 = Tensor::<f32, Gpu>::zeros_on(&[32, 32], &gpu)?;
+    let plan_cache = std::env::var(pw::PLAN_CACHE_ENV).unwrap_or_else(|_| "on".into());
+
+    let mut rows: Vec<(&str, f64)> = Vec::new();
+    rows.push((
+        "add_into, contiguous (output preallocated)",
+        host_us(&stream, calls, || Ok(a.add_into(&b, &mut out)?))?,
+    ));
+    rows.push((
+        "add, contiguous (out of place)",
+        host_us(&stream, calls, || {
+            let c = (&a + &b)?;
+            drop(c);
+            Ok(())
+        })?,
+    ));
+    rows.push((
+        "add_into, permuted a.t() + b.t() (32x32)",
+        host_us(&stream, calls, || Ok(a2.t().add_into(&b2.t(), &mut out2)?))?,
+    ));
+    rows.push((
+        "add, permuted a.t() + b.t() (out of place)",
+        host_us(&stream, calls, || {
+            let c = (&a2.t() + &b2.t())?;
+            drop(c);
+            Ok(())
+        })?,
+    ));
+    rows.push((
+        "exp_into, contiguous",
+        host_us(&stream, calls, || Ok(a.exp_into(&mut out)?))?,
+    ));
+    rows.push((
+        "fused (a + b).eval_into, contiguous",
+        host_us(&stream, calls, || Ok((a.lazy() + &b).eval_into(&mut out)?))?,
+    ));
+    // The storage layer under the tensors: no tensor views, no broadcasting checks.
+    let sa = GpuStorage::from_host(&gpu, &random(1024, 5), &stream)?;
+    let sb = GpuStorage::from_host(&gpu, &random(1024, 6), &stream)?;
+    let mut so = GpuStorage::<f32>::zeros(&gpu, 1024, &stream)?;
+    let l = Layout::contiguous(&[1024])?;
+    rows.push((
+        "storage-level pointwise::binary (add)",
+        host_us(&stream, calls, || {
+            Ok(pw::binary(
+                &stream,
+                &Add,
+                (&sa, &l),
+                (&sb, &l),
+                &mut so,
+                &l,
+            )?)
+        })?,
+    ));
+
+    println!(
+        "host time per op on {} (1024 f32 elements, median of {calls} calls in batches of 200; plan cache {plan_cache})",
+        gpu.device_name()
+    );
+    println!("| case | us per call |");
+    println!("| --- | --- |");
+    for (case, us) in &rows {
+        println!("| {case} | {us:.2} |");
+    }
+
+    // Where the time of `add_into` goes.
+    stream.synchronize()?;
+    let mut total = 0.0;
+    let (r, p) = profile(|| -> Res<()> {
+        for _ in 0..(calls / 200).max(5) {
+            stream.synchronize()?;
+            let t = std::time::Instant::now();
+            for _ in 0..200 {
+                a.add_into(&b, &mut out)?;
+            }
+            total += t.elapsed().as_secs_f64() * 1e6;
+        }
+        Ok(())
+    });
+    r?;
+    stream.synchronize()?;
+    let per = total / p.launches.max(1) as f64;
+    println!();
+    println!(
+        "breakdown of add_into, mean us per call over {} calls (plan cache {plan_cache}; each stage timer adds ~0.02 us)",
+        p.launches
+    );
+    println!("| stage | us |");
+    println!("| --- | --- |");
+    println!(
+        "| tensor layer (views, shape checks, dispatch) | {:.3} |",
+        (per - p.timed_us()).max(0.0)
+    );
+    for s in Stage::ALL {
+        println!("| {} | {:.3} |", s.name(), p.per_launch_us(s));
+    }
+    println!("| total | {per:.3} |");
+    Ok(())
+}
