@@ -196,19 +196,12 @@ fn every_form(inst: &Instance) -> Vec<Form> {
     forms
 }
 
-/// The tiled forms of `inst`: rank 2 with every staged mask in the nominal tile of its widest
-/// element, and ranks 3 to 8 with the tile shapes ragged or small dims pick (tall, wide,
-/// square, the smallest), each staging one input.
+/// The tiled forms of `inst`: rank 2 with every staged mask in the nominal tile, and ranks 3
+/// to 8 with the tile shapes ragged or small dims pick (tall, wide, square, the smallest, and
+/// the largest the kernel takes), each staging one input.
 fn tiled_forms(inst: &Instance) -> Vec<Form> {
     let n = inst.n_inputs as u32;
-    let widest = inst
-        .inputs()
-        .iter()
-        .chain([&inst.out])
-        .map(|d| d.size_in_bytes())
-        .max()
-        .unwrap();
-    let nominal = tile_shape(1 << 12, 1 << 12, widest);
+    let nominal = tile_shape(1 << 12, 1 << 12);
     let mut forms: Vec<Form> = (1..(1u8 << n))
         .map(|staged| Form::Tiled {
             rank: 2,
@@ -221,7 +214,7 @@ fn tiled_forms(inst: &Instance) -> Vec<Form> {
         TileShape { rows: 128, cols: 8 },
         TileShape { rows: 8, cols: 128 },
         TileShape { rows: 16, cols: 16 },
-        tile_shape(20, 20, widest),
+        tile_shape(20, 20),
         nominal,
         TileShape { rows: 64, cols: 64 },
     ];

@@ -474,7 +474,7 @@ pub fn plan_outputs<const N: usize>(
 ///    strided), as every non-candidate does. A block tiles two dims only, and the most
 ///    common one moves the most bytes through tiles.
 /// 4. `D` and `C` both have at least [`MIN_TILE_EDGE`] elements.
-/// 5. The tile is [`tile_shape`] of the two sizes and the widest element of any operand.
+/// 5. The tile is [`tile_shape`] of the two sizes.
 /// 6. Staged inputs are taken in order while their tiles fit [`TILED_SMEM_BUDGET`].
 pub fn tiled_plan<const N: usize>(
     layout: &CollapsedLayout<N>,
@@ -509,8 +509,7 @@ pub fn tiled_plan<const N: usize>(
     if layout.shape[d] < MIN_TILE_EDGE || layout.shape[c] < MIN_TILE_EDGE {
         return None;
     }
-    let widest = sizes.iter().copied().max().unwrap_or(1).max(1);
-    let tile = tile_shape(layout.shape[d], layout.shape[c], widest);
+    let tile = tile_shape(layout.shape[d], layout.shape[c]);
     let mut used = 0usize;
     let mut staged = 0u8;
     for k in inputs.filter(|&k| fastest(k) == Some(d)) {
@@ -525,21 +524,26 @@ pub fn tiled_plan<const N: usize>(
 }
 
 /// The tile for dims of `rows` (the staged inputs' contiguous dim) by `cols` (the output's)
-/// elements whose widest operand has `elem`-byte elements.
+/// elements.
 ///
-/// The nominal tile, for large dims: 32 x 32 for 4- and 8-byte elements (a warp moves 128 or
-/// 256 contiguous bytes per access, 4 elements per thread), 64 x 64 for 1- and 2-byte ones
-/// (64 or 128 contiguous bytes along each dim per tile row instead of 32 or 64, at 16 elements
-/// per thread; a 128-wide u8 tile would take 64 registers of values per thread for one more
-/// 64-byte run). Every access still fills whole 32-byte sectors.
+/// The nominal tile, for large dims, is 32 x 32 whatever the element size: 4 elements per
+/// thread, and a warp's access covers 32 contiguous elements along either dim (256, 128, 64
+/// or 32 bytes for 8-, 4-, 2- and 1-byte elements: whole 32-byte sectors in every case). Wider
+/// tiles for 1- and 2-byte elements (64 x 64 and 128 x 32, 16 elements per thread, so that a
+/// tile row spans 64 to 128 bytes) were measured first and ran at 0.13 to 0.38 of the copy
+/// bandwidth on an H100 against 0.73 to 0.95 for f32 at 32 x 32 (docs/PERFORMANCE.md): this
+/// kernel moves one element per thread per access, so a larger tile only adds registers per
+/// thread, fewer resident blocks, and less overlap of one block's loads with another's stores
+/// across the barrier. The element size enters the plan through the shared-memory budget
+/// ([`TileShape::smem_bytes`]) only.
 ///
 /// Small or ragged dims get a narrower edge: among powers of two from [`MIN_TILE_EDGE`] to
 /// [`MAX_TILE_EDGE`] with an area from [`BLOCK`] to the nominal one, the tile with the least
 /// padding (the fraction of the tiles' elements inside the tensor, in eighths) wins, then the
 /// larger area, then the squarer, then the taller. So `20 x 20` takes `32 x 8` (20 of every
 /// 24 columns used) rather than `32 x 32` (20 of 32 along both).
-pub fn tile_shape(rows: usize, cols: usize, elem: usize) -> TileShape {
-    let max_area = if elem >= 4 { 1024 } else { 4096 };
+pub fn tile_shape(rows: usize, cols: usize) -> TileShape {
+    let max_area = 1024;
     let edges =
         || (MIN_TILE_EDGE.trailing_zeros()..=MAX_TILE_EDGE.trailing_zeros()).map(|p| 1usize << p);
     // (elements, elements padded to whole tiles) along one dim.
@@ -853,15 +857,11 @@ mod tests {
         // merge (the input's fastest dim), S is the output's.
         let c = permuted(&[2, 128, 8, 64], &[0, 2, 3, 1]);
         assert_eq!(c.shape, [2, 512, 128]);
-        let t64 = TileShape { rows: 64, cols: 64 };
-        assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled(3, 1, 1, t64));
+        assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled(3, 1, 1, T32));
         // Rank 4 after the collapse: [A, B, C, D] -> [B, A, D, C].
         let c = permuted(&[16, 8, 32, 64], &[1, 0, 3, 2]);
         assert_eq!(c.shape, [8, 16, 64, 32]);
-        assert_eq!(
-            plan(&c, [1, 1], [0; 2]).form,
-            tiled(4, 2, 1, TileShape { rows: 64, cols: 32 })
-        );
+        assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled(4, 2, 1, T32));
         // A full reversal of rank 2 to 8: the input's fastest dim is the output's slowest.
         for rank in 2..=8usize {
             let shape: Vec<usize> = (0..rank)
@@ -876,7 +876,8 @@ mod tests {
             let perm: Vec<usize> = (0..rank).rev().collect();
             let c = permuted(&shape, &perm);
             assert_eq!(c.rank(), rank);
-            for (elem, rows, cols) in [(1, 16, 16), (2, 16, 16), (4, 16, 16), (8, 16, 16)] {
+            for elem in [1, 2, 4, 8] {
+                let (rows, cols) = (16, 16);
                 // Dim 0 (size 16 in the input, last in the output) and dim rank-1.
                 let p = plan(&c, [elem, elem], [0; 2]);
                 let Form::Tiled {
@@ -889,7 +890,7 @@ mod tests {
                     panic!("rank {rank}, {elem} bytes: {}", p.form)
                 };
                 assert_eq!((usize::from(r), dim, staged), (rank, 0, 1), "rank {rank}");
-                assert_eq!(tile, tile_shape(c.shape[0], c.shape[rank - 1], elem));
+                assert_eq!(tile, tile_shape(c.shape[0], c.shape[rank - 1]));
                 assert_eq!(
                     (tile.rows, tile.cols),
                     (rows, cols),
@@ -906,35 +907,32 @@ mod tests {
     }
 
     #[test]
-    fn tile_shape_follows_element_size_and_padding() {
+    fn tile_shape_is_32_square_for_large_dims_and_narrows_for_ragged_ones() {
         let big = 1 << 12;
-        for (elem, edge) in [(8, 32), (4, 32), (2, 64), (1, 64)] {
-            let t = tile_shape(big, big, elem);
-            assert_eq!((t.rows, t.cols), (edge, edge), "{elem}-byte elements");
-            // Each row of a tile moves at least one sector, and 128 bytes where it can.
-            assert!(usize::from(t.rows) * elem >= 64.min(32 * elem));
-            assert_eq!(t.area() % BLOCK as usize, 0);
+        assert_eq!(tile_shape(big, big), T32);
+        // A warp's access along either dim is a whole number of 32-byte sectors for every
+        // element size: 32 elements of 1 to 8 bytes.
+        for elem in [1usize, 2, 4, 8] {
+            assert_eq!((usize::from(T32.rows) * elem) % 32, 0);
         }
         // Ragged sizes: the least padding wins.
-        assert_eq!(tile_shape(20, 20, 4), TileShape { rows: 32, cols: 8 });
-        assert_eq!(tile_shape(1000, 1000, 4), T32);
-        assert_eq!(tile_shape(8, 1 << 20, 4), TileShape { rows: 8, cols: 128 });
-        assert_eq!(tile_shape(1 << 20, 8, 1), TileShape { rows: 128, cols: 8 });
-        assert_eq!(tile_shape(100, 3, 4).area() % BLOCK as usize, 0);
+        assert_eq!(tile_shape(20, 20), TileShape { rows: 32, cols: 8 });
+        assert_eq!(tile_shape(1000, 1000), T32);
+        assert_eq!(tile_shape(64, 48), TileShape { rows: 64, cols: 16 });
+        assert_eq!(tile_shape(8, 1 << 20), TileShape { rows: 8, cols: 128 });
+        assert_eq!(tile_shape(1 << 20, 8), TileShape { rows: 128, cols: 8 });
         // Every choice keeps the invariants.
         for rows in [1, 7, 8, 9, 31, 33, 100, 1 << 20] {
             for cols in [1, 8, 17, 64, 65, 1 << 20] {
-                for elem in [1, 2, 4, 8] {
-                    let t = tile_shape(rows, cols, elem);
-                    let (r, c) = (usize::from(t.rows), usize::from(t.cols));
-                    assert!(r.is_power_of_two() && c.is_power_of_two());
-                    assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&r));
-                    assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&c));
-                    assert_eq!(t.area() % BLOCK as usize, 0);
-                    assert!(t.area() <= 16 * BLOCK as usize);
-                    let w = tiled(2, 0, 1, t).work_per_thread();
-                    assert_eq!(w as usize * BLOCK as usize, t.area());
-                }
+                let t = tile_shape(rows, cols);
+                let (r, c) = (usize::from(t.rows), usize::from(t.cols));
+                assert!(r.is_power_of_two() && c.is_power_of_two());
+                assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&r));
+                assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&c));
+                assert_eq!(t.area() % BLOCK as usize, 0);
+                assert!(t.area() <= 16 * BLOCK as usize);
+                let w = tiled(2, 0, 1, t).work_per_thread();
+                assert_eq!(w as usize * BLOCK as usize, t.area());
             }
         }
     }
@@ -991,11 +989,10 @@ mod tests {
         let p = plan_outputs(&c, [8; 9], [0; 9], 1);
         assert_eq!(T32.smem_bytes(8), 8448);
         assert_eq!(p.form, tiled(2, 0, 0b0000_0011, T32));
-        // f16 tiles of 64 x 65 halves are 8320 bytes: two fit as well.
+        // f16 tiles of 32 x 33 halves are 2112 bytes: all eight fit.
         let p = plan_outputs(&c, [2; 9], [0; 9], 1);
-        let t64 = TileShape { rows: 64, cols: 64 };
-        assert_eq!(t64.smem_bytes(2), 8320);
-        assert_eq!(p.form, tiled(2, 0, 0b0000_0011, t64));
+        assert_eq!(T32.smem_bytes(2), 2112);
+        assert_eq!(p.form, tiled(2, 0, 0b1111_1111, T32));
         // Inputs past the eighth are never staged (the mask has 8 bits).
         let ls = [&out, &out, &out, &out, &out, &out, &out, &out, &out, &at];
         let c = collapse(ls);
