@@ -531,7 +531,8 @@ pub fn tiled_plan<const N: usize>(
 /// or 32 bytes for 8-, 4-, 2- and 1-byte elements: whole 32-byte sectors in every case). Wider
 /// tiles for 1- and 2-byte elements (64 x 64 and 128 x 32, 16 elements per thread, so that a
 /// tile row spans 64 to 128 bytes) were measured first and ran at 0.13 to 0.38 of the copy
-/// bandwidth on an H100 against 0.73 to 0.95 for f32 at 32 x 32 (docs/PERFORMANCE.md): this
+/// bandwidth on an H100, against 0.50 to 0.63 (f16) and 0.28 to 0.39 (u8) at 32 x 32, and
+/// 0.73 to 0.95 for f32 (docs/PERFORMANCE.md): this
 /// kernel moves one element per thread per access, so a larger tile only adds registers per
 /// thread, fewer resident blocks, and less overlap of one block's loads with another's stores
 /// across the barrier. The element size enters the plan through the shared-memory budget
