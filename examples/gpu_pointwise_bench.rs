@@ -5,7 +5,15 @@
 //! cargo run --release --example gpu_pointwise_bench -- [--json ours.json] [--repeats 20]
 //! python3 scripts/bench_torch.py --compare ours.json
 //! cargo run --release --example gpu_pointwise_bench -- --variants [--repeats 20]
+//! cargo run --release --example gpu_pointwise_bench -- --permute [--json perm.json]
+//! python3 scripts/bench_torch.py --permute --compare perm.json
 //! ```
+//!
+//! `--permute` measures permutes instead (see [`run_permute`]): every permutation of a
+//! rank-3 and a rank-4 f32 tensor of 2^26 elements and 10 seeded random ones each of rank 5
+//! and 6, as `exp(x.permute(p))` and `x.permute(p) + y` into a contiguous output; f16 and u8
+//! (add only) for the rank-4 set. The identity permutation is left out (it is the contiguous
+//! case above).
 //!
 //! `--variants` measures the contiguous cases (copy kernel, fill, add f32/f16, exp) under
 //! each launch shape of the contiguous vector form (`TYPESTATE_TENSOR_VECTOR_LAUNCH`, read
@@ -41,6 +49,7 @@ struct Options {
     small_calls: usize,
     variants: bool,
     contiguous_only: bool,
+    permute: bool,
 }
 
 fn options() -> Res<Options> {
@@ -50,6 +59,7 @@ fn options() -> Res<Options> {
         small_calls: 20000,
         variants: false,
         contiguous_only: false,
+        permute: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -61,6 +71,7 @@ fn options() -> Res<Options> {
             "--variants" => opts.variants = true,
             // The child mode of `--variants`: the contiguous cases, rows for the parent.
             "--contiguous-only" => opts.contiguous_only = true,
+            "--permute" => opts.permute = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -217,6 +228,228 @@ fn form_of<const K: usize>(layouts: [&Layout; K], size: usize) -> String {
         .to_string()
 }
 
+/// The shapes of `--permute` (2^26 elements each), ranks 3 to 6.
+const PERMUTE_SHAPES: [&[usize]; 4] = [
+    &[256, 512, 512],
+    &[32, 64, 128, 256],
+    &[16, 16, 32, 64, 128],
+    &[8, 16, 16, 16, 32, 64],
+];
+
+/// Every permutation of `0..rank` but the identity, in lexicographic order (Python's
+/// `itertools.permutations`).
+fn all_perms(rank: usize) -> Vec<Vec<usize>> {
+    fn go(prefix: &mut Vec<usize>, rank: usize, out: &mut Vec<Vec<usize>>) {
+        if prefix.len() == rank {
+            out.push(prefix.clone());
+            return;
+        }
+        for d in 0..rank {
+            if !prefix.contains(&d) {
+                prefix.push(d);
+                go(prefix, rank, out);
+                prefix.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(&mut Vec::new(), rank, &mut out);
+    out.retain(|p| p.iter().enumerate().any(|(i, &d)| i != d));
+    out
+}
+
+/// `count` distinct non-identity permutations of `0..rank`: Fisher-Yates over a xorshift64
+/// seeded with `seed` (`scripts/bench_torch.py` draws the same ones).
+fn random_perms(rank: usize, count: usize, seed: u64) -> Vec<Vec<usize>> {
+    let mut state = seed;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    while out.len() < count {
+        let mut p: Vec<usize> = (0..rank).collect();
+        for i in (1..rank).rev() {
+            let j = (next() % (i as u64 + 1)) as usize;
+            p.swap(i, j);
+        }
+        if p.iter().enumerate().any(|(i, &d)| i != d) && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The permutations `--permute` measures for `shape`: all of them for ranks 3 and 4, 10
+/// random ones (seed `0x9E37_79B9_7F4A_7C15 ^ rank`) for ranks 5 and 6.
+fn permutes_of(shape: &[usize]) -> Vec<Vec<usize>> {
+    let rank = shape.len();
+    if rank <= 4 {
+        all_perms(rank)
+    } else {
+        random_perms(rank, 10, 0x9E37_79B9_7F4A_7C15 ^ rank as u64)
+    }
+}
+
+fn dims(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join("x")
+}
+
+/// One `--permute` row.
+struct PermRow {
+    op: &'static str,
+    dtype: &'static str,
+    shape: String,
+    perm: String,
+    form: String,
+    ms: f64,
+    gbps: f64,
+}
+
+/// A unary launch `out' = op(a')` over storages and layouts.
+type UnaryLaunch<'a, T> =
+    &'a dyn Fn(&GpuStorage<T>, &Layout, &mut GpuStorage<T>, &Layout) -> Res<()>;
+
+/// Times `exp(x.permute(p))` (when `exp`) and `x.permute(p) + y` into a contiguous output for
+/// every permutation of `shape`, appending rows.
+fn permute_cases<T: Element>(
+    gpu: &Gpu,
+    stream: &Stream,
+    repeats: usize,
+    shape: &[usize],
+    exp: Option<UnaryLaunch<'_, T>>,
+    rows: &mut Vec<PermRow>,
+) -> Res<()>
+where
+    Add: typestate_tensor::ops::BinaryOp<T, Output = T>,
+{
+    let n: usize = shape.iter().product();
+    let size = T::DTYPE.size_in_bytes();
+    let x = GpuStorage::from_host(gpu, &random::<T>(n, 11), stream)?;
+    let y = GpuStorage::from_host(gpu, &random::<T>(n, 12), stream)?;
+    let mut out = GpuStorage::<T>::zeros(gpu, n, stream)?;
+    let base = Layout::contiguous(shape)?;
+    for perm in permutes_of(shape) {
+        let xv = base.permute(&perm)?;
+        let lo = Layout::contiguous(xv.shape())?;
+        let (shape_s, perm_s) = (dims(shape), format!("{perm:?}").replace(' ', ""));
+        if let Some(exp) = exp {
+            let ms = time_ms(stream, repeats, || exp(&x, &xv, &mut out, &lo))?;
+            rows.push(PermRow {
+                op: "exp",
+                dtype: T::NAME,
+                shape: shape_s.clone(),
+                perm: perm_s.clone(),
+                form: form_of([&lo, &xv], size),
+                ms,
+                gbps: (2 * n * size) as f64 / (ms * 1e-3) / 1e9,
+            });
+        }
+        let ms = time_ms(stream, repeats, || {
+            Ok(pw::binary(
+                stream,
+                &Add,
+                (&x, &xv),
+                (&y, &lo),
+                &mut out,
+                &lo,
+            )?)
+        })?;
+        rows.push(PermRow {
+            op: "add",
+            dtype: T::NAME,
+            shape: shape_s,
+            perm: perm_s,
+            form: form_of([&lo, &xv, &lo], size),
+            ms,
+            gbps: (3 * n * size) as f64 / (ms * 1e-3) / 1e9,
+        });
+    }
+    Ok(())
+}
+
+/// `--permute`: one table of permutes (see the module docs), with the device-to-device copy
+/// bandwidth of 2^26 f32 measured in the same run; `--json` writes the rows for
+/// `scripts/bench_torch.py --permute --compare`.
+fn run_permute(opts: &Options) -> Res<()> {
+    let gpu = Gpu::new(0)?;
+    let stream = gpu.new_stream()?;
+    let repeats = opts.repeats;
+    let n = 1usize << 26;
+    let copy_gbps = {
+        let a = GpuStorage::from_host(&gpu, &random::<f32>(n, 3), &stream)?;
+        let mut out = GpuStorage::<f32>::zeros(&gpu, n, &stream)?;
+        let ms = time_ms(&stream, repeats, || {
+            Ok(out.copy_from_device_async(&a, &stream)?)
+        })?;
+        (8 * n) as f64 / (ms * 1e-3) / 1e9
+    };
+    let mut rows = Vec::new();
+    let exp_f32 = |a: &GpuStorage<f32>, la: &Layout, o: &mut GpuStorage<f32>, lo: &Layout| {
+        Ok(pw::unary(&stream, &Exp, a, la, o, lo)?)
+    };
+    let exp_f16 = |a: &GpuStorage<f16>, la: &Layout, o: &mut GpuStorage<f16>, lo: &Layout| {
+        Ok(pw::unary(&stream, &Exp, a, la, o, lo)?)
+    };
+    for shape in PERMUTE_SHAPES {
+        permute_cases::<f32>(&gpu, &stream, repeats, shape, Some(&exp_f32), &mut rows)?;
+    }
+    permute_cases::<f16>(
+        &gpu,
+        &stream,
+        repeats,
+        PERMUTE_SHAPES[1],
+        Some(&exp_f16),
+        &mut rows,
+    )?;
+    permute_cases::<u8>(&gpu, &stream, repeats, PERMUTE_SHAPES[1], None, &mut rows)?;
+
+    println!(
+        "typestate-tensor permutes on {}: device-to-device copy {copy_gbps:.0} GB/s (2^26 f32)",
+        gpu.device_name()
+    );
+    println!(
+        "{:<4} {:<5} {:<16} {:<15} {:<28} {:>8} {:>7} {:>7}",
+        "op", "dtype", "shape", "perm", "kernel form", "ms", "GB/s", "of copy"
+    );
+    for r in &rows {
+        println!(
+            "{:<4} {:<5} {:<16} {:<15} {:<28} {:>8.3} {:>7.0} {:>7.2}",
+            r.op,
+            r.dtype,
+            r.shape,
+            r.perm,
+            r.form,
+            r.ms,
+            r.gbps,
+            r.gbps / copy_gbps
+        );
+    }
+    if let Some(path) = &opts.json {
+        let mut json = String::new();
+        let _ = write!(
+            json,
+            "{{\"device\": \"{}\", \"copy_gbps\": {copy_gbps}, \"rows\": [",
+            gpu.device_name().replace('"', "'")
+        );
+        for (i, r) in rows.iter().enumerate() {
+            let _ = write!(
+                json,
+                "{}\n {{\"op\": \"{}\", \"dtype\": \"{}\", \"shape\": \"{}\", \"perm\": \"{}\", \"form\": \"{}\", \"ms\": {}, \"gbps\": {}, \"of_copy\": {}}}",
+                if i == 0 { "" } else { "," },
+                r.op, r.dtype, r.shape, r.perm, r.form, r.ms, r.gbps, r.gbps / copy_gbps
+            );
+        }
+        json.push_str("\n]}\n");
+        std::fs::write(path, json)?;
+        println!("wrote {path}");
+    }
+    gpu.check_err()?;
+    Ok(())
+}
+
 /// Tag of the machine-readable rows a `--contiguous-only` child prints for its parent.
 const ROW_TAG: &str = "VARIANT_ROW";
 
@@ -262,6 +495,9 @@ fn main() -> Res<()> {
     }
     if opts.variants {
         return run_variants(opts.repeats);
+    }
+    if opts.permute {
+        return run_permute(&opts);
     }
     let gpu = Gpu::new(0)?;
     let stream = gpu.new_stream()?;

@@ -12,16 +12,18 @@
 //                            turns the linear index into one offset per operand.
 // - ts_apply_strided_vec:    strided, but VEC elements at a time along an innermost dim that
 //                            every operand reads contiguously or broadcasts (a row broadcast).
-// - ts_apply_tiled_2d:       rank 2 where some input walks the output's rows in its memory
-//                            order (a transposed input): each block stages a tile of every such
-//                            input in shared memory, read along the input's own rows.
+// - ts_apply_tiled:          any rank, where some input is contiguous along another dim than
+//                            the output (a transposed or permuted input): each block stages a
+//                            tile over those two dims of every such input in shared memory,
+//                            read along the input's own contiguous dim; the other dims are a
+//                            batch.
 //
 // Every form is a grid-stride loop (the host sizes the grid from the multiprocessor count, so
 // any n runs), and each thread handles W elements (or W vectors) per step: all loads first,
 // then all stores, for memory-level parallelism. The four element-wise forms share that loop
 // (ts_grid_stride) and differ only in their load and store; the tiled form strides over
-// tiles. Every offset comes from OffsetCalculator: get from a linear index, get_at
-// from a row and a column (the tiled form). index_t is `unsigned int` when the host proved
+// tiles. Every offset comes from OffsetCalculator: get from a linear index; the tiled form
+// adds a row and a column term to its tile's batch offset. index_t is `unsigned int` when the host proved
 // that n and every offset fit in 31 bits, else `unsigned long long`; the loops never wrap:
 // n + step < 2^32 in the 32-bit case.
 //
@@ -390,18 +392,15 @@ __device__ __forceinline__ void ts_apply_strided_vec(
       [&](int j, index_t) { ts_store_vec_at<VEC>(op, ins, j, outs, out_off[j]); });
 }
 
-// ---- tiled 2-d (transposed inputs) -----------------------------------------------------
-
-// Edge of the square tiles of ts_apply_tiled_2d, and the row padding of their shared-memory
-// copies (so that a warp reading a tile's column hits 32 different banks).
-constexpr int TS_TILE = 32;
-constexpr int TS_TILE_PITCH = TS_TILE + 1;
+// ---- tiled (permuted inputs, any rank) -----------------------------------------------
 
 // Like ts_inputs, for the tiled kernel: bit 0 of STAGED says whether this input goes through
-// shared memory. A staged input's tile is TS_TILE x TS_TILE_PITCH elements, indexed
-// [column][row], at its own place in the block's shared buffer (every tile's byte size is a
-// multiple of 16, so each keeps its element alignment).
-template <int W, unsigned STAGED, typename... In>
+// shared memory. A staged input's tile holds TC columns of TR + 1 elements (the padding
+// element puts a warp reading along a row, across columns, on distinct banks), indexed
+// [column][row], at its own place in the block's shared buffer; each tile's byte size is
+// rounded up to 16 so the next one keeps its alignment (the host's TileShape::smem_bytes
+// computes the same size for its budget).
+template <int W, int TR, int TC, unsigned STAGED, typename... In>
 struct ts_tiled_inputs {
   static constexpr int SMEM_BYTES = 0;
   __device__ __forceinline__ explicit ts_tiled_inputs(char*) {}
@@ -416,14 +415,15 @@ struct ts_tiled_inputs {
   }
 };
 
-template <int W, unsigned STAGED, typename H, typename... T>
-struct ts_tiled_inputs<W, STAGED, H, T...> {
+template <int W, int TR, int TC, unsigned STAGED, typename H, typename... T>
+struct ts_tiled_inputs<W, TR, TC, STAGED, H, T...> {
   typedef typename ts_compute<H>::type compute_t;
-  typedef ts_tiled_inputs<W, (STAGED >> 1), T...> rest_t;
+  typedef ts_tiled_inputs<W, TR, TC, (STAGED >> 1), T...> rest_t;
   static constexpr bool IS_STAGED = (STAGED & 1u) != 0;
-  static constexpr int TILE_BYTES = IS_STAGED ? (int)sizeof(H) * TS_TILE * TS_TILE_PITCH : 0;
+  static constexpr int PITCH = TR + 1;
+  static constexpr int TILE_BYTES =
+      IS_STAGED ? ((int)sizeof(H) * TC * PITCH + 15) / 16 * 16 : 0;
   static constexpr int SMEM_BYTES = TILE_BYTES + rest_t::SMEM_BYTES;
-  static_assert(TILE_BYTES % 16 == 0, "tiles must keep the next tile aligned");
 
   const H* ptr;
   H* tile;
@@ -437,7 +437,7 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
   template <typename offset_t>
   __device__ __forceinline__ void stage(int col, int row, const offset_t* off) {
     if constexpr (IS_STAGED) {
-      tile[col * TS_TILE_PITCH + row] = ptr[off[0]];
+      tile[col * PITCH + row] = ptr[off[0]];
     }
     rest.stage(col, row, off + 1);
   }
@@ -452,7 +452,7 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
   // Value j of a staged input, from its tile (column col, row row).
   __device__ __forceinline__ void load_staged(int j, int col, int row) {
     if constexpr (IS_STAGED) {
-      v[j] = ts_conv<compute_t>::from(tile[col * TS_TILE_PITCH + row]);
+      v[j] = ts_conv<compute_t>::from(tile[col * PITCH + row]);
     }
     rest.load_staged(j, col, row);
   }
@@ -462,61 +462,122 @@ struct ts_tiled_inputs<W, STAGED, H, T...> {
   }
 };
 
-// Rank 2, for layouts where some inputs (bit k of STAGED: input k) are contiguous along dim 0
-// while the output is contiguous along dim 1 (`a.T + b`). A plain strided walk reads such an
-// input 32 rows apart per warp; here each block takes TS_TILE x TS_TILE tiles (grid-stride),
-// copies the staged inputs' tiles into shared memory with the warp walking dim 0 (coalesced
-// for them), then computes and stores with the warp walking dim 1 (coalesced for the output
-// and the other inputs). BLOCK threads are TS_TILE columns by BLOCK / TS_TILE rows; each
-// thread does TS_TILE * TS_TILE / BLOCK elements of a tile. Every global load of a tile (the
+// The offsets of every operand at batch index b (row-major over dims 0 .. NDIMS - 3 of calc):
+// IntDivider divisions over the batch dims, dim 0 taking the last quotient. Zero for rank 2.
+template <int NDIMS, int NARGS, typename index_t, typename offset_t>
+__device__ __forceinline__ void ts_batch_offsets(
+    const OffsetCalculator<NDIMS, NARGS, index_t, offset_t>& calc, index_t b,
+    offset_t out[NARGS]) {
+#pragma unroll
+  for (int arg = 0; arg < NARGS; ++arg) {
+    out[arg] = 0;
+  }
+  if constexpr (NDIMS > 2) {
+#pragma unroll
+    for (int dim = NDIMS - 3; dim > 0; --dim) {
+      DivMod<index_t> qr = calc.sizes[dim].divmod(b);
+      b = qr.div;
+#pragma unroll
+      for (int arg = 0; arg < NARGS; ++arg) {
+        out[arg] += (offset_t)qr.mod * calc.strides[dim][arg];
+      }
+    }
+#pragma unroll
+    for (int arg = 0; arg < NARGS; ++arg) {
+      out[arg] += (offset_t)b * calc.strides[0][arg];
+    }
+  }
+}
+
+// Any rank >= 2, for layouts where some inputs (bit k of STAGED: input k) are contiguous along
+// dim NDIMS - 2 of calc ("rows", D) while the output is contiguous along dim NDIMS - 1
+// ("columns", C): a transpose, batched or not, NCHW <-> NHWC, a head split. The host orders
+// calc's dims batch first (dims 0 .. NDIMS - 3), then D, then C. A plain strided walk reads
+// such an input a row apart per lane; here the grid strides over tiles of TR rows by TC
+// columns of every batch index. Each block copies the staged inputs' tile into shared memory
+// with consecutive threads walking rows (coalesced for them), then computes and stores with
+// consecutive threads walking columns (coalesced for the output and the inputs read along C).
+// Each thread does W = TR * TC / BLOCK elements of a tile; every global load of a tile (the
 // staged inputs' and the others') is issued before the barrier, the stores after it.
-// calc carries the two sizes (as its dividers' divisors) and the strides; offsets come from
-// calc.get_at(r, c), so no division is done per element.
-template <int BLOCK, unsigned STAGED, typename index_t, typename offset_t, typename Op,
-          typename Outs, typename... In>
-__device__ __forceinline__ void ts_apply_tiled_2d(
+//
+// Preconditions (host-checked): TR and TC are powers of two with TR * TC a multiple of BLOCK;
+// the tile count (at most the element count) and the grid-stride step fit index_t without
+// wrapping; every offset r * stride + c * stride + batch offset fits offset_t (the host's
+// extent check covers the sum over all dims).
+template <int BLOCK, int TR, int TC, unsigned STAGED, int NDIMS, typename index_t,
+          typename offset_t, typename Op, typename Outs, typename... In>
+__device__ __forceinline__ void ts_apply_tiled(
     const Op& op,
-    const OffsetCalculator<2, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
+    const OffsetCalculator<NDIMS, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
     const Outs& outs, const In*... in) {
   constexpr int NOUT = Outs::COUNT;
   constexpr int NARGS = NOUT + sizeof...(In);
-  constexpr int ROWS = BLOCK / TS_TILE;
-  constexpr int W = TS_TILE / ROWS;
-  static_assert(BLOCK % TS_TILE == 0 && TS_TILE % ROWS == 0, "block must tile evenly");
-  typedef ts_tiled_inputs<W, STAGED, In...> inputs_t;
+  constexpr int W = TR * TC / BLOCK;
+  static_assert(NDIMS >= 2, "a tile spans two dims");
+  static_assert(W >= 1 && W * BLOCK == TR * TC, "the block must cover a tile evenly");
+  static_assert((TR & (TR - 1)) == 0 && (TC & (TC - 1)) == 0, "tile edges are powers of 2");
+  typedef ts_tiled_inputs<W, TR, TC, STAGED, In...> inputs_t;
   __shared__ __align__(16) char smem[inputs_t::SMEM_BYTES > 0 ? inputs_t::SMEM_BYTES : 16];
   inputs_t ins(smem, in...);
 
-  const index_t rows = calc.sizes[0].divisor;
-  const index_t cols = calc.sizes[1].divisor;
-  const index_t tiles_c = (cols + TS_TILE - 1) / TS_TILE;
-  const index_t tiles = ((rows + TS_TILE - 1) / TS_TILE) * tiles_c;
-  const int tx = threadIdx.x % TS_TILE;
-  const int ty = threadIdx.x / TS_TILE;
+  const index_t rows = calc.sizes[NDIMS - 2].divisor;
+  const index_t cols = calc.sizes[NDIMS - 1].divisor;
+  const index_t tiles_c = (cols + TC - 1) / TC;
+  const index_t tiles_rc = ((rows + TR - 1) / TR) * tiles_c;
+  index_t batches = 1;
+#pragma unroll
+  for (int dim = 0; dim < NDIMS - 2; ++dim) {
+    batches *= calc.sizes[dim].divisor;
+  }
+  const index_t tiles = batches * tiles_rc;
 
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const index_t r0 = (t / tiles_c) * TS_TILE;
-    const index_t c0 = (t % tiles_c) * TS_TILE;
+    index_t rc = t;
+    offset_t base[NARGS];
+    if constexpr (NDIMS > 2) {
+      const index_t b = t / tiles_rc;
+      rc = t - b * tiles_rc;
+      ts_batch_offsets(calc, b, base);
+    } else {
+#pragma unroll
+      for (int arg = 0; arg < NARGS; ++arg) {
+        base[arg] = 0;
+      }
+    }
+    const index_t tr = rc / tiles_c;
+    const index_t r0 = tr * TR;
+    const index_t c0 = (rc - tr * tiles_c) * TC;
     offset_t out_off[W][NOUT];
 #pragma unroll
     for (int k = 0; k < W; ++k) {
-      // Staged inputs: lanes walk rows (dim 0), their contiguous dim.
+      const int e = (int)threadIdx.x + k * BLOCK;
+      // Staged inputs: consecutive threads walk rows (D), their contiguous dim.
       if constexpr (STAGED != 0) {
-        const index_t r = r0 + tx;
-        const index_t c = c0 + ty + k * ROWS;
+        const int sr = e % TR;
+        const int sc = e / TR;
+        const index_t r = r0 + sr;
+        const index_t c = c0 + sc;
         if (r < rows && c < cols) {
           offset_t off[NARGS];
-          calc.get_at(r, c, off);
-          ins.stage(ty + k * ROWS, tx, off + NOUT);
+#pragma unroll
+          for (int arg = 0; arg < NARGS; ++arg) {
+            off[arg] = base[arg] + (offset_t)r * calc.strides[NDIMS - 2][arg] +
+                       (offset_t)c * calc.strides[NDIMS - 1][arg];
+          }
+          ins.stage(sc, sr, off + NOUT);
         }
       }
-      // The output and the other inputs: lanes walk columns (dim 1), the output's
+      // The output and the other inputs: consecutive threads walk columns (C), the output's
       // contiguous dim.
-      const index_t r = r0 + ty + k * ROWS;
-      const index_t c = c0 + tx;
+      const index_t r = r0 + e / TC;
+      const index_t c = c0 + e % TC;
       if (r < rows && c < cols) {
         offset_t off[NARGS];
-        calc.get_at(r, c, off);
+#pragma unroll
+        for (int arg = 0; arg < NARGS; ++arg) {
+          off[arg] = base[arg] + (offset_t)r * calc.strides[NDIMS - 2][arg] +
+                     (offset_t)c * calc.strides[NDIMS - 1][arg];
+        }
 #pragma unroll
         for (int o = 0; o < NOUT; ++o) {
           out_off[k][o] = off[o];
@@ -529,10 +590,11 @@ __device__ __forceinline__ void ts_apply_tiled_2d(
     }
 #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const index_t r = r0 + ty + k * ROWS;
-      const index_t c = c0 + tx;
+      const int e = (int)threadIdx.x + k * BLOCK;
+      const index_t r = r0 + e / TC;
+      const index_t c = c0 + e % TC;
       if (r < rows && c < cols) {
-        ins.load_staged(k, tx, ty + k * ROWS);
+        ins.load_staged(k, e % TC, e / TC);
         outs.store_at(out_off[k], ins.call(op, k));
       }
     }

@@ -9,11 +9,20 @@ side of 1024-element adds: N back-to-back calls, microseconds per call.
 
     python3 scripts/bench_torch.py [--json torch.json] [--compare ours.json]
 
+    python3 scripts/bench_torch.py --permute [--json torch_perm.json] [--compare perm.json]
+
+--permute runs the permute cases of `gpu_pointwise_bench --permute` instead (the same
+shapes and the same seeded permutations, identity left out): torch.exp(x.permute(p), out=o)
+and torch.add(x.permute(p), y, out=o) into a contiguous o, f32 for ranks 3 to 6, f16 and u8
+(add only) for rank 4; with --compare, ours/torch bandwidth per case, its min and median,
+the worst cases, and each side's fraction of its own measured copy bandwidth.
+
 With --compare, also prints ours/torch per case (time ratio: below 1 means ours is faster;
 and bandwidth ratio: above 1 means ours is faster), from the JSON the Rust example wrote.
 """
 
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -108,6 +117,120 @@ def small_op_us(calls):
     return host / calls * 1e6
 
 
+PERMUTE_SHAPES = [
+    (256, 512, 512),
+    (32, 64, 128, 256),
+    (16, 16, 32, 64, 128),
+    (8, 16, 16, 16, 32, 64),
+]
+MASK64 = (1 << 64) - 1
+
+
+def random_perms(rank, count, seed):
+    """The Rust example's random_perms: Fisher-Yates over a xorshift64, no identity, distinct."""
+    state = seed
+    out = []
+    while len(out) < count:
+        p = list(range(rank))
+        for i in range(rank - 1, 0, -1):
+            state ^= (state << 13) & MASK64
+            state ^= state >> 7
+            state ^= (state << 17) & MASK64
+            j = state % (i + 1)
+            p[i], p[j] = p[j], p[i]
+        if p != list(range(rank)) and p not in out:
+            out.append(p)
+    return out
+
+
+def permutes_of(shape):
+    rank = len(shape)
+    if rank <= 4:
+        return [list(p) for p in itertools.permutations(range(rank)) if list(p) != list(range(rank))]
+    return random_perms(rank, 10, 0x9E3779B97F4A7C15 ^ rank)
+
+
+def run_permute(args):
+    f32, f16, u8 = torch.float32, torch.float16, torch.uint8
+    n = 1 << 26
+    a = rand((n,), f32)
+    o = torch.empty_like(a)
+    copy_ms = time_ms(lambda: o.copy_(a), args.repeats)
+    copy_gbps = 8 * n / (copy_ms * 1e-3) / 1e9
+    del a, o
+    rows = []
+    names = {f32: "f32", f16: "f16", u8: "u8"}
+    plan = [(s, f32, True) for s in PERMUTE_SHAPES] + [(PERMUTE_SHAPES[1], f16, True), (PERMUTE_SHAPES[1], u8, False)]
+    for shape, dtype, with_exp in plan:
+        size = torch.tensor([], dtype=dtype).element_size()
+        if dtype == u8:
+            x = torch.randint(0, 2, shape, device="cuda", dtype=u8)
+            y = torch.randint(0, 2, (n,), device="cuda", dtype=u8)
+        else:
+            x = rand(shape, dtype)
+            y = rand((n,), dtype)
+        out = torch.empty((n,), device="cuda", dtype=dtype)
+        for perm in permutes_of(shape):
+            xv = x.permute(*perm)
+            o = out.view(xv.shape)
+            yv = y.view(xv.shape)
+            key_shape = "x".join(map(str, shape))
+            key_perm = "[" + ",".join(map(str, perm)) + "]"
+            if with_exp:
+                ms = time_ms(lambda: torch.exp(xv, out=o), args.repeats)
+                rows.append(dict(op="exp", dtype=names[dtype], shape=key_shape, perm=key_perm, ms=ms,
+                                 gbps=2 * n * size / (ms * 1e-3) / 1e9))
+            ms = time_ms(lambda: torch.add(xv, yv, out=o), args.repeats)
+            rows.append(dict(op="add", dtype=names[dtype], shape=key_shape, perm=key_perm, ms=ms,
+                             gbps=3 * n * size / (ms * 1e-3) / 1e9))
+        del x, y, out
+        torch.cuda.empty_cache()
+    for r in rows:
+        r["of_copy"] = r["gbps"] / copy_gbps
+    print(f"PyTorch {torch.__version__} permutes on {torch.cuda.get_device_name()}: "
+          f"device-to-device copy {copy_gbps:.0f} GB/s (2^26 f32)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                           copy_gbps=copy_gbps, rows=rows), f, indent=1)
+    if not args.compare:
+        print(f"{'op':<4} {'dtype':<5} {'shape':<16} {'perm':<15} {'ms':>8} {'GB/s':>7} {'of copy':>7}")
+        for r in rows:
+            print(f"{r['op']:<4} {r['dtype']:<5} {r['shape']:<16} {r['perm']:<15} {r['ms']:>8.3f} "
+                  f"{r['gbps']:>7.0f} {r['of_copy']:>7.2f}")
+        return
+    with open(args.compare) as f:
+        theirs = json.load(f)
+    ours = {(r["op"], r["dtype"], r["shape"], r["perm"]): r for r in theirs["rows"]}
+    print(f"ours: copy {theirs['copy_gbps']:.0f} GB/s on {theirs['device']}")
+    print(f"{'op':<4} {'dtype':<5} {'shape':<16} {'perm':<15} {'ours form':<28} {'ours GB/s':>9} "
+          f"{'of copy':>7} {'torch GB/s':>10} {'of copy':>7} {'ratio':>6}")
+    ratios = []
+    for r in rows:
+        k = (r["op"], r["dtype"], r["shape"], r["perm"])
+        o = ours.get(k)
+        if o is None:
+            print(f"{' '.join(k)}: missing from {args.compare}")
+            continue
+        ratio = o["gbps"] / r["gbps"]
+        ratios.append((ratio, k, o["of_copy"]))
+        print(f"{r['op']:<4} {r['dtype']:<5} {r['shape']:<16} {r['perm']:<15} {o['form']:<28} "
+              f"{o['gbps']:>9.0f} {o['of_copy']:>7.2f} {r['gbps']:>10.0f} {r['of_copy']:>7.2f} {ratio:>6.2f}")
+    if ratios:
+        rs = sorted(x[0] for x in ratios)
+        print(f"\n{len(rs)} cases: ours/torch min {rs[0]:.2f}, median {statistics.median(rs):.2f}, "
+              f"max {rs[-1]:.2f}; cases below 1.0x: {sum(1 for x in rs if x < 1.0)}")
+        oc = sorted(x[2] for x in ratios)
+        print(f"ours of copy: min {oc[0]:.2f}, median {statistics.median(oc):.2f}; "
+              f"cases below 0.60: {sum(1 for x in oc if x < 0.6)}")
+        print("worst ratios:")
+        for ratio, k, of_copy in sorted(ratios)[:6]:
+            print(f"  {' '.join(k)}: {ratio:.2f}x torch, {of_copy:.2f} of copy")
+        print("lowest of copy:")
+        for ratio, k, of_copy in sorted(ratios, key=lambda x: x[2])[:6]:
+            print(f"  {' '.join(k)}: {of_copy:.2f} of copy, {ratio:.2f}x torch")
+
+
 def key(row):
     return f"{row['case']} | {row['dtype']} | {row['layout']}"
 
@@ -130,7 +253,11 @@ def main():
     p.add_argument("--compare", help="JSON written by examples/gpu_pointwise_bench.rs")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--small-calls", type=int, default=20000)
+    p.add_argument("--permute", action="store_true", help="the permute cases instead")
     args = p.parse_args()
+    if args.permute:
+        run_permute(args)
+        return
 
     rows = []
     copy_gbps = None

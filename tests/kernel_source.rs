@@ -21,7 +21,7 @@ use typestate_tensor::element::DType;
 use typestate_tensor::gpu::compile::nvrtc::{self, compile};
 use typestate_tensor::gpu::compile::Target;
 use typestate_tensor::gpu::pointwise::kernel_cache::OPTIONS;
-use typestate_tensor::gpu::pointwise::plan::{VectorLaunch, VectorShape};
+use typestate_tensor::gpu::pointwise::plan::{tile_shape, TileShape, VectorLaunch, VectorShape};
 use typestate_tensor::gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
 use typestate_tensor::gpu::pointwise::{Form, IndexWidth};
 use typestate_tensor::ops::cast::cast_name;
@@ -192,7 +192,38 @@ fn every_form(inst: &Instance) -> Vec<Form> {
         vec,
         bcast: rank % (1 << n),
     }));
-    forms.extend((1..(1u8 << n)).map(|staged| Form::Tiled2d { staged }));
+    forms.extend(tiled_forms(inst));
+    forms
+}
+
+/// The tiled forms of `inst`: rank 2 with every staged mask in the nominal tile, and ranks 3
+/// to 8 with the tile shapes ragged or small dims pick (tall, wide, square, the smallest, and
+/// the largest the kernel takes), each staging one input.
+fn tiled_forms(inst: &Instance) -> Vec<Form> {
+    let n = inst.n_inputs as u32;
+    let nominal = tile_shape(1 << 12, 1 << 12);
+    let mut forms: Vec<Form> = (1..(1u8 << n))
+        .map(|staged| Form::Tiled {
+            rank: 2,
+            dim: 0,
+            staged,
+            tile: nominal,
+        })
+        .collect();
+    let shapes = [
+        TileShape { rows: 128, cols: 8 },
+        TileShape { rows: 8, cols: 128 },
+        TileShape { rows: 16, cols: 16 },
+        tile_shape(20, 20),
+        nominal,
+        TileShape { rows: 64, cols: 64 },
+    ];
+    forms.extend((3..=8u8).zip(shapes).map(|(rank, tile)| Form::Tiled {
+        rank,
+        dim: rank % (rank - 1),
+        staged: 1 << (rank % n as u8),
+        tile,
+    }));
     forms
 }
 
@@ -357,7 +388,7 @@ fn conversions_assemble_for_sm_90() {
         .flat_map(|inst| {
             [
                 inst.spec(Form::Contiguous { vec: max_vec(inst) }, IndexWidth::Bits32),
-                inst.spec(Form::Tiled2d { staged: 1 }, IndexWidth::Bits64),
+                inst.spec(tiled_forms(inst)[0], IndexWidth::Bits64),
             ]
         })
         .collect();
@@ -441,7 +472,18 @@ fn fused_sources_compile_in_every_form() {
                 vec: 2,
                 bcast: 1,
             },
-            Form::Tiled2d { staged: 1 },
+            Form::Tiled {
+                rank: 2,
+                dim: 0,
+                staged: 1,
+                tile: TileShape { rows: 32, cols: 32 },
+            },
+            Form::Tiled {
+                rank: 5,
+                dim: 1,
+                staged: 1,
+                tile: TileShape { rows: 64, cols: 64 },
+            },
         ];
         assert!(n <= 12);
         for form in forms {

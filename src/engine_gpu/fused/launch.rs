@@ -212,7 +212,7 @@ fn kernel(
     let source = spec.source(&body);
     let vector_width = match spec.form {
         Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
-        Form::Strided { .. } | Form::Tiled2d { .. } => 1,
+        Form::Strided { .. } | Form::Tiled { .. } => 1,
     };
     let key = KernelKey {
         op: "fused".into(),

@@ -150,7 +150,7 @@ pub fn kernel_key(
 ) -> KernelKey {
     let vector_width = match spec.form {
         Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
-        Form::Strided { .. } | Form::Tiled2d { .. } => 1,
+        Form::Strided { .. } | Form::Tiled { .. } => 1,
     };
     KernelKey {
         op: spec.op.into(),

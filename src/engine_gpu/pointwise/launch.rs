@@ -546,8 +546,12 @@ pub(crate) fn pack_args<'s, const N: usize>(
     }
     match p.form {
         Form::Contiguous { .. } => {}
-        Form::Strided { .. } | Form::Tiled2d { .. } => {
+        Form::Strided { .. } => {
             args.push(&calc_bytes(p.index, &layout.shape, &layout.strides)?);
+        }
+        Form::Tiled { dim, .. } => {
+            let (shape, strides) = tiled_order(layout, usize::from(dim));
+            args.push(&calc_bytes(p.index, &shape, &strides)?);
         }
         Form::StridedVec { vec, .. } => {
             // The same walk over vectors: the innermost size divided by `vec`, and each
@@ -567,6 +571,25 @@ pub(crate) fn pack_args<'s, const N: usize>(
         }
     }
     Ok(args)
+}
+
+/// The dims of `layout` in the tiled form's order: the batch dims (every dim but `dim` and the
+/// last, in collapsed order), then `dim` (the staged inputs' contiguous dim, the tile's rows),
+/// then the last dim (the output's contiguous dim, the tile's columns). Reordering dims of an
+/// offset calculator changes no offset, only which linear index reaches it; the kernel walks
+/// the batch, rows and columns itself.
+fn tiled_order<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    dim: usize,
+) -> (Vec<usize>, [Vec<isize>; N]) {
+    let last = layout.rank().saturating_sub(1);
+    let order: Vec<usize> = (0..layout.rank())
+        .filter(|&d| d != dim && d != last)
+        .chain([dim, last])
+        .collect();
+    let shape = order.iter().map(|&d| layout.shape[d]).collect();
+    let strides = std::array::from_fn(|k| order.iter().map(|&d| layout.strides[k][d]).collect());
+    (shape, strides)
 }
 
 /// The byte image of the `OffsetCalculator` over `shape` and `strides` at index width `index`.

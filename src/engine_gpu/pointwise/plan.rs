@@ -7,9 +7,12 @@
 //! - **Form**, first that applies:
 //!   1. [`Form::Contiguous`]: the collapsed layout is one dense run in every operand; no index
 //!      math.
-//!   2. [`Form::Tiled2d`]: rank 2, the output contiguous along dim 1, and some input
-//!      contiguous along dim 0 instead (`a.T + b`), both dims at least one tile: those inputs
-//!      go through shared-memory tiles so that every global access is coalesced.
+//!   2. [`Form::Tiled`]: the output contiguous along its innermost collapsed dim `C` while
+//!      some input is contiguous along another dim `D` instead (`a.T + b`, a batched
+//!      transpose, NCHW to NHWC, an attention head split), of any rank: those inputs go
+//!      through shared-memory tiles over `(D, C)`, the other dims are a batch walked by the
+//!      offset calculator, so every global access is coalesced ([`tiled_plan`] has the rule
+//!      for several inputs and [`tile_shape`] the tile).
 //!   3. [`Form::StridedVec`]: every operand reads the innermost dim contiguously or
 //!      broadcasts it (a row broadcast `a + b[None, :]`): strided over vectors of the
 //!      innermost dim.
@@ -39,8 +42,45 @@ pub const SCALAR_WORK: u32 = 4;
 pub const VECTOR_WORK: u32 = 2;
 /// Bytes of the widest operand moved by one vector load or store.
 pub const VECTOR_BYTES: usize = 16;
-/// Edge of the tiled form's square tiles (`TS_TILE` in `kernels/apply.cuh`).
-pub const TILE: u32 = 32;
+/// Smallest edge of a tile of [`Form::Tiled`], and the smallest size of its two dims: below
+/// 8 elements the plain strided walk already reads whole sectors of the short dim.
+pub const MIN_TILE_EDGE: usize = 8;
+/// Largest edge of a tile of [`Form::Tiled`].
+pub const MAX_TILE_EDGE: usize = 128;
+/// Shared memory the staged tiles of one block of [`Form::Tiled`] may take: 8 blocks of 256
+/// threads (a full H100 multiprocessor) then fit in its 228 KiB, and the total stays under the
+/// 48 KiB static limit. Inputs past the budget are read unstaged (strided).
+pub const TILED_SMEM_BUDGET: usize = 24 * 1024;
+
+/// The tile of [`Form::Tiled`]: `rows` elements along the staged inputs' contiguous dim `D` by
+/// `cols` along the output's contiguous dim `C` (template arguments `TR`, `TC` of
+/// `ts_apply_tiled` in `kernels/apply.cuh`).
+///
+/// Invariants (upheld by [`tile_shape`]): both are powers of two from [`MIN_TILE_EDGE`] to
+/// [`MAX_TILE_EDGE`], and `rows * cols` is a multiple of [`BLOCK`] of at most `16 * BLOCK`,
+/// so each thread handles `rows * cols / BLOCK` (1 to 16) elements of a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TileShape {
+    /// Elements along the staged inputs' contiguous dim.
+    pub rows: u8,
+    /// Elements along the output's contiguous dim.
+    pub cols: u8,
+}
+
+impl TileShape {
+    /// Elements of one tile.
+    pub fn area(self) -> usize {
+        usize::from(self.rows) * usize::from(self.cols)
+    }
+
+    /// Shared-memory bytes of one staged input's tile of `elem`-byte elements: `cols` columns
+    /// of `rows + 1` elements (the padding element keeps a warp reading across columns on
+    /// distinct banks), rounded up to 16 bytes so the next tile stays aligned (`TILE_BYTES`
+    /// in `kernels/apply.cuh`).
+    pub fn smem_bytes(self, elem: usize) -> usize {
+        (usize::from(self.cols) * (usize::from(self.rows) + 1) * elem).div_ceil(16) * 16
+    }
+}
 
 /// The compiled shape of the contiguous vector form ([`Form::Contiguous`] with `vec > 1`):
 /// vectors per thread per grid-stride step and threads per block (template arguments and
@@ -223,11 +263,19 @@ pub enum Form {
         /// Bit `k` set: input `k` is broadcast along the innermost dim.
         bcast: u8,
     },
-    /// Rank 2 in shared-memory tiles; bit `k` of `staged` set: input `k` is contiguous along
-    /// dim 0 and goes through a tile.
-    Tiled2d {
-        /// Bit `k` set: input `k` is staged.
+    /// Shared-memory tiles over two dims, the others a batch: the output is contiguous along
+    /// the last collapsed dim `C = rank - 1`, and the inputs of `staged` along `dim` instead.
+    /// The kernel's `OffsetCalculator` has `rank` dims ordered batch dims (in collapsed
+    /// order), then `dim`, then `C`. Rank 2 (`a.T + b`) is `rank: 2, dim: 0`.
+    Tiled {
+        /// The collapsed rank (2 to [`crate::offset_calculator::MAX_DIMS`]).
+        rank: u8,
+        /// The staged inputs' contiguous dim, in collapsed order (below `rank - 1`).
+        dim: u8,
+        /// Bit `k` set: input `k` goes through a tile.
         staged: u8,
+        /// The tile.
+        tile: TileShape,
     },
 }
 
@@ -237,7 +285,8 @@ impl Form {
         match self {
             Form::Contiguous { vec } if vec > 1 => VECTOR_WORK,
             Form::StridedVec { .. } => VECTOR_WORK,
-            Form::Tiled2d { .. } => TILE * TILE / BLOCK,
+            // At most 16 * BLOCK (TileShape's invariant), so this fits.
+            Form::Tiled { tile, .. } => (tile.area() / BLOCK as usize) as u32,
             _ => SCALAR_WORK,
         }
     }
@@ -247,7 +296,7 @@ impl Form {
     pub fn elements_per_unit(self) -> usize {
         match self {
             Form::Contiguous { vec } | Form::StridedVec { vec, .. } => usize::from(vec),
-            Form::Strided { .. } | Form::Tiled2d { .. } => 1,
+            Form::Strided { .. } | Form::Tiled { .. } => 1,
         }
     }
 
@@ -256,8 +305,9 @@ impl Form {
     pub fn rank(self) -> usize {
         match self {
             Form::Contiguous { .. } => 1,
-            Form::Strided { rank } | Form::StridedVec { rank, .. } => usize::from(rank),
-            Form::Tiled2d { .. } => 2,
+            Form::Strided { rank } | Form::StridedVec { rank, .. } | Form::Tiled { rank, .. } => {
+                usize::from(rank)
+            }
         }
     }
 }
@@ -296,7 +346,16 @@ impl fmt::Display for Form {
             Form::Contiguous { vec } => write!(f, "vec{vec}"),
             Form::Strided { rank } => write!(f, "strided{rank}"),
             Form::StridedVec { rank, vec, bcast } => write!(f, "strided{rank}_vec{vec}_b{bcast}"),
-            Form::Tiled2d { staged } => write!(f, "tiled2d_s{staged}"),
+            Form::Tiled {
+                rank,
+                dim,
+                staged,
+                tile,
+            } => write!(
+                f,
+                "tiled{rank}_d{dim}_s{staged}_t{}x{}",
+                tile.rows, tile.cols
+            ),
         }
     }
 }
@@ -311,10 +370,10 @@ pub struct Plan {
 }
 
 /// [`plan`], then the rank check every launch goes through: a form that indexes through an
-/// `OffsetCalculator` ([`Form::Strided`], [`Form::StridedVec`]) can take at most
-/// [`crate::offset_calculator::MAX_DIMS`] (25) collapsed dims, while a [`crate::layout::Layout`]
-/// may have up to [`crate::layout::MAX_DIMS`] (32). The contiguous and tiled forms have no
-/// such limit.
+/// `OffsetCalculator` ([`Form::Strided`], [`Form::StridedVec`], [`Form::Tiled`]) can take at
+/// most [`crate::offset_calculator::MAX_DIMS`] (25) collapsed dims, while a
+/// [`crate::layout::Layout`] may have up to [`crate::layout::MAX_DIMS`] (32). The contiguous
+/// form has no such limit (and the planner never picks the tiled form above it).
 ///
 /// # Errors
 /// [`LayoutError::GpuRankTooLarge`], naming `op` and saying what to do (make the operands
@@ -342,7 +401,7 @@ pub fn plan_checked_outputs<const N: usize>(
     n_out: usize,
 ) -> Result<Plan, LayoutError> {
     let p = plan_outputs(layout, sizes, addrs, n_out);
-    let needs_calculator = matches!(p.form, Form::Strided { .. } | Form::StridedVec { .. });
+    let needs_calculator = !matches!(p.form, Form::Contiguous { .. });
     if needs_calculator && layout.rank() > CALC_MAX_DIMS {
         return Err(LayoutError::GpuRankTooLarge {
             op,
@@ -385,8 +444,13 @@ pub fn plan_outputs<const N: usize>(
         Form::Contiguous {
             vec: vector_width(numel, sizes, addrs),
         }
-    } else if let Some(staged) = tiled_inputs(layout, n_out) {
-        Form::Tiled2d { staged }
+    } else if let Some((dim, staged, tile)) = tiled_plan(layout, sizes, n_out) {
+        Form::Tiled {
+            rank,
+            dim,
+            staged,
+            tile,
+        }
     } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs, n_out) {
         Form::StridedVec { rank, vec, bcast }
     } else {
@@ -395,24 +459,123 @@ pub fn plan_outputs<const N: usize>(
     Plan { form, index }
 }
 
-/// For the tiled form: the mask of inputs contiguous along dim 0 but not dim 1, when the
-/// layout has rank 2, the output is contiguous along dim 1, both dims span at least a tile,
-/// and the mask is not empty.
-fn tiled_inputs<const N: usize>(layout: &CollapsedLayout<N>, n_out: usize) -> Option<u8> {
-    let tile = TILE as usize;
-    if layout.rank() != 2 || layout.shape.iter().any(|&n| n < tile) {
+/// For the tiled form: `(dim, staged, tile)`, or `None` when tiles do not apply.
+///
+/// The rule, over the collapsed layout (operands `0..n_out` the outputs, written in output 0's
+/// order; only inputs are staged):
+/// 1. Output 0 has stride 1 along the last dim `C` (the collapse puts its fastest dim last),
+///    and the rank is 2 to the offset calculator's maximum.
+/// 2. A *candidate* is an input among the first 8 (the mask is a `u8`) that neither reads
+///    `C` contiguously nor broadcasts it (`|stride| > 1` along `C`) and has a dim `D != C`
+///    of stride +-1 (flips included): its own fastest dim. An input reading `C` with stride
+///    +-1 or 0 is coalesced (or one address per warp) already.
+/// 3. The tile's `D` is the dim shared by the most candidates (ties: the one of the
+///    lowest-numbered input); candidates with another fastest dim stay unstaged (read
+///    strided), as every non-candidate does. A block tiles two dims only, and the most
+///    common one moves the most bytes through tiles.
+/// 4. `D` and `C` both have at least [`MIN_TILE_EDGE`] elements.
+/// 5. The tile is [`tile_shape`] of the two sizes.
+/// 6. Staged inputs are taken in order while their tiles fit [`TILED_SMEM_BUDGET`].
+pub fn tiled_plan<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    n_out: usize,
+) -> Option<(u8, u8, TileShape)> {
+    let rank = layout.rank();
+    if !(2..=CALC_MAX_DIMS).contains(&rank) || n_out == 0 || n_out >= N {
         return None;
     }
-    if layout.strides[0][1].unsigned_abs() != 1 {
+    let c = rank - 1;
+    if layout.strides[0][c] != 1 {
         return None;
     }
-    let staged = (n_out..N)
-        .filter(|&k| {
-            let s = &layout.strides[k];
-            s[0].unsigned_abs() == 1 && s[1].unsigned_abs() > 1
-        })
-        .fold(0u8, |mask, k| mask | (1 << (k - n_out)));
-    (staged != 0).then_some(staged)
+    let fastest = |k: usize| -> Option<usize> {
+        let s = &layout.strides[k];
+        if s[c].unsigned_abs() <= 1 {
+            return None;
+        }
+        (0..c).find(|&d| s[d].unsigned_abs() == 1)
+    };
+    let inputs = n_out..N.min(n_out + 8);
+    let mut best: Option<(usize, usize)> = None; // (dim, count)
+    for k in inputs.clone() {
+        let Some(d) = fastest(k) else { continue };
+        let count = inputs.clone().filter(|&j| fastest(j) == Some(d)).count();
+        if best.is_none_or(|(_, n)| count > n) {
+            best = Some((d, count));
+        }
+    }
+    let (d, _) = best?;
+    if layout.shape[d] < MIN_TILE_EDGE || layout.shape[c] < MIN_TILE_EDGE {
+        return None;
+    }
+    let tile = tile_shape(layout.shape[d], layout.shape[c]);
+    let mut used = 0usize;
+    let mut staged = 0u8;
+    for k in inputs.filter(|&k| fastest(k) == Some(d)) {
+        let bytes = tile.smem_bytes(sizes[k]);
+        if used + bytes <= TILED_SMEM_BUDGET {
+            used += bytes;
+            staged |= 1 << (k - n_out);
+        }
+    }
+    // d < c <= CALC_MAX_DIMS, so it fits.
+    (staged != 0).then_some((d as u8, staged, tile))
+}
+
+/// The tile for dims of `rows` (the staged inputs' contiguous dim) by `cols` (the output's)
+/// elements.
+///
+/// The nominal tile, for large dims, is 32 x 32 whatever the element size: 4 elements per
+/// thread, and a warp's access covers 32 contiguous elements along either dim (256, 128, 64
+/// or 32 bytes for 8-, 4-, 2- and 1-byte elements: whole 32-byte sectors in every case). Wider
+/// tiles for 1- and 2-byte elements (64 x 64 and 128 x 32, 16 elements per thread, so that a
+/// tile row spans 64 to 128 bytes) were measured first and ran at 0.13 to 0.38 of the copy
+/// bandwidth on an H100, against 0.50 to 0.63 (f16) and 0.28 to 0.39 (u8) at 32 x 32, and
+/// 0.73 to 0.95 for f32 (docs/PERFORMANCE.md): this
+/// kernel moves one element per thread per access, so a larger tile only adds registers per
+/// thread, fewer resident blocks, and less overlap of one block's loads with another's stores
+/// across the barrier. The element size enters the plan through the shared-memory budget
+/// ([`TileShape::smem_bytes`]) only.
+///
+/// Small or ragged dims get a narrower edge: among powers of two from [`MIN_TILE_EDGE`] to
+/// [`MAX_TILE_EDGE`] with an area from [`BLOCK`] to the nominal one, the tile with the least
+/// padding (the fraction of the tiles' elements inside the tensor, in eighths) wins, then the
+/// larger area, then the squarer, then the taller. So `20 x 20` takes `32 x 8` (20 of every
+/// 24 columns used) rather than `32 x 32` (20 of 32 along both).
+pub fn tile_shape(rows: usize, cols: usize) -> TileShape {
+    let max_area = 1024;
+    let edges =
+        || (MIN_TILE_EDGE.trailing_zeros()..=MAX_TILE_EDGE.trailing_zeros()).map(|p| 1usize << p);
+    // (elements, elements padded to whole tiles) along one dim.
+    let padded = |n: usize, t: usize| (n.max(1), n.max(1).div_ceil(t) * t);
+    let mut best: Option<((usize, usize, usize, usize), TileShape)> = None;
+    for tr in edges() {
+        for tc in edges() {
+            let area = tr * tc;
+            if area < BLOCK as usize || area > max_area {
+                continue;
+            }
+            let (nr, pr) = padded(rows, tr);
+            let (nc, pc) = padded(cols, tc);
+            // The used fraction in eighths (0 to 8); u128 keeps the products exact.
+            let eighths = (8 * nr as u128 * nc as u128 / (pr as u128 * pc as u128)) as usize;
+            let skew = tr.max(tc) / tr.min(tc);
+            // Larger is better in every place: fewer skew is better, so invert it.
+            let key = (eighths, area, MAX_TILE_EDGE / skew, tr);
+            if best.is_none_or(|(k, _)| key > k) {
+                // Edges are at most MAX_TILE_EDGE = 128, so they fit.
+                best = Some((
+                    key,
+                    TileShape {
+                        rows: tr as u8,
+                        cols: tc as u8,
+                    },
+                ));
+            }
+        }
+    }
+    best.map_or(TileShape { rows: 32, cols: 32 }, |(_, t)| t)
 }
 
 /// For the inner-vectorised strided form: `(vec, bcast)` when every operand has innermost
@@ -625,26 +788,226 @@ mod tests {
         assert_eq!(vector_width(2 * 256 - 1, [4, 4], [0, 0]), 1);
     }
 
+    const T32: TileShape = TileShape { rows: 32, cols: 32 };
+
+    fn tiled(rank: u8, dim: u8, staged: u8, tile: TileShape) -> Form {
+        Form::Tiled {
+            rank,
+            dim,
+            staged,
+            tile,
+        }
+    }
+
     #[test]
     fn transposed_inputs_plan_tiles() {
         let out = Layout::contiguous(&[64, 48]).unwrap();
         let at = Layout::contiguous(&[48, 64]).unwrap().t();
         let b = Layout::contiguous(&[64, 48]).unwrap();
+        // 64 x 48: 32 x 32 pads 48 to 64 (6/8 used), 64 x 16 pads nothing.
+        let t = TileShape { rows: 64, cols: 16 };
         let p = plan(&collapse([&out, &at, &b]), [4; 3], [0; 3]);
-        assert_eq!(p.form, Form::Tiled2d { staged: 0b01 });
+        assert_eq!(p.form, tiled(2, 0, 0b01, t));
         let p = plan(&collapse([&out, &b, &at]), [4; 3], [0; 3]);
-        assert_eq!(p.form, Form::Tiled2d { staged: 0b10 });
+        assert_eq!(p.form, tiled(2, 0, 0b10, t));
         let p = plan(&collapse([&out, &at, &at]), [2; 3], [0; 3]);
-        assert_eq!(p.form, Form::Tiled2d { staged: 0b11 });
+        assert_eq!(p.form, tiled(2, 0, 0b11, t));
         // Flipped along its contiguous dim: still staged.
         let atf = at.flip(0).unwrap();
         let p = plan(&collapse([&out, &atf, &b]), [4; 3], [0; 3]);
-        assert_eq!(p.form, Form::Tiled2d { staged: 0b01 });
-        // Smaller than a tile: plain strided.
-        let small = Layout::contiguous(&[64, 16]).unwrap();
-        let small_t = Layout::contiguous(&[16, 64]).unwrap().t();
+        assert_eq!(p.form, tiled(2, 0, 0b01, t));
+        // A dim below the smallest tile edge: plain strided.
+        let small = Layout::contiguous(&[64, 4]).unwrap();
+        let small_t = Layout::contiguous(&[4, 64]).unwrap().t();
         let p = plan(&collapse([&small, &small_t]), [4; 2], [0; 2]);
         assert_eq!(p.form, Form::Strided { rank: 2 });
+        // A broadcast input is never staged: it reads one element per column.
+        let col = Layout::contiguous(&[64, 1])
+            .unwrap()
+            .broadcast_to(&[64, 48])
+            .unwrap();
+        let p = plan(&collapse([&out, &col, &at]), [4; 3], [0; 3]);
+        assert_eq!(p.form, tiled(2, 0, 0b10, t));
+    }
+
+    /// `out = f(x.permute(perm))` for a contiguous `x` of `shape` (the permuted shape is the
+    /// output's), collapsed.
+    fn permuted(shape: &[usize], perm: &[usize]) -> CollapsedLayout<2> {
+        let x = Layout::contiguous(shape).unwrap().permute(perm).unwrap();
+        let out = Layout::contiguous(x.shape()).unwrap();
+        collapse([&out, &x])
+    }
+
+    #[test]
+    fn permutes_of_every_rank_plan_tiles_over_the_moved_inner_dim() {
+        // Rank 3, batched transpose: x[b, m, n] -> out[b, n, m]. Dims (b, n, m); the input is
+        // contiguous along n (collapsed dim 1).
+        let c = permuted(&[8, 64, 96], &[0, 2, 1]);
+        assert_eq!(c.shape, [8, 96, 64]);
+        assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(3, 1, 1, T32));
+        // NCHW -> NHWC: (N, C, H, W) -> (N, H, W, C); H and W merge; the input's fastest
+        // dim (HW) is collapsed dim 1, the output's (C) dim 2.
+        let c = permuted(&[4, 64, 32, 32], &[0, 2, 3, 1]);
+        assert_eq!(c.shape, [4, 1024, 64]);
+        assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(3, 1, 1, T32));
+        // NHWC -> NCHW.
+        let c = permuted(&[4, 32, 32, 64], &[0, 3, 1, 2]);
+        assert_eq!(c.shape, [4, 64, 1024]);
+        assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(3, 1, 1, T32));
+        // Attention head split to keys transposed: [B, S, H, D] -> [B, H, D, S]; H and D
+        // merge (the input's fastest dim), S is the output's.
+        let c = permuted(&[2, 128, 8, 64], &[0, 2, 3, 1]);
+        assert_eq!(c.shape, [2, 512, 128]);
+        assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled(3, 1, 1, T32));
+        // Rank 4 after the collapse: [A, B, C, D] -> [B, A, D, C].
+        let c = permuted(&[16, 8, 32, 64], &[1, 0, 3, 2]);
+        assert_eq!(c.shape, [8, 16, 64, 32]);
+        assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled(4, 2, 1, T32));
+        // A full reversal of rank 2 to 8: the input's fastest dim is the output's slowest.
+        for rank in 2..=8usize {
+            let shape: Vec<usize> = (0..rank)
+                .map(|d| {
+                    if d == 0 || d == rank - 1 {
+                        16
+                    } else {
+                        [8, 4][d % 2]
+                    }
+                })
+                .collect();
+            let perm: Vec<usize> = (0..rank).rev().collect();
+            let c = permuted(&shape, &perm);
+            assert_eq!(c.rank(), rank);
+            for elem in [1, 2, 4, 8] {
+                let (rows, cols) = (16, 16);
+                // Dim 0 (size 16 in the input, last in the output) and dim rank-1.
+                let p = plan(&c, [elem, elem], [0; 2]);
+                let Form::Tiled {
+                    rank: r,
+                    dim,
+                    staged,
+                    tile,
+                } = p.form
+                else {
+                    panic!("rank {rank}, {elem} bytes: {}", p.form)
+                };
+                assert_eq!((usize::from(r), dim, staged), (rank, 0, 1), "rank {rank}");
+                assert_eq!(tile, tile_shape(c.shape[0], c.shape[rank - 1]));
+                assert_eq!(
+                    (tile.rows, tile.cols),
+                    (rows, cols),
+                    "rank {rank}, {elem} bytes"
+                );
+            }
+        }
+        // A permute that keeps the innermost dim is not tiled (inner vectors instead).
+        let c = permuted(&[8, 64, 96], &[1, 0, 2]);
+        assert!(matches!(
+            plan(&c, [4, 4], [0; 2]).form,
+            Form::StridedVec { .. }
+        ));
+    }
+
+    #[test]
+    fn tile_shape_is_32_square_for_large_dims_and_narrows_for_ragged_ones() {
+        let big = 1 << 12;
+        assert_eq!(tile_shape(big, big), T32);
+        // A warp's access along either dim is a whole number of 32-byte sectors for every
+        // element size: 32 elements of 1 to 8 bytes.
+        for elem in [1usize, 2, 4, 8] {
+            assert_eq!((usize::from(T32.rows) * elem) % 32, 0);
+        }
+        // Ragged sizes: the least padding wins.
+        assert_eq!(tile_shape(20, 20), TileShape { rows: 32, cols: 8 });
+        assert_eq!(tile_shape(1000, 1000), T32);
+        assert_eq!(tile_shape(64, 48), TileShape { rows: 64, cols: 16 });
+        assert_eq!(tile_shape(8, 1 << 20), TileShape { rows: 8, cols: 128 });
+        assert_eq!(tile_shape(1 << 20, 8), TileShape { rows: 128, cols: 8 });
+        // Every choice keeps the invariants.
+        for rows in [1, 7, 8, 9, 31, 33, 100, 1 << 20] {
+            for cols in [1, 8, 17, 64, 65, 1 << 20] {
+                let t = tile_shape(rows, cols);
+                let (r, c) = (usize::from(t.rows), usize::from(t.cols));
+                assert!(r.is_power_of_two() && c.is_power_of_two());
+                assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&r));
+                assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&c));
+                assert_eq!(t.area() % BLOCK as usize, 0);
+                assert!(t.area() <= 16 * BLOCK as usize);
+                let w = tiled(2, 0, 1, t).work_per_thread();
+                assert_eq!(w as usize * BLOCK as usize, t.area());
+            }
+        }
+    }
+
+    #[test]
+    fn several_inputs_tile_over_the_most_common_inner_dim() {
+        // Output [4, 32, 64, 128] contiguous; input a contiguous along dim 1, inputs b and c
+        // along dim 2, d contiguous like the output.
+        let shape = [4, 32, 64, 128];
+        let out = Layout::contiguous(&shape).unwrap();
+        let a = Layout::contiguous(&[4, 128, 64, 32])
+            .unwrap()
+            .permute(&[0, 3, 2, 1])
+            .unwrap();
+        let b = Layout::contiguous(&[4, 32, 128, 64])
+            .unwrap()
+            .permute(&[0, 1, 3, 2])
+            .unwrap();
+        let c = collapse([&out, &a, &b, &b]);
+        assert_eq!(c.rank(), 4);
+        assert_eq!(
+            plan_outputs(&c, [4; 4], [0; 4], 1).form,
+            tiled(4, 2, 0b110, T32)
+        );
+        // One each: the first input's dim wins.
+        let c = collapse([&out, &a, &b, &out]);
+        assert_eq!(
+            plan_outputs(&c, [4; 4], [0; 4], 1).form,
+            tiled(4, 1, 0b001, T32)
+        );
+        // Two outputs (a fused kernel): the masks number inputs after the outputs.
+        let c = collapse([&out, &out, &a, &b]);
+        assert_eq!(
+            plan_outputs(&c, [4; 4], [0; 4], 2).form,
+            tiled(4, 1, 0b01, T32)
+        );
+        // An output with no stride-1 dim (every other element): no tiles.
+        let out2 = Layout::contiguous(&[4, 32, 64, 256])
+            .unwrap()
+            .slice(3, 0, 256, 2)
+            .unwrap();
+        let c = collapse([&out2, &a]);
+        assert_eq!(plan(&c, [4; 2], [0; 2]).form, Form::Strided { rank: 4 });
+    }
+
+    #[test]
+    fn staged_tiles_stay_within_the_shared_memory_budget() {
+        // Eight f64 inputs all transposed: 64-byte tiles of 32 x 33 doubles are 8448 bytes,
+        // so two fit the 24 KiB budget and the rest read strided.
+        let out = Layout::contiguous(&[256, 256]).unwrap();
+        let at = Layout::contiguous(&[256, 256]).unwrap().t();
+        let ls = [&out, &at, &at, &at, &at, &at, &at, &at, &at];
+        let c = collapse(ls);
+        let p = plan_outputs(&c, [8; 9], [0; 9], 1);
+        assert_eq!(T32.smem_bytes(8), 8448);
+        assert_eq!(p.form, tiled(2, 0, 0b0000_0011, T32));
+        // f16 tiles of 32 x 33 halves are 2112 bytes: all eight fit.
+        let p = plan_outputs(&c, [2; 9], [0; 9], 1);
+        assert_eq!(T32.smem_bytes(2), 2112);
+        assert_eq!(p.form, tiled(2, 0, 0b1111_1111, T32));
+        // Inputs past the eighth are never staged (the mask has 8 bits).
+        let ls = [&out, &out, &out, &out, &out, &out, &out, &out, &out, &at];
+        let c = collapse(ls);
+        assert!(!matches!(
+            plan_outputs(&c, [1; 10], [0; 10], 1).form,
+            Form::Tiled { .. }
+        ));
+    }
+
+    #[test]
+    fn tiled_ranks_past_the_calculator_are_typed_errors() {
+        // The planner never tiles above the calculator's rank.
+        let c = unmergeable(CALC_MAX_DIMS + 1);
+        assert!(tiled_plan(&c, [4, 4], 1).is_none());
     }
 
     #[test]

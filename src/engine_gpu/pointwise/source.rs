@@ -336,10 +336,15 @@ pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
                 "ts_apply_strided_vec<{block}, {work}, {vec}, {bcast}u, {rank}, {index_t}, {offset_t}>(op, n, calc, outs{ins});"
             )
         }
-        Form::Tiled2d { staged } => {
-            params.push(calc(2));
+        Form::Tiled {
+            rank, staged, tile, ..
+        } => {
+            // The calculator's dims are already in the kernel's order (batch, D, C):
+            // `pack_args` reorders them, so `dim` needs no place in the source.
+            params.push(calc(rank));
+            let (tr, tc) = (tile.rows, tile.cols);
             format!(
-                "ts_apply_tiled_2d<{block}, {staged}u, {index_t}, {offset_t}>(op, calc, outs{ins});"
+                "ts_apply_tiled<{block}, {tr}, {tc}, {staged}u, {rank}, {index_t}, {offset_t}>(op, calc, outs{ins});"
             )
         }
     };

@@ -1,0 +1,406 @@
+//! The tiled pointwise form (`Form::Tiled`: permutes of any rank whose innermost dim moves)
+//! on a real device, against the CPU engine, exactly.
+//!
+//! Each case permutes a random tensor of rank 2 to 8 (random sizes, 1s, sizes that are not
+//! multiples of any tile, one dim flipped or broadcast at random), runs an op of it into an
+//! output poisoned element by element with a value different from the expected one (so an
+//! element the kernel does not write fails), and compares the whole output with the CPU
+//! engine's result bit for bit. Every element type is covered (f32, f64, f16, bf16, i32,
+//! i64, u8 through `add`, `bool` through `ne`), zero-size dims, a fused expression with a
+//! permuted leaf, and a permute of more than 2^31 `u8` elements (64-bit index math; skipped
+//! when the device has too little free memory).
+//!
+//! Without a GPU every test prints a skip line and passes.
+
+mod common;
+
+use common::device::gpu_or_skip;
+use half::{bf16, f16};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use typestate_tensor::element::Element;
+use typestate_tensor::gpu::pointwise::plan::plan;
+use typestate_tensor::gpu::pointwise::Form;
+use typestate_tensor::gpu::Gpu;
+use typestate_tensor::layout::{collapse, Layout};
+use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::Cpu;
+
+/// Random values of an element type, never all zeros.
+trait Sample: Element {
+    fn sample(rng: &mut SmallRng) -> Self;
+}
+
+macro_rules! sample_float {
+    ($($t:ty => $from:expr),*) => {$(
+        impl Sample for $t {
+            fn sample(rng: &mut SmallRng) -> Self {
+                let f: fn(f64) -> $t = $from;
+                f(rng.gen_range(-100.0..100.0))
+            }
+        }
+    )*};
+}
+sample_float!(
+    f32 => |x| x as f32,
+    f64 => |x| x,
+    f16 => f16::from_f64,
+    bf16 => bf16::from_f64
+);
+impl Sample for i32 {
+    fn sample(rng: &mut SmallRng) -> Self {
+        rng.gen()
+    }
+}
+impl Sample for i64 {
+    fn sample(rng: &mut SmallRng) -> Self {
+        rng.gen()
+    }
+}
+impl Sample for u8 {
+    fn sample(rng: &mut SmallRng) -> Self {
+        rng.gen()
+    }
+}
+impl Sample for bool {
+    fn sample(rng: &mut SmallRng) -> Self {
+        rng.gen()
+    }
+}
+
+/// Equal, NaN equal to NaN.
+fn same<T: Element>(a: T, b: T) -> bool {
+    #[allow(clippy::eq_op)]
+    let both_nan = a != a && b != b;
+    a == b || both_nan
+}
+
+/// A value different from `expected`.
+fn poison<T: Element>(expected: T) -> T {
+    [T::from_f64(77.0), T::from_f64(-3.0), T::ZERO, T::ONE]
+        .into_iter()
+        .find(|&p| !same(p, expected))
+        .unwrap_or(T::ONE)
+}
+
+/// A device tensor of `expected`'s shape whose every element differs from `expected`'s.
+fn poisoned<T: Element>(gpu: &Gpu, expected: &Tensor<T, Cpu>) -> Tensor<T, Gpu> {
+    let v: Vec<T> = expected.to_vec().into_iter().map(poison).collect();
+    Tensor::from_vec(expected.shape(), v)
+        .unwrap()
+        .to_gpu(gpu)
+        .unwrap()
+}
+
+fn assert_same<T: Element>(what: &str, got: &Tensor<T, Gpu>, expected: &Tensor<T, Cpu>) {
+    let got = got.to_cpu().unwrap().to_vec();
+    let expected = expected.to_vec();
+    assert_eq!(got.len(), expected.len(), "{what}");
+    if let Some(i) = (0..got.len()).find(|&i| !same(got[i], expected[i])) {
+        panic!(
+            "{what}: element {i} of {}: GPU {:?}, CPU {:?}",
+            got.len(),
+            got[i],
+            expected[i]
+        );
+    }
+}
+
+/// The form a launch over `layouts` (output first) of `elem`-byte elements plans.
+fn form_of(layouts: &[&Layout], elem: usize) -> Form {
+    match layouts {
+        [o, a] => plan(&collapse([*o, *a]), [elem; 2], [0; 2]).form,
+        [o, a, b] => plan(&collapse([*o, *a, *b]), [elem; 3], [0; 3]).form,
+        _ => unreachable!(),
+    }
+}
+
+/// A random shape of `rank` dims and at most about `max` elements: sizes from 1 (dropped by
+/// the collapse) to 70, most of them not multiples of a tile.
+fn random_shape(rng: &mut SmallRng, rank: usize, max: usize) -> Vec<usize> {
+    const SIZES: [usize; 14] = [1, 2, 3, 5, 8, 9, 13, 17, 31, 33, 40, 64, 65, 70];
+    loop {
+        let mut shape: Vec<usize> = (0..rank).map(|_| *SIZES.choose(rng).unwrap()).collect();
+        // Most of the time, keep the input's fastest dim and another one large enough to
+        // tile.
+        if rng.gen_bool(0.8) {
+            let d0 = rank - 1;
+            let d1 = rng.gen_range(0..rank);
+            shape[d0] = shape[d0].max(rng.gen_range(9..=100));
+            shape[d1] = shape[d1].max(rng.gen_range(9..=100));
+        }
+        if shape.iter().product::<usize>() <= max {
+            return shape;
+        }
+    }
+}
+
+/// One case: `x` of a random shape, permuted (and at random flipped along one dim, or
+/// broadcast from size 1 along one), then `x.permute(p) + y` into a poisoned contiguous
+/// output (for `bool`, `!=`), and a copy (`contiguous`).
+/// Returns whether the binary launch planned the tiled form.
+fn permute_case<T: Sample>(gpu: &Gpu, rng: &mut SmallRng, rank: usize, binary: Binary<T>) -> bool {
+    let base = random_shape(rng, rank, 1 << 17);
+    let mut perm: Vec<usize> = (0..rank).collect();
+    perm.shuffle(rng);
+    let broadcast_dim = rng.gen_bool(0.2).then(|| rng.gen_range(0..rank));
+    let stored: Vec<usize> = (0..rank)
+        .map(|d| if Some(d) == broadcast_dim { 1 } else { base[d] })
+        .collect();
+    let x = Tensor::<T, Cpu>::from_fn(&stored, |_| T::sample(rng)).unwrap();
+    let xg = x.to_gpu(gpu).unwrap();
+    let flip = rng.gen_bool(0.3).then(|| rng.gen_range(0..rank) as isize);
+    let xc_v = {
+        let v = x.broadcast_to(&base).unwrap();
+        let v = v.permute(&perm).unwrap();
+        match flip {
+            Some(d) => v.flip(d).unwrap(),
+            None => v,
+        }
+    };
+    let xg_v = {
+        let v = xg.broadcast_to(&base).unwrap();
+        let v = v.permute(&perm).unwrap();
+        match flip {
+            Some(d) => v.flip(d).unwrap(),
+            None => v,
+        }
+    };
+    let shape = xc_v.shape().to_vec();
+    let what = format!(
+        "{} base {base:?} perm {perm:?} flip {flip:?} broadcast {broadcast_dim:?}",
+        T::NAME
+    );
+    let y = Tensor::<T, Cpu>::from_fn(&shape, |_| T::sample(rng)).unwrap();
+    let yg = y.to_gpu(gpu).unwrap();
+    let out_layout = Layout::contiguous(&shape).unwrap();
+    let tiled = matches!(
+        form_of(
+            &[&out_layout, xc_v.layout(), y.layout()],
+            T::DTYPE.size_in_bytes()
+        ),
+        Form::Tiled { .. }
+    );
+    binary(gpu, &what, &xc_v, &xg_v, &y, &yg);
+    // A copy (the eager `copy` kernel, one input).
+    let copy = xg_v.contiguous().unwrap();
+    assert_same(&format!("copy {what}"), &copy, &xc_v.contiguous().unwrap());
+    tiled
+}
+
+/// A binary case: the permuted view (CPU and GPU) and `y` (CPU and GPU).
+type Binary<T> = fn(
+    &Gpu,
+    &str,
+    &TensorView<'_, T, Cpu>,
+    &TensorView<'_, T, Gpu>,
+    &Tensor<T, Cpu>,
+    &Tensor<T, Gpu>,
+);
+
+fn add_case<T: typestate_tensor::element::Numeric>(
+    gpu: &Gpu,
+    what: &str,
+    xc: &TensorView<'_, T, Cpu>,
+    xg: &TensorView<'_, T, Gpu>,
+    y: &Tensor<T, Cpu>,
+    yg: &Tensor<T, Gpu>,
+) {
+    let expected = xc.add(y).unwrap();
+    let mut out = poisoned(gpu, &expected);
+    xg.add_into(yg, &mut out).unwrap();
+    assert_same(&format!("add {what}"), &out, &expected);
+    // The permuted operand second (the staged input is input 1).
+    let expected = y.sub(xc).unwrap();
+    let mut out = poisoned(gpu, &expected);
+    yg.sub_into(xg, &mut out).unwrap();
+    assert_same(&format!("sub {what}"), &out, &expected);
+}
+
+fn ne_case<T: Element>(
+    gpu: &Gpu,
+    what: &str,
+    xc: &TensorView<'_, T, Cpu>,
+    xg: &TensorView<'_, T, Gpu>,
+    y: &Tensor<T, Cpu>,
+    yg: &Tensor<T, Gpu>,
+) {
+    let expected = xc.ne(y).unwrap();
+    let mut out = poisoned(gpu, &expected);
+    xg.ne_into(yg, &mut out).unwrap();
+    assert_same(&format!("ne {what}"), &out, &expected);
+}
+
+/// Runs `per_rank` cases of every rank 2 to 8 for `T`; asserts that a sixth or more planned
+/// tiles (the others cover the strided and vector forms beside them).
+fn permutes_of<T: Sample>(gpu: &Gpu, seed: u64, binary: Binary<T>) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let per_rank = 6;
+    let mut tiled = 0;
+    for rank in 2..=8 {
+        for _ in 0..per_rank {
+            tiled += usize::from(permute_case::<T>(gpu, &mut rng, rank, binary));
+        }
+    }
+    println!("{}: {tiled} of {} cases tiled", T::NAME, 7 * per_rank);
+    assert!(tiled >= 7 * per_rank / 6, "{}: only {tiled} tiled", T::NAME);
+}
+
+#[test]
+fn random_permutes_of_every_type_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip("random_permutes_of_every_type_match_the_cpu") else {
+        return;
+    };
+    permutes_of::<f32>(&gpu, 1, add_case::<f32>);
+    permutes_of::<f64>(&gpu, 2, add_case::<f64>);
+    permutes_of::<f16>(&gpu, 3, add_case::<f16>);
+    permutes_of::<bf16>(&gpu, 4, add_case::<bf16>);
+    permutes_of::<i32>(&gpu, 5, add_case::<i32>);
+    permutes_of::<i64>(&gpu, 6, add_case::<i64>);
+    permutes_of::<u8>(&gpu, 7, add_case::<u8>);
+    permutes_of::<bool>(&gpu, 8, ne_case::<bool>);
+}
+
+#[test]
+fn common_permutes_plan_tiles_and_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip("common_permutes_plan_tiles_and_match_the_cpu") else {
+        return;
+    };
+    let mut rng = SmallRng::seed_from_u64(20);
+    // Batched transpose, NCHW -> NHWC, NHWC -> NCHW, a head split, a reversal of rank 8.
+    let cases: [(&[usize], &[usize]); 5] = [
+        (&[5, 67, 130], &[0, 2, 1]),
+        (&[3, 48, 17, 19], &[0, 2, 3, 1]),
+        (&[3, 17, 19, 48], &[0, 3, 1, 2]),
+        (&[2, 100, 6, 40], &[0, 2, 3, 1]),
+        (&[20, 2, 3, 2, 3, 2, 3, 9], &[7, 6, 5, 4, 3, 2, 1, 0]),
+    ];
+    for (shape, perm) in cases {
+        let x = Tensor::<f32, Cpu>::from_fn(shape, |_| f32::sample(&mut rng)).unwrap();
+        let xg = x.to_gpu(&gpu).unwrap();
+        let (xc, xgv) = (x.permute(perm).unwrap(), xg.permute(perm).unwrap());
+        let out_layout = Layout::contiguous(xc.shape()).unwrap();
+        let form = form_of(&[&out_layout, xc.layout()], 4);
+        assert!(
+            matches!(form, Form::Tiled { .. }),
+            "{shape:?} {perm:?}: {form}"
+        );
+        let expected = xc.abs().unwrap();
+        let mut out = poisoned(&gpu, &expected);
+        xgv.abs_into(&mut out).unwrap();
+        assert_same(&format!("abs {shape:?} {perm:?}"), &out, &expected);
+    }
+}
+
+#[test]
+fn zero_size_permutes_launch_nothing() {
+    let Some(gpu) = gpu_or_skip("zero_size_permutes_launch_nothing") else {
+        return;
+    };
+    let x = Tensor::<f32, Cpu>::zeros(&[4, 0, 64, 33]).unwrap();
+    let xg = x.to_gpu(&gpu).unwrap();
+    let v = xg.permute(&[0, 3, 2, 1]).unwrap();
+    let mut out = Tensor::<f32, Cpu>::zeros(v.shape())
+        .unwrap()
+        .to_gpu(&gpu)
+        .unwrap();
+    v.abs_into(&mut out).unwrap();
+    assert_eq!(out.to_cpu().unwrap().to_vec().len(), 0);
+}
+
+#[test]
+fn fused_expression_with_a_permuted_leaf_matches_eager() {
+    let Some(gpu) = gpu_or_skip("fused_expression_with_a_permuted_leaf_matches_eager") else {
+        return;
+    };
+    let mut rng = SmallRng::seed_from_u64(30);
+    for (shape, perm) in [
+        (vec![6usize, 70, 45], vec![0usize, 2, 1]),
+        (vec![4, 33, 9, 50], vec![3, 1, 2, 0]),
+    ] {
+        let x = Tensor::<f32, Cpu>::from_fn(&shape, |_| f32::sample(&mut rng)).unwrap();
+        let xg = x.to_gpu(&gpu).unwrap();
+        let (xc, xgv) = (x.permute(&perm).unwrap(), xg.permute(&perm).unwrap());
+        let out_shape = xc.shape().to_vec();
+        let y = Tensor::<f32, Cpu>::from_fn(&out_shape, |_| f32::sample(&mut rng)).unwrap();
+        let yg = y.to_gpu(&gpu).unwrap();
+        // (x.permute(p) * y + x.permute(p)).abs(): the leaf read twice, fused in one kernel.
+        let expected = xc.mul(&y).unwrap().add(&xc).unwrap().abs().unwrap();
+        let mut out = poisoned(&gpu, &expected);
+        (xgv.lazy() * &yg + &xgv).abs().eval_into(&mut out).unwrap();
+        assert_same(&format!("fused {shape:?} {perm:?}"), &out, &expected);
+        // Two outputs in output 0's order.
+        let e0 = xc.add(&y).unwrap();
+        let e1 = xc.mul(&y).unwrap();
+        let mut o0 = poisoned(&gpu, &e0);
+        let mut o1 = poisoned(&gpu, &e1);
+        typestate_tensor::tensor::expr::eval_into(
+            (xgv.lazy() + &yg, xgv.lazy() * &yg),
+            (&mut o0, &mut o1),
+        )
+        .unwrap();
+        assert_same("fused output 0", &o0, &e0);
+        assert_same("fused output 1", &o1, &e1);
+    }
+}
+
+/// A batched transpose of 2 x 32768 x 32769 `u8` (2^31 + 2^16 elements, 64-bit index math)
+/// plus a scalar, checked against the formula the input was built from at every element of
+/// a few whole rows and columns and at 2^20 random places.
+#[test]
+fn more_than_2_pow_31_u8_elements_transpose() {
+    let Some(gpu) = gpu_or_skip("more_than_2_pow_31_u8_elements_transpose") else {
+        return;
+    };
+    let (b, r, c) = (2usize, 32768usize, 32769usize);
+    let n = b * r * c;
+    assert!(n > 1 << 31);
+    match gpu.memory_info() {
+        Ok((free, _)) if free >= 2 * n + (512 << 20) => {}
+        other => {
+            println!("more_than_2_pow_31_u8_elements_transpose: skipped, free memory {other:?}");
+            return;
+        }
+    }
+    let value = |i: usize| (i.wrapping_mul(2_654_435_761) >> 7) as u8;
+    let x = Tensor::<u8, Cpu>::from_vec(&[b, r, c], (0..n).map(value).collect()).unwrap();
+    let xg = x.to_gpu(&gpu).unwrap();
+    drop(x);
+    let v = xg.permute(&[0, 2, 1]).unwrap();
+    let out_layout = Layout::contiguous(v.shape()).unwrap();
+    let form = form_of(&[&out_layout, v.layout()], 1);
+    assert!(matches!(form, Form::Tiled { .. }), "{form}");
+    let mut out = Tensor::<u8, Cpu>::from_vec(&[b, c, r], vec![0xA5; n])
+        .unwrap()
+        .to_gpu(&gpu)
+        .unwrap();
+    v.add_scalar_into(3, &mut out).unwrap();
+    let got = out.to_cpu().unwrap().to_vec();
+    // out[bi, ci, ri] = x[bi, ri, ci] + 3 (wrapping).
+    let check = |bi: usize, ci: usize, ri: usize| {
+        let g = got[(bi * c + ci) * r + ri];
+        let e = value((bi * r + ri) * c + ci).wrapping_add(3);
+        assert_eq!(g, e, "out[{bi}, {ci}, {ri}]");
+    };
+    for bi in 0..b {
+        for ci in [0, 1, c / 2, c - 1] {
+            for ri in 0..r {
+                check(bi, ci, ri);
+            }
+        }
+        for ri in [0, 31, r - 1] {
+            for ci in 0..c {
+                check(bi, ci, ri);
+            }
+        }
+    }
+    let mut rng = SmallRng::seed_from_u64(40);
+    for _ in 0..1 << 20 {
+        check(
+            rng.gen_range(0..b),
+            rng.gen_range(0..c),
+            rng.gen_range(0..r),
+        );
+    }
+}
