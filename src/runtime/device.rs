@@ -2,7 +2,8 @@
 //! stream, device allocator and caching pinned-host allocator.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::CudaContext;
@@ -11,6 +12,7 @@ use super::driver;
 use super::driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 use super::error_slot::ErrorSlot;
 use super::event::Event;
+use super::graph::state;
 use super::memory_source::DeviceMemorySource;
 use super::pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 use super::stream::Stream;
@@ -120,6 +122,12 @@ struct GpuInner {
     pinned: Arc<PinnedHostSource>,
     host_allocator: Arc<PinnedHostAllocator>,
     errors: Arc<ErrorSlot>,
+    /// The token of the thread capturing a CUDA graph on this handle, 0 if none: on that
+    /// thread, [`Gpu::default_stream`] is `capture_stream` (docs/GRAPHS.md).
+    capture_owner: AtomicU64,
+    /// The stream graphs of this handle are captured and replayed on, made at the first
+    /// capture (the legacy default stream cannot be captured).
+    capture_stream: OnceLock<Stream>,
 }
 
 /// One NVIDIA GPU: the device type parameter of GPU tensors (`Tensor<T, Gpu>`).
@@ -216,6 +224,8 @@ impl Gpu {
                 pinned,
                 errors,
                 ctx,
+                capture_owner: AtomicU64::new(0),
+                capture_stream: OnceLock::new(),
             }),
         })
     }
@@ -260,9 +270,47 @@ impl Gpu {
         driver::memory_info(&self.inner.ctx)
     }
 
-    /// The legacy default stream (`CUstream` null, [`StreamId`](crate::storage::source::StreamId) 0).
+    /// The stream tensor ops queue on: the legacy default stream (`CUstream` null,
+    /// [`StreamId`](crate::storage::source::StreamId) 0), except on a thread inside
+    /// [`Gpu::capture`] on this handle, where it is the capture stream (the legacy stream
+    /// cannot be captured; docs/GRAPHS.md).
+    #[inline]
     pub fn default_stream(&self) -> &Stream {
+        let owner = self.inner.capture_owner.load(Ordering::Acquire);
+        if owner != 0 && owner == state::token() {
+            if let Some(stream) = self.inner.capture_stream.get() {
+                return stream;
+            }
+        }
         &self.inner.default_stream
+    }
+
+    /// The stream graphs of this handle are captured and replayed on, created on first use.
+    pub(crate) fn capture_stream(&self) -> Result<&Stream, GpuError> {
+        if let Some(stream) = self.inner.capture_stream.get() {
+            return Ok(stream);
+        }
+        let stream = self.new_stream()?;
+        // A racing thread may have set it first: then ours is dropped (it has no work).
+        let _ = self.inner.capture_stream.set(stream);
+        Ok(self
+            .inner
+            .capture_stream
+            .get()
+            .unwrap_or(&self.inner.default_stream))
+    }
+
+    /// Makes this thread the capturing thread of this handle; false if another thread is.
+    pub(crate) fn claim_capture(&self, token: u64) -> bool {
+        self.inner
+            .capture_owner
+            .compare_exchange(0, token, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Ends this handle's capture claim.
+    pub(crate) fn release_capture(&self) {
+        self.inner.capture_owner.store(0, Ordering::Release);
     }
 
     /// A new non-blocking stream.
@@ -281,7 +329,10 @@ impl Gpu {
     }
 
     /// Blocks until all work on every stream of the device has finished (`cuCtxSynchronize`).
+    ///
+    /// Refused inside a capture ([`GpuError::NotCapturable`]).
     pub fn synchronize(&self) -> Result<(), GpuError> {
+        state::check_host_sync("Gpu::synchronize", 0, state::SYNC)?;
         driver::context_synchronize(&self.inner.ctx)
     }
 
