@@ -376,8 +376,22 @@ pub(crate) fn compute_capability(ctx: &CudaContext) -> Result<(i32, i32), GpuErr
 }
 
 /// `cuModuleLoadData`: loads a compiled image (PTX or cubin) into `ctx`.
+///
+/// Runs with the thread's stream-capture mode relaxed ([`relaxed_capture`]): the first use of
+/// a kernel may come inside a CUDA graph capture, and loading may allocate device memory,
+/// which a capturing thread is otherwise refused. Loading is not recorded into the graph.
 pub(crate) fn load_module(ctx: &Arc<CudaContext>, image: Ptx) -> Result<Arc<CudaModule>, GpuError> {
-    ctx.load_module(image).call("cuModuleLoadData")
+    relaxed_capture(|| ctx.load_module(image).call("cuModuleLoadData"))
+}
+
+/// Runs `f` with the calling thread's stream-capture mode relaxed, then restores it (two
+/// `cuThreadExchangeStreamCaptureMode` calls, thread-local in the driver; for rare calls such
+/// as module loads, which may come inside a capture).
+fn relaxed_capture<R>(f: impl FnOnce() -> Result<R, GpuError>) -> Result<R, GpuError> {
+    let saved = relax_capture_mode()?;
+    let result = f();
+    restore_capture_mode(saved)?;
+    result
 }
 
 /// `cuModuleGetFunction`: the entry point `entry` of `module`.
@@ -395,7 +409,9 @@ pub(crate) fn load_function(
             message: format!("kernel name {entry:?} contains a NUL byte"),
         });
     }
-    module.load_function(entry).call("cuModuleGetFunction")
+    // Relaxed as in `load_module`: with lazy loading (CUDA's default) this call is what
+    // loads the function onto the device.
+    relaxed_capture(|| module.load_function(entry).call("cuModuleGetFunction"))
 }
 
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessor` for `function` launched with `block`

@@ -23,10 +23,11 @@
 //! ```
 //!
 //! How it works (docs/GRAPHS.md has the long form):
-//! - **Stream.** The legacy default stream cannot be captured, so each [`Gpu`] handle has a
-//!   capture stream (made at its first capture). While the closure runs, on the capturing
-//!   thread and only there, [`Gpu::default_stream`] is that stream, so every op (eager or
-//!   fused) queues on it and is recorded. Captures use thread-local mode: other threads are
+//! - **Stream.** The legacy default stream cannot be captured, so each capture gets a new
+//!   stream, never captured on again (so no handle to it obtained earlier can slip work
+//!   into a later capture). While the closure runs, on the capturing thread and only there,
+//!   [`Gpu::default_stream`] is that stream, so every op (eager or fused) queues on it and is
+//!   recorded; the graph replays on it. Captures use thread-local mode: other threads are
 //!   neither recorded nor restricted, except that work on the capture stream itself, or on a
 //!   buffer the capture allocated, is refused with [`GpuError::CaptureInProgress`] while the
 //!   capture is open.
@@ -99,8 +100,7 @@ impl<B: Bound, O: Outputs> Graph<B, O> {
     ///
     /// The launch is ordered after all pending work on the bound tensors and outputs, on any
     /// stream, and later work on them (any stream, host reads) is ordered after it. Refused
-    /// inside a capture on this thread ([`GpuError::NotCapturable`]) and while another
-    /// thread captures on this GPU handle's capture stream ([`GpuError::CaptureInProgress`]).
+    /// inside a capture on this thread ([`GpuError::NotCapturable`]).
     pub fn replay(&mut self) -> Result<(), Error> {
         const OP: &str = "Graph::replay";
         state::check_host_sync(
@@ -139,7 +139,7 @@ impl<B: Bound, O: Outputs> Graph<B, O> {
         self.pool.allocator().stats()
     }
 
-    /// The stream the graph replays on (the GPU handle's capture stream).
+    /// The stream the graph was captured and replays on.
     pub fn stream(&self) -> &Stream {
         &self.stream
     }
@@ -281,16 +281,23 @@ impl Gpu {
             }
             .into());
         }
-        let stream = self.capture_stream()?.clone();
         let me = state::token();
         if !self.claim_capture(me) {
             return Err(GpuError::CaptureInProgress { op: OP }.into());
         }
-        if driver::is_capturing(stream.cuda()).unwrap_or(true) {
-            // Not ours (a capture someone began through the raw handle): leave it alone.
-            self.release_capture();
-            return Err(GpuError::CaptureInProgress { op: OP }.into());
-        }
+        // A new stream: nobody else holds it, so no other thread can queue work on it and
+        // nothing but this capture can be recorded into it (docs/GRAPHS.md).
+        let stream = match self.take_capture_stream() {
+            Ok(stream) if !driver::is_capturing(stream.cuda()).unwrap_or(true) => stream,
+            Ok(_) => {
+                self.release_capture();
+                return Err(GpuError::CaptureInProgress { op: OP }.into());
+            }
+            Err(e) => {
+                self.release_capture();
+                return Err(e.into());
+            }
+        };
         // From here on the guard releases the claim on every path.
         let pool = Arc::new(GraphPool::new(Arc::clone(self.context()), me));
         let mut guard = CaptureGuard {
