@@ -61,6 +61,11 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 /// the host memory borrowed and waits when dropped. Only [`PinnedBuffer`] memory is copied
 /// truly asynchronously; see [`GpuStorage::copy_from_host_async`] for pageable slices.
 ///
+/// Inside a CUDA graph capture ([`Gpu::capture`], docs/GRAPHS.md), on the capturing thread,
+/// every copy from or to the host and every call that waits is refused with
+/// [`GpuError::NotCapturable`]; device-to-device copies are recorded like kernels. Memory
+/// allocated there comes from the graph's private pool.
+///
 /// Any stream of the memory's GPU may be used with any call: the memory orders the work
 /// itself, so no use can see data older than the last write queued before it, and no write
 /// can overtake a read queued before it. While one stream is used throughout, this costs no

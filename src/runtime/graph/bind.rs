@@ -148,8 +148,8 @@ impl Bound for () {}
 /// up to eight outputs. The graph owns them, and every replay writes them again.
 ///
 /// Every buffer allocated inside the capture must be dropped inside the closure or be part of
-/// the outputs; anything else fails the capture with [`GpuError::CaptureEscape`]
-/// (crate::error::GpuError::CaptureEscape).
+/// the outputs; anything else fails the capture with
+/// [`GpuError::CaptureEscape`](crate::error::GpuError::CaptureEscape).
 pub trait Outputs: OutputBuffers {}
 
 impl OutputBuffers for () {
