@@ -484,6 +484,40 @@ pub enum GpuError {
         /// What is wrong.
         reason: String,
     },
+    /// A call that cannot be recorded into a CUDA graph was made while the calling thread
+    /// captures one ([`Gpu::capture`](crate::gpu::Gpu::capture)): a host copy, a
+    /// synchronisation, another stream, or a buffer the graph would reach without holding
+    /// it. Nothing was queued; the capture fails with this error, ends and is discarded, and
+    /// the stream stays usable.
+    #[error("{op} cannot be captured into a CUDA graph: {reason}")]
+    NotCapturable {
+        /// The operation.
+        op: &'static str,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
+    /// Another thread is capturing a CUDA graph on this stream (or owns the buffer's
+    /// capture): the call would be recorded into that graph. Nothing was queued.
+    #[error("{op}: another thread is capturing a CUDA graph on this stream or buffer; wait until its `Gpu::capture` returns")]
+    CaptureInProgress {
+        /// The operation.
+        op: &'static str,
+    },
+    /// The buffer was allocated inside a CUDA graph capture that failed (the closure's
+    /// error, a refused call, a driver error): the work that would have written it never
+    /// ran, so it cannot be read or written. Drop it.
+    #[error("{op}: this buffer was allocated inside a CUDA graph capture that failed, so its contents were never computed; drop it")]
+    CaptureFailed {
+        /// The operation.
+        op: &'static str,
+    },
+    /// Tensors allocated during a capture are alive outside its outputs (sent away or
+    /// stashed by the closure): replays would overwrite them, so the graph was discarded.
+    #[error("{escaped} buffer(s) allocated during the CUDA graph capture outlive it outside the closure's outputs; return them as outputs or drop them inside the closure")]
+    CaptureEscape {
+        /// Buffers of the capture's private pool alive besides the outputs.
+        escaped: usize,
+    },
 }
 
 /// Errors of run-time checked state conversions (the erased end of the type-state ladder).

@@ -34,7 +34,7 @@
 
 pub use crate::engine_gpu::{compile, fused, pointwise};
 pub use crate::runtime::{
-    AllocatorKind, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions, Event, Gpu,
-    GpuOptions, GpuStorage, GpuStorageMut, PendingCopy, PinnedBuffer, PinnedHostAllocator,
-    PinnedHostOptions, PinnedHostSource, Stream,
+    AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,
+    Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PendingCopy, PinnedBuffer,
+    PinnedHostAllocator, PinnedHostOptions, PinnedHostSource, Stream,
 };

@@ -10,12 +10,14 @@ use super::device::Gpu;
 use super::driver;
 use super::error_slot::ErrorSlot;
 use super::event::Event;
+use super::graph::pool::GraphPool;
+use super::graph::state;
 use super::pinned_buffer::PinnedBuffer;
 use super::stream::Stream;
 use super::stream_order::{Access, StreamOrder};
 use crate::element::Element;
 use crate::error::{AllocError, Error, GpuError, LayoutError};
-use crate::storage::allocator::{check_handed_out, Block};
+use crate::storage::allocator::{check_handed_out, Block, DeviceAllocator};
 
 fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), LayoutError> {
     if expected == got {
@@ -33,9 +35,12 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 /// Device memory for `len` elements of `T` on one GPU: the storage of `Tensor<T, Gpu>`.
 ///
 /// Invariants:
-/// - `block` comes from `gpu.allocator()` and holds at least `len * size_of::<T>()` bytes of
-///   device memory of `gpu`'s device, used by this value alone. It goes back to the allocator
-///   exactly once, in `Drop` (errors there are recorded, see [`Gpu::check_err`]).
+/// - `block` comes from `pool`'s allocator if `pool` is set (memory allocated inside a CUDA
+///   graph capture, docs/GRAPHS.md), else from `gpu.allocator()`, and holds at least
+///   `len * size_of::<T>()` bytes of device memory of `gpu`'s device, used by this value
+///   alone (and by the replays of the graph that captured it, for a pool's memory: a pool is
+///   private to one graph). It goes back to that allocator exactly once, in `Drop` (errors
+///   there are recorded, see [`Gpu::check_err`]).
 /// - Every element is initialised, in stream order: zero-filled or copied at creation (or
 ///   promised by the caller of [`GpuStorage::uninit`]). So reading it back gives valid `T`s.
 /// - `stream` (the home stream, the one it was allocated and initialised on, `block.stream`)
@@ -56,6 +61,11 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 /// the host memory borrowed and waits when dropped. Only [`PinnedBuffer`] memory is copied
 /// truly asynchronously; see [`GpuStorage::copy_from_host_async`] for pageable slices.
 ///
+/// Inside a CUDA graph capture ([`Gpu::capture`], docs/GRAPHS.md), on the capturing thread,
+/// every copy from or to the host and every call that waits is refused with
+/// [`GpuError::NotCapturable`]; device-to-device copies are recorded like kernels. Memory
+/// allocated there comes from the graph's private pool.
+///
 /// Any stream of the memory's GPU may be used with any call: the memory orders the work
 /// itself, so no use can see data older than the last write queued before it, and no write
 /// can overtake a read queued before it. While one stream is used throughout, this costs no
@@ -66,6 +76,8 @@ pub struct GpuStorage<T: Element> {
     gpu: Gpu,
     stream: Stream,
     order: StreamOrder,
+    /// The private pool of the graph capture that allocated this memory, if any.
+    pool: Option<Arc<GraphPool>>,
     _element: PhantomData<T>,
 }
 
@@ -74,19 +86,30 @@ impl<T: Element> GpuStorage<T> {
     fn allocate(op: &'static str, gpu: &Gpu, len: usize, stream: &Stream) -> Result<Self, Error> {
         gpu.check_stream(op, stream)?;
         let bytes = byte_len::<T>(op, len)?;
-        let block = gpu.allocator().allocate(bytes, stream.id())?;
+        // Inside a capture, on the capturing thread: the capture's private pool, with the
+        // capture mode relaxed around it (`cuMemAlloc` is refused while capturing otherwise).
+        let pool = state::allocation_pool(op, stream.id(), stream.capture_owner())?;
+        let block = match &pool {
+            None => gpu.allocator().allocate(bytes, stream.id())?,
+            Some(pool) => state::relaxed(|| {
+                pool.allocator()
+                    .allocate(bytes, stream.id())
+                    .map_err(Error::from)
+            })?,
+        };
         let storage = GpuStorage {
             block,
             len,
             gpu: gpu.clone(),
             stream: stream.clone(),
             order: StreamOrder::new(),
+            pool,
             _element: PhantomData,
         };
         if let Err(reason) = check_handed_out(&storage.block, bytes, stream.id()) {
             // `storage` drops here and hands the block back.
             return Err(AllocError::BrokenAllocator {
-                allocator: gpu.allocator().name(),
+                allocator: storage.allocator().name(),
                 reason,
             }
             .into());
@@ -155,6 +178,19 @@ impl<T: Element> GpuStorage<T> {
         &self.stream
     }
 
+    /// The allocator the block came from (and goes back to).
+    fn allocator(&self) -> &dyn DeviceAllocator {
+        match &self.pool {
+            Some(pool) => pool.allocator(),
+            None => &**self.gpu.allocator(),
+        }
+    }
+
+    /// The private pool of the graph capture that allocated this memory, if any.
+    pub(crate) fn graph_pool(&self) -> Option<&Arc<GraphPool>> {
+        self.pool.as_ref()
+    }
+
     /// The device address, for kernel arguments that read the memory.
     pub(crate) fn device_ptr(&self) -> u64 {
         self.block.addr()
@@ -182,9 +218,19 @@ impl<T: Element> GpuStorage<T> {
     #[inline]
     fn access(&self, op: &'static str, stream: &Stream, access: Access) -> Result<(), Error> {
         self.gpu.check_stream(op, stream)?;
+        if let Some(pool) = &self.pool {
+            state::check_pool(op, pool)?;
+        }
+        state::check_access(
+            op,
+            stream.id(),
+            stream.capture_owner(),
+            self.pool.as_ref(),
+            self.block.addr(),
+            access == Access::Write,
+        )?;
         self.order.order(&self.stream, stream, access, |id| {
-            self.gpu
-                .allocator()
+            self.allocator()
                 .record_stream(&self.block, id)
                 .map_err(Error::from)
         })
@@ -199,6 +245,11 @@ impl<T: Element> GpuStorage<T> {
 
     /// Copies `src` into this memory on `stream` and waits for the copy.
     pub fn copy_from_host(&mut self, src: &[T], stream: &Stream) -> Result<(), Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_from_host",
+            stream.capture_owner(),
+            state::HOST_COPY,
+        )?;
         check_len("GpuStorage::copy_from_host", self.len, src.len())?;
         self.access_write("GpuStorage::copy_from_host", stream)?;
         if self.len == 0 {
@@ -221,6 +272,11 @@ impl<T: Element> GpuStorage<T> {
 
     /// Copies this memory into `dst` on `stream` and waits for the copy.
     pub fn copy_to_host(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_to_host",
+            stream.capture_owner(),
+            state::HOST_COPY,
+        )?;
         check_len("GpuStorage::copy_to_host", self.len, dst.len())?;
         self.access_read("GpuStorage::copy_to_host", stream)?;
         if self.len == 0 {
@@ -253,6 +309,11 @@ impl<T: Element> GpuStorage<T> {
 
     /// Copies `src` (device memory of the same GPU) into this memory on `stream` and waits.
     pub fn copy_from_device(&mut self, src: &GpuStorage<T>, stream: &Stream) -> Result<(), Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_from_device",
+            stream.capture_owner(),
+            state::SYNC,
+        )?;
         self.copy_from_device_async(src, stream)?;
         Ok(stream.synchronize()?)
     }
@@ -312,6 +373,11 @@ impl<T: Element> GpuStorage<T> {
         src: &'a [T],
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_from_host_async",
+            stream.capture_owner(),
+            state::HOST_COPY,
+        )?;
         check_len("GpuStorage::copy_from_host_async", self.len, src.len())?;
         self.access_write("GpuStorage::copy_from_host_async", stream)?;
         if self.len == 0 {
@@ -338,6 +404,11 @@ impl<T: Element> GpuStorage<T> {
         dst: &'a mut [T],
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_to_host_async",
+            stream.capture_owner(),
+            state::HOST_COPY,
+        )?;
         check_len("GpuStorage::copy_to_host_async", self.len, dst.len())?;
         self.access_read("GpuStorage::copy_to_host_async", stream)?;
         if self.len == 0 {
@@ -367,6 +438,11 @@ impl<T: Element> GpuStorage<T> {
         src: &'a PinnedBuffer<T>,
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_from_pinned_async",
+            stream.capture_owner(),
+            state::HOST_COPY,
+        )?;
         check_len("GpuStorage::copy_from_pinned_async", self.len, src.len())?;
         self.access_write("GpuStorage::copy_from_pinned_async", stream)?;
         if self.len == 0 {
@@ -402,6 +478,11 @@ impl<T: Element> GpuStorage<T> {
         dst: &'a mut PinnedBuffer<T>,
         stream: &Stream,
     ) -> Result<PendingCopy<'a>, Error> {
+        state::check_host_sync(
+            "GpuStorage::copy_to_pinned_async",
+            stream.capture_owner(),
+            state::HOST_COPY,
+        )?;
         check_len("GpuStorage::copy_to_pinned_async", self.len, dst.len())?;
         self.access_read("GpuStorage::copy_to_pinned_async", stream)?;
         if self.len == 0 {
@@ -456,7 +537,8 @@ impl<T: Element> Drop for GpuStorage<T> {
     fn drop(&mut self) {
         let empty = Block::empty(self.block.stream());
         let block = std::mem::replace(&mut self.block, empty);
-        if let Err(e) = self.gpu.allocator().free(block) {
+        // Relaxed if this thread is capturing: the allocator may record or query events.
+        if let Err(e) = state::relaxed(|| self.allocator().free(block).map_err(Error::from)) {
             self.gpu.errors().record(e);
         }
     }

@@ -2,7 +2,8 @@
 //! stream, device allocator and caching pinned-host allocator.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::CudaContext;
@@ -11,6 +12,7 @@ use super::driver;
 use super::driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 use super::error_slot::ErrorSlot;
 use super::event::Event;
+use super::graph::state;
 use super::memory_source::DeviceMemorySource;
 use super::pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 use super::stream::Stream;
@@ -120,6 +122,65 @@ struct GpuInner {
     pinned: Arc<PinnedHostSource>,
     host_allocator: Arc<PinnedHostAllocator>,
     errors: Arc<ErrorSlot>,
+    /// The token of the thread capturing a CUDA graph on this handle, 0 if none: on that
+    /// thread, [`Gpu::default_stream`] is capture stream number `capture_index`
+    /// (docs/GRAPHS.md).
+    capture_owner: AtomicU64,
+    /// Which of `capture_streams` the open capture uses.
+    capture_index: AtomicUsize,
+    /// The streams graphs of this handle are captured (and replayed) on; see
+    /// [`CaptureStreams`].
+    capture_streams: CaptureStreams,
+}
+
+/// The capture streams of one [`Gpu`] handle: an append-only list (nodes are never removed
+/// before the handle's state drops), so [`Gpu::default_stream`] can lend one for `&self`'s
+/// lifetime without a lock.
+///
+/// Every capture gets a new stream, never captured on again. So no other thread can queue
+/// work on a stream while it captures through a handle or reference obtained before the
+/// capture began (a graph's outputs name their stream, and a `&Stream` lent by
+/// `default_stream` during an earlier capture may still be held): work queued through it
+/// could otherwise be recorded into the new graph between a check and the launch. The
+/// cost is one stream per capture for the life of the handle. (The legacy default stream
+/// cannot be captured at all.)
+#[derive(Default)]
+struct CaptureStreams {
+    head: OnceLock<Box<CaptureNode>>,
+}
+
+struct CaptureNode {
+    stream: Stream,
+    next: OnceLock<Box<CaptureNode>>,
+}
+
+impl CaptureStreams {
+    /// The stream at `index`, if there is one.
+    fn get(&self, index: usize) -> Option<&Stream> {
+        let mut node = self.head.get()?;
+        for _ in 0..index {
+            node = node.next.get()?;
+        }
+        Some(&node.stream)
+    }
+
+    /// Appends a new stream (`make`) and returns its index. Only the capturing thread of the
+    /// handle calls this (under its claim), so the list does not change under it.
+    fn push(&self, make: impl FnOnce() -> Result<Stream, GpuError>) -> Result<usize, GpuError> {
+        let mut slot = &self.head;
+        let mut index = 0;
+        while let Some(node) = slot.get() {
+            slot = &node.next;
+            index += 1;
+        }
+        let node = Box::new(CaptureNode {
+            stream: make()?,
+            next: OnceLock::new(),
+        });
+        // Set by this thread only (under the claim), so the slot is still empty.
+        let _ = slot.set(node);
+        Ok(index)
+    }
 }
 
 /// One NVIDIA GPU: the device type parameter of GPU tensors (`Tensor<T, Gpu>`).
@@ -216,6 +277,9 @@ impl Gpu {
                 pinned,
                 errors,
                 ctx,
+                capture_owner: AtomicU64::new(0),
+                capture_index: AtomicUsize::new(0),
+                capture_streams: CaptureStreams::default(),
             }),
         })
     }
@@ -260,9 +324,49 @@ impl Gpu {
         driver::memory_info(&self.inner.ctx)
     }
 
-    /// The legacy default stream (`CUstream` null, [`StreamId`](crate::storage::source::StreamId) 0).
+    /// The stream tensor ops queue on: the legacy default stream (`CUstream` null,
+    /// [`StreamId`](crate::storage::source::StreamId) 0), except on a thread inside
+    /// [`Gpu::capture`] on this handle, where it is the capture stream (the legacy stream
+    /// cannot be captured; docs/GRAPHS.md).
+    #[inline]
     pub fn default_stream(&self) -> &Stream {
+        let owner = self.inner.capture_owner.load(Ordering::Acquire);
+        if owner != 0 && owner == state::token() {
+            let index = self.inner.capture_index.load(Ordering::Acquire);
+            if let Some(stream) = self.inner.capture_streams.get(index) {
+                return stream;
+            }
+        }
         &self.inner.default_stream
+    }
+
+    /// A new capture stream for the capture this thread has claimed
+    /// ([`Gpu::claim_capture`]; see [`CaptureStreams`]). From now until the claim is
+    /// released, [`Gpu::default_stream`] returns it on this thread.
+    pub(crate) fn take_capture_stream(&self) -> Result<Stream, GpuError> {
+        let index = self.inner.capture_streams.push(|| self.new_stream())?;
+        self.inner.capture_index.store(index, Ordering::Release);
+        self.inner
+            .capture_streams
+            .get(index)
+            .cloned()
+            .ok_or(GpuError::Driver {
+                call: "cuStreamCreate",
+                message: "the capture stream is missing".to_owned(),
+            })
+    }
+
+    /// Makes this thread the capturing thread of this handle; false if another thread is.
+    pub(crate) fn claim_capture(&self, token: u64) -> bool {
+        self.inner
+            .capture_owner
+            .compare_exchange(0, token, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Ends this handle's capture claim.
+    pub(crate) fn release_capture(&self) {
+        self.inner.capture_owner.store(0, Ordering::Release);
     }
 
     /// A new non-blocking stream.
@@ -281,7 +385,10 @@ impl Gpu {
     }
 
     /// Blocks until all work on every stream of the device has finished (`cuCtxSynchronize`).
+    ///
+    /// Refused inside a capture ([`GpuError::NotCapturable`]).
     pub fn synchronize(&self) -> Result<(), GpuError> {
+        state::check_host_sync("Gpu::synchronize", 0, state::SYNC)?;
         driver::context_synchronize(&self.inner.ctx)
     }
 

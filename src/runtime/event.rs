@@ -7,6 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaEvent};
 
 use super::driver;
+use super::graph::state;
 use crate::error::GpuError;
 
 /// A CUDA event (`CUevent`).
@@ -47,6 +48,7 @@ impl Event {
 
     /// Blocks the calling thread until the captured work has finished (`cuEventSynchronize`).
     pub fn synchronize(&self) -> Result<(), GpuError> {
+        state::check_host_sync("Event::synchronize", 0, state::SYNC)?;
         driver::event_synchronize(&self.inner)
     }
 

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use cudarc::driver::{CudaContext, CudaStream};
@@ -10,6 +11,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 use super::driver;
 use super::error_slot::ErrorSlot;
 use super::event::Event;
+use super::graph::state;
 use crate::error::GpuError;
 use crate::storage::source::StreamId;
 
@@ -55,6 +57,9 @@ struct StreamInner {
     /// legacy default stream.
     owned: bool,
     errors: Arc<ErrorSlot>,
+    /// The token of the thread capturing a CUDA graph on this stream, 0 if none
+    /// (`graph::state`).
+    capture_owner: AtomicU64,
 }
 
 impl Drop for StreamInner {
@@ -103,6 +108,7 @@ impl Stream {
                 cuda,
                 owned: true,
                 errors,
+                capture_owner: AtomicU64::new(0),
             }),
         })
     }
@@ -114,6 +120,7 @@ impl Stream {
                 cuda: driver::legacy_default_stream(ctx),
                 owned: false,
                 errors,
+                capture_owner: AtomicU64::new(0),
             }),
         }
     }
@@ -135,12 +142,17 @@ impl Stream {
     }
 
     /// Blocks until all work queued so far has finished (`cuStreamSynchronize`).
+    ///
+    /// Refused while a CUDA graph is being captured on this thread or on this stream
+    /// ([`GpuError::NotCapturable`], [`GpuError::CaptureInProgress`]).
     pub fn synchronize(&self) -> Result<(), GpuError> {
+        state::check_host_sync("Stream::synchronize", self.capture_owner(), state::SYNC)?;
         driver::stream_synchronize(&self.inner.cuda)
     }
 
     /// Records a new event (no timing) capturing the work queued so far.
     pub fn record_event(&self) -> Result<Event, GpuError> {
+        state::check_host_sync("Stream::record_event", self.capture_owner(), state::EVENTS)?;
         let event = Event::create(self.context(), false)?;
         event.record(self)?;
         Ok(event)
@@ -148,6 +160,7 @@ impl Stream {
 
     /// Records a new timing-capable event, for [`Event::elapsed_ms`].
     pub fn record_timing_event(&self) -> Result<Event, GpuError> {
+        state::check_host_sync("Stream::record_event", self.capture_owner(), state::EVENTS)?;
         let event = Event::create(self.context(), true)?;
         event.record(self)?;
         Ok(event)
@@ -156,6 +169,7 @@ impl Stream {
     /// Makes work queued on this stream from now on wait until `event` completes
     /// (`cuStreamWaitEvent`). The host does not block.
     pub fn wait_event(&self, event: &Event) -> Result<(), GpuError> {
+        state::check_host_sync("Stream::wait_event", self.capture_owner(), state::EVENTS)?;
         driver::stream_wait_event(&self.inner.cuda, event.cuda())
     }
 
@@ -166,6 +180,17 @@ impl Stream {
             return Ok(());
         }
         self.wait_event(&other.record_event()?)
+    }
+
+    /// The token of the thread capturing a CUDA graph on this stream, 0 if none.
+    #[inline]
+    pub(crate) fn capture_owner(&self) -> u64 {
+        self.inner.capture_owner.load(Ordering::Acquire)
+    }
+
+    /// Marks the stream as captured on by thread `token` (0: no capture).
+    pub(crate) fn set_capture_owner(&self, token: u64) {
+        self.inner.capture_owner.store(token, Ordering::Release);
     }
 
     /// The cudarc stream, for launching kernels through cudarc (`launch_builder`).
@@ -202,6 +227,7 @@ impl Event {
     /// Captures the work queued on `stream` so far (`cuEventRecord`). Re-recording replaces
     /// what the event captured; waits already queued on other streams are not affected.
     pub fn record(&self, stream: &Stream) -> Result<(), GpuError> {
+        state::check_host_sync("Event::record", stream.capture_owner(), state::EVENTS)?;
         driver::event_record(self.cuda(), stream.cuda())
     }
 }
