@@ -69,7 +69,9 @@ fn main() -> Res<()> {
     ));
     rows.push((
         "add_into, permuted a.t() + b.t() (32x32)",
-        host_us(&stream, calls, || Ok(a2.t().add_into(&b2.t(), &mut out2)?))?,
+        host_us(&stream, calls, || {
+            Ok(a2.t().add_into(&b2.t(), &mut out2)?)
+        })?,
     ));
     rows.push((
         "add, permuted a.t() + b.t() (out of place)",

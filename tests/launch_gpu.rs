@@ -1,0 +1,165 @@
+//! The lean launch path on a real device: repeated launches take the per-thread plan cache
+//! (`gpu::pointwise`'s `plan_cache`), and a cached plan must give the results of a fresh
+//! one whatever changes between launches that the plan does not depend on (the buffers,
+//! their contents, the scalars) and must not be reused when something it does depend on
+//! changes (alignment, views, element types, the op).
+//!
+//! Every case compares the GPU with the CPU engine exactly (the ops are exactly rounded on
+//! both), on random data. Each test prints `skipping: no CUDA driver` and returns when
+//! `Gpu::available()` is false.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use typestate_tensor::gpu::pointwise::profile::{profile, Stage};
+use typestate_tensor::gpu::Gpu;
+use typestate_tensor::tensor::Tensor;
+use typestate_tensor::Cpu;
+
+fn gpu() -> Option<Gpu> {
+    if !Gpu::available() {
+        println!("skipping: no CUDA driver");
+        return None;
+    }
+    Some(Gpu::new(0).expect("a GPU is available, so GPU 0 opens"))
+}
+
+fn random_f32(rng: &mut SmallRng, shape: &[usize]) -> Tensor<f32, Cpu> {
+    let n = shape.iter().product();
+    let data = (0..n).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
+    Tensor::from_vec(shape, data).unwrap()
+}
+
+fn random_i32(rng: &mut SmallRng, shape: &[usize]) -> Tensor<i32, Cpu> {
+    let n = shape.iter().product();
+    let data = (0..n).map(|_| rng.gen_range(-1000..1000)).collect();
+    Tensor::from_vec(shape, data).unwrap()
+}
+
+#[test]
+fn repeated_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = SmallRng::seed_from_u64(0x1a0c);
+    // A few signatures, visited in random order many times: most launches hit the cache,
+    // with new buffers (fresh allocations), new contents, new scalars and new offsets.
+    for round in 0..120 {
+        let shape = [[8usize, 33], [33, 8], [4, 64], [16, 16]][rng.gen_range(0..4)];
+        let a_host = random_f32(&mut rng, &[shape[0], shape[1] + 3]);
+        let b_host = random_f32(&mut rng, &shape);
+        let start = rng.gen_range(0..4); // 0 keeps 16-byte alignment, others break it
+        let a_view = a_host.narrow(1, start, shape[1]).unwrap();
+        let s: f32 = rng.gen_range(-3.0..3.0);
+        let a_gpu = a_host.to_gpu(&gpu).unwrap();
+        let b_gpu = b_host.to_gpu(&gpu).unwrap();
+        let a_gview = a_gpu.narrow(1, start, shape[1]).unwrap();
+        let transpose = rng.gen_bool(0.3);
+        let (want, got) = if transpose && shape[0] == shape[1] {
+            let want = (&a_view.t() + &b_host).unwrap().add_scalar(s).unwrap();
+            let got = (&a_gview.t() + &b_gpu).unwrap().add_scalar(s).unwrap();
+            (want, got)
+        } else {
+            let mut out = Tensor::<f32, Gpu>::zeros_on(&shape, &gpu).unwrap();
+            out.fill_(f32::NAN).unwrap(); // poisoned: every element must be written
+            a_gview.mul_into(&b_gpu, &mut out).unwrap();
+            let got = out.add_scalar(s).unwrap();
+            let want = a_view.mul(&b_host).unwrap().add_scalar(s).unwrap();
+            (want, got)
+        };
+        assert_eq!(
+            got.to_cpu().unwrap().to_vec(),
+            want.to_vec(),
+            "round {round}, shape {shape:?}, start {start}, transpose {transpose}"
+        );
+    }
+}
+
+#[test]
+fn a_cached_plan_is_not_reused_across_element_types_or_ops() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = SmallRng::seed_from_u64(7);
+    for _ in 0..20 {
+        let xf = random_f32(&mut rng, &[300]);
+        let yf = random_f32(&mut rng, &[300]);
+        let xi = random_i32(&mut rng, &[300]);
+        let yi = random_i32(&mut rng, &[300]);
+        let (gxf, gyf) = (xf.to_gpu(&gpu).unwrap(), yf.to_gpu(&gpu).unwrap());
+        let (gxi, gyi) = (xi.to_gpu(&gpu).unwrap(), yi.to_gpu(&gpu).unwrap());
+        // Same layouts and buffers sizes, other types and ops, interleaved.
+        assert_eq!(
+            gxf.add(&gyf).unwrap().to_cpu().unwrap().to_vec(),
+            xf.add(&yf).unwrap().to_vec()
+        );
+        assert_eq!(
+            gxi.add(&gyi).unwrap().to_cpu().unwrap().to_vec(),
+            xi.add(&yi).unwrap().to_vec()
+        );
+        assert_eq!(
+            gxf.sub(&gyf).unwrap().to_cpu().unwrap().to_vec(),
+            xf.sub(&yf).unwrap().to_vec()
+        );
+        assert_eq!(
+            gxi.mul(&gyi).unwrap().to_cpu().unwrap().to_vec(),
+            xi.mul(&yi).unwrap().to_vec()
+        );
+        assert_eq!(
+            gxf.maximum(&gyf).unwrap().to_cpu().unwrap().to_vec(),
+            xf.maximum(&yf).unwrap().to_vec()
+        );
+    }
+}
+
+#[test]
+fn threads_launch_with_their_own_plans() {
+    let Some(gpu) = gpu() else { return };
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let gpu = gpu.clone();
+            s.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(100 + t);
+                for _ in 0..30 {
+                    let x = random_f32(&mut rng, &[257]);
+                    let y = random_f32(&mut rng, &[257]);
+                    let s: f32 = rng.gen_range(-2.0..2.0);
+                    let got = x
+                        .to_gpu(&gpu)
+                        .unwrap()
+                        .mul(&y.to_gpu(&gpu).unwrap())
+                        .unwrap()
+                        .mul_scalar(s)
+                        .unwrap();
+                    let want = x.mul(&y).unwrap().mul_scalar(s).unwrap();
+                    assert_eq!(got.to_cpu().unwrap().to_vec(), want.to_vec());
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn the_profiler_sees_the_cached_path() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = SmallRng::seed_from_u64(3);
+    let a = random_f32(&mut rng, &[1024]).to_gpu(&gpu).unwrap();
+    let b = random_f32(&mut rng, &[1024]).to_gpu(&gpu).unwrap();
+    let mut out = Tensor::<f32, Gpu>::zeros_on(&[1024], &gpu).unwrap();
+    a.add_into(&b, &mut out).unwrap(); // the plan is cached from here on
+    let ((), p) = profile(|| {
+        for _ in 0..50 {
+            a.add_into(&b, &mut out).unwrap();
+        }
+    });
+    assert_eq!(p.launches, 50);
+    assert!(p.per_launch_us(Stage::Driver) > 0.0);
+    assert!(p.per_launch_us(Stage::CacheHit) > 0.0);
+    // Hits skip the miss path's stages.
+    assert_eq!(p.per_launch_us(Stage::Collapse), 0.0);
+    assert_eq!(p.per_launch_us(Stage::Lookup), 0.0);
+    assert_eq!(
+        out.to_cpu().unwrap().to_vec(),
+        a.to_cpu()
+            .unwrap()
+            .add(&b.to_cpu().unwrap())
+            .unwrap()
+            .to_vec()
+    );
+}
