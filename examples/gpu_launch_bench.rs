@@ -107,6 +107,24 @@ fn main() -> Res<()> {
             )?)
         })?,
     ));
+    // The same on a created (non-blocking) stream instead of the legacy default stream.
+    let side = gpu.new_stream()?;
+    let sa2 = GpuStorage::from_host(&gpu, &random(1024, 7), &side)?;
+    let sb2 = GpuStorage::from_host(&gpu, &random(1024, 8), &side)?;
+    let mut so2 = GpuStorage::<f32>::zeros(&gpu, 1024, &side)?;
+    rows.push((
+        "storage-level pointwise::binary on a non-blocking stream",
+        host_us(&side, calls, || {
+            Ok(pw::binary(
+                &side,
+                &Add,
+                (&sa2, &l),
+                (&sb2, &l),
+                &mut so2,
+                &l,
+            )?)
+        })?,
+    ));
 
     println!(
         "host time per op on {} (1024 f32 elements, median of {calls} calls in batches of 200; plan cache {plan_cache})",
@@ -118,37 +136,45 @@ fn main() -> Res<()> {
         println!("| {case} | {us:.2} |");
     }
 
-    // Where the time of `add_into` goes.
-    stream.synchronize()?;
-    let mut total = 0.0;
-    let (r, p) = profile(|| -> Res<()> {
-        for _ in 0..(calls / 200).max(5) {
-            stream.synchronize()?;
-            let t = std::time::Instant::now();
+    // Where the time of `add_into` goes: each batch of 200 calls profiled on its own, and
+    // per stage the median over batches (a mean would let a few stalled batches, a full
+    // launch queue or a preempted thread, decide the figure).
+    let mut batches = Vec::new();
+    for _ in 0..(calls / 200).max(5) {
+        stream.synchronize()?;
+        let t = std::time::Instant::now();
+        let (r, p) = profile(|| -> Res<()> {
             for _ in 0..200 {
                 a.add_into(&b, &mut out)?;
             }
-            total += t.elapsed().as_secs_f64() * 1e6;
-        }
-        Ok(())
-    });
-    r?;
+            Ok(())
+        });
+        r?;
+        batches.push((t.elapsed().as_secs_f64() * 1e6 / 200.0, p));
+    }
     stream.synchronize()?;
-    let per = total / p.launches.max(1) as f64;
+    let med = |f: &dyn Fn(&(f64, pw::profile::LaunchProfile)) -> f64| {
+        let mut v: Vec<f64> = batches.iter().map(f).collect();
+        common::median(&mut v)
+    };
     println!();
     println!(
-        "breakdown of add_into, mean us per call over {} calls (plan cache {plan_cache}; each stage timer adds ~0.02 us)",
-        p.launches
+        "breakdown of add_into, us per call, median over {} batches of 200 (plan cache {plan_cache}; each stage timer adds ~0.02 us)",
+        batches.len()
     );
     println!("| stage | us |");
     println!("| --- | --- |");
     println!(
         "| tensor layer (views, shape checks, dispatch) | {:.3} |",
-        (per - p.timed_us()).max(0.0)
+        med(&|(t, p)| (t - p.timed_us()).max(0.0))
     );
     for s in Stage::ALL {
-        println!("| {} | {:.3} |", s.name(), p.per_launch_us(s));
+        println!(
+            "| {} | {:.3} |",
+            s.name(),
+            med(&|(_, p)| p.per_launch_us(s))
+        );
     }
-    println!("| total | {per:.3} |");
+    println!("| total (median batch) | {:.3} |", med(&|(t, _)| *t));
     Ok(())
 }
