@@ -352,3 +352,198 @@ fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
     ((a.lazy() - &bt) * 0.5f32).tanh().exp().eval().unwrap();
     assert_eq!(loaded_kernels_for(&signature), 2);
 }
+
+// ---- in-place updates -------------------------------------------------------------------
+
+/// A device tensor of `shape` with random values, and a writable view of it in a random
+/// layout of the same logical shape (contiguous, transposed, flipped, or a window with an
+/// offset into a larger tensor).
+struct Target<D: TestDevice> {
+    owner: Tensor<f32, D>,
+    kind: u8,
+    shape: Vec<usize>,
+}
+
+impl<D: TestDevice> Target<D> {
+    fn new(dev: &D, rng: &mut SmallRng, shape: &[usize]) -> Self {
+        let kind = rng.gen_range(0..4u8);
+        let stored: Vec<usize> = match kind {
+            1 => shape.iter().rev().copied().collect(),
+            3 => {
+                let mut s = shape.to_vec();
+                s[0] += 2;
+                s
+            }
+            _ => shape.to_vec(),
+        };
+        let owner = dev.upload(&host_tensor(rng, &stored, f32_in));
+        Target {
+            owner,
+            kind,
+            shape: shape.to_vec(),
+        }
+    }
+
+    fn view_mut(&mut self) -> typestate_tensor::tensor::TensorViewMut<'_, f32, D> {
+        let v = self.owner.view_mut();
+        match self.kind {
+            1 => v.t(),
+            2 => v.flip(0).unwrap(),
+            3 => v.narrow(0, 1, self.shape[0]).unwrap(),
+            _ => v,
+        }
+    }
+
+    fn view(&self) -> TensorView<'_, f32, D> {
+        let v = self.owner.view();
+        match self.kind {
+            1 => self.owner.t(),
+            2 => v.flip(0).unwrap(),
+            3 => v.narrow(0, 1, self.shape[0]).unwrap(),
+            _ => v,
+        }
+    }
+}
+
+test_device!(update_in_place_matches_eager, update_cpu, update_gpu);
+fn update_in_place_matches_eager<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(6);
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let mut x = Target::new(dev, &mut rng, &shape);
+        let y = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let y = y.view();
+        let before = host(&x.view());
+        let untouched = D::storage_to_host(x.owner.storage());
+        // x = relu(x * 2 + y) - x, written into x through its own (random) layout.
+        let eager = x
+            .view()
+            .mul_scalar(2.0)
+            .unwrap()
+            .add(&y)
+            .unwrap()
+            .relu()
+            .unwrap()
+            .sub(&x.view())
+            .unwrap();
+        x.view_mut()
+            .update(|c| (c.clone() * 2.0f32 + &y).relu() - c)
+            .unwrap();
+        assert_eq!(bits(&host(&x.view())), bits(&host(&eager)), "{shape:?}");
+        assert_ne!(host(&x.view()), before);
+        // Elements outside the view (the window's margins) are untouched.
+        if x.kind == 3 {
+            let all = D::storage_to_host(x.owner.storage());
+            let row: usize = shape[1..].iter().product();
+            assert_eq!(all[..row], untouched[..row]);
+            assert_eq!(all[all.len() - row..], untouched[untouched.len() - row..]);
+        }
+    }
+}
+
+test_device!(
+    adam_in_place_reads_and_writes_three_tensors_in_one_pass,
+    adam_in_place_cpu,
+    adam_in_place_gpu
+);
+fn adam_in_place_reads_and_writes_three_tensors_in_one_pass<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(7);
+    let (lr, b1, b2, eps) = (1e-3f32, 0.9f32, 0.999f32, 1e-8f32);
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let mut p = Target::new(dev, &mut rng, &shape);
+        let mut m = Target::new(dev, &mut rng, &shape);
+        let mut v = Target::new(dev, &mut rng, &shape);
+        // Second moments are non-negative.
+        v.owner.abs_().unwrap();
+        let g = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let g = g.view();
+        let m_e = m
+            .view()
+            .mul_scalar(b1)
+            .unwrap()
+            .add(&g.mul_scalar(1.0 - b1).unwrap())
+            .unwrap();
+        let v_e = v
+            .view()
+            .mul_scalar(b2)
+            .unwrap()
+            .add(&g.square().unwrap().mul_scalar(1.0 - b2).unwrap())
+            .unwrap();
+        let step = m_e
+            .mul_scalar(lr)
+            .unwrap()
+            .div(&v_e.sqrt().unwrap().add_scalar(eps).unwrap())
+            .unwrap();
+        let p_e = p.view().sub(&step).unwrap();
+        let (mut pv, mut mv, mut vv) = (p.view_mut(), m.view_mut(), v.view_mut());
+        expr::update((&mut pv, &mut mv, &mut vv), |(p, m, v)| {
+            let m = m * b1 + g.lazy() * (1.0 - b1);
+            let v = v * b2 + g.lazy().square() * (1.0 - b2);
+            (p - m.clone() * lr / (v.clone().sqrt() + eps), m, v)
+        })
+        .unwrap();
+        let full = |t: &Tensor<f32, D>| bits(&host(&t.broadcast_to(&shape).unwrap()));
+        assert_eq!(bits(&host(&m.view())), full(&m_e));
+        assert_eq!(bits(&host(&v.view())), full(&v_e));
+        assert_eq!(bits(&host(&p.view())), full(&p_e));
+    }
+}
+
+test_device!(
+    in_place_misuse_is_a_typed_error,
+    in_place_errors_cpu,
+    in_place_errors_gpu
+);
+fn in_place_misuse_is_a_typed_error<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(8);
+    let mut a = dev.upload(&host_tensor(&mut rng, &[3, 4], f32_in));
+    let mut b = dev.upload(&host_tensor(&mut rng, &[3, 4], f32_in));
+    let before = host(&a);
+    // A current value smuggled out of an update and evaluated plainly.
+    let mut smuggled = None;
+    a.update(|c| {
+        smuggled = Some(c.clone());
+        c
+    })
+    .unwrap();
+    let c = smuggled.unwrap();
+    let err = (c.clone() + &b).eval().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 0, .. })
+        ),
+        "{err:?}"
+    );
+    let err = (c.clone() * 2.0f32).eval_into(&mut b).unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::UnboundCurrent { .. })),
+        "{err:?}"
+    );
+    // Output 1's current value in a one-output update.
+    let mut second = None;
+    expr::update((&mut a, &mut b), |(x, y)| {
+        second = Some(y.clone());
+        (x, y)
+    })
+    .unwrap();
+    let y = second.unwrap();
+    let err = a.update(|x| x + y).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 1, .. })
+        ),
+        "{err:?}"
+    );
+    // Nothing was written by the failed calls, and identity updates keep the values.
+    assert_eq!(host(&a), before);
+    // A leaf that does not broadcast to the output is the usual shape error.
+    let row = dev.upload(&host_tensor(&mut rng, &[5], f32_in));
+    let err = a.update(|x| x + &row).unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::BroadcastMismatch { .. })),
+        "{err:?}"
+    );
+}
