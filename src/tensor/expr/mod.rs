@@ -81,6 +81,14 @@ pub fn scalar<T: Element, D: Backend>(value: T) -> Expr<T, D, Scalar<T>> {
     Expr::new(Scalar { value })
 }
 
+/// The current value of output `K` of an in-place update, as an expression: what
+/// [`update`]'s closure receives, for building update expressions elsewhere (a helper
+/// function, a tool generating kernels ahead of time). Evaluated by anything but an update
+/// writing a `T` output `K`, it is [`LayoutError::UnboundCurrent`].
+pub fn current<T: Element, D: Backend, const K: usize>() -> Expr<T, D, Current<T, K>> {
+    Expr::new(Current::new())
+}
+
 impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// This tensor as the leaf of a fused expression: nothing is computed until the
     /// expression is evaluated ([`Expr::eval`]).
@@ -589,7 +597,7 @@ macro_rules! tuple_targets {
         {
             type Currents = ($(Expr<$t, D, Current<$t, $k>>,)+);
             fn currents() -> Self::Currents {
-                ($(Expr::new(Current::<$t, $k>::new()),)+)
+                ($(current::<$t, D, $k>(),)+)
             }
         }
     };
