@@ -547,3 +547,120 @@ fn in_place_misuse_is_a_typed_error<D: TestDevice>(dev: &D) {
         "{err:?}"
     );
 }
+
+// ---- Blob steps -------------------------------------------------------------------------
+
+/// `data - (diff + data * wd) * lr` by eager ops (each result rounded, as the fused pass).
+fn sgd_eager<D: TestDevice>(
+    data: &TensorView<'_, f32, D>,
+    diff: &TensorView<'_, f32, D>,
+    lr: f32,
+    wd: f32,
+) -> Vec<f32> {
+    let step = diff
+        .add(&data.mul_scalar(wd).unwrap())
+        .unwrap()
+        .mul_scalar(lr)
+        .unwrap();
+    host(&data.sub(&step).unwrap())
+}
+
+#[test]
+fn blob_sgd_update_and_momentum_step_on_the_cpu() {
+    use typestate_tensor::synced::{Blob, HeadAtCpu};
+    let mut rng = SmallRng::seed_from_u64(9);
+    let (lr, wd, mom) = (0.05f32, 0.01f32, 0.9f32);
+    let shape = [3usize, 5, 2];
+    let data: Vec<f32> = (0..30).map(|_| f32_in(&mut rng)).collect();
+    let blob = Blob::from_vec(&shape, data).unwrap();
+    let mut blob: Blob<f32, HeadAtCpu> = blob.into_cpu_diff_mut().unwrap();
+    for x in blob.cpu_diff_mut() {
+        *x = f32_in(&mut rng);
+    }
+    let want = sgd_eager(
+        &blob.cpu_data_view().unwrap(),
+        &blob.cpu_diff_view().unwrap(),
+        lr,
+        wd,
+    );
+    let diff_before = blob.cpu_diff().to_vec();
+    let blob = blob.sgd_update(lr, wd).unwrap();
+    assert_eq!(bits(blob.cpu_data()), bits(&want));
+    assert_eq!(blob.cpu_diff(), diff_before, "the diff is only read");
+
+    // Momentum: h = mom * h + lr * (diff + wd * data); data -= h, both in place, one pass.
+    let mut blob = blob;
+    let mut hist = host_tensor(&mut rng, &shape, f32_in);
+    let (data0, diff0) = (
+        blob.cpu_data_view().unwrap().to_owned(),
+        blob.cpu_diff_view().unwrap().to_owned(),
+    );
+    let h_e = hist
+        .mul_scalar(mom)
+        .unwrap()
+        .add(
+            &diff0
+                .add(&data0.mul_scalar(wd).unwrap())
+                .unwrap()
+                .mul_scalar(lr)
+                .unwrap(),
+        )
+        .unwrap();
+    let w_e = data0.sub(&h_e).unwrap();
+    {
+        let (mut w, g) = blob.cpu_data_mut_with_diff().unwrap();
+        expr::update((&mut w, &mut hist), |(w, h)| {
+            let h = h * mom + (&g + w.clone() * wd) * lr;
+            (w - h.clone(), h)
+        })
+        .unwrap();
+    }
+    assert_eq!(bits(&hist.to_vec()), bits(&h_e.to_vec()));
+    assert_eq!(bits(blob.cpu_data()), bits(&w_e.to_vec()));
+}
+
+#[test]
+fn blob_sgd_update_on_the_gpu_is_one_in_place_kernel() {
+    use typestate_tensor::synced::{Blob, HeadAtGpu, Synced};
+    let Some(gpu) = common::device::gpu_or_skip("blob_sgd_update_on_the_gpu") else {
+        return;
+    };
+    let mut rng = SmallRng::seed_from_u64(10);
+    let (lr, wd) = (0.05f32, 0.01f32);
+    let shape = [4usize, 33];
+    let blob = Blob::<f32, _>::with_gpu(&gpu, &shape).unwrap();
+    let mut blob = blob
+        .into_cpu_data_mut()
+        .unwrap()
+        .into_cpu_diff_mut()
+        .unwrap();
+    for x in blob.cpu_data_mut() {
+        *x = f32_in(&mut rng);
+    }
+    for x in blob.cpu_diff_mut() {
+        *x = f32_in(&mut rng);
+    }
+    let blob: Blob<f32, Synced> = blob.into_gpu_data().unwrap().into_gpu_diff().unwrap();
+    let want = sgd_eager(
+        &blob.gpu_data_view().unwrap(),
+        &blob.gpu_diff_view().unwrap(),
+        lr,
+        wd,
+    );
+    // Synced data is updated on the GPU, which becomes its head.
+    let blob: Blob<f32, HeadAtGpu, Synced> = blob.sgd_update(lr, wd).unwrap();
+    assert_eq!(bits(&host(&blob.gpu_data_view().unwrap())), bits(&want));
+    // The same step through the split views, in place.
+    let want = sgd_eager(
+        &blob.gpu_data_view().unwrap(),
+        &blob.gpu_diff_view().unwrap(),
+        lr,
+        wd,
+    );
+    let mut blob = blob;
+    {
+        let (mut w, g) = blob.gpu_data_mut_with_diff().unwrap();
+        w.update(|w| w.clone() - (&g + w * wd) * lr).unwrap();
+    }
+    assert_eq!(bits(&host(&blob.gpu_data_view().unwrap())), bits(&want));
+}
