@@ -23,7 +23,9 @@
 //! mask that is not `bool` does not compile. Leaves are views (any layout: strided,
 //! broadcast, flipped, transposed), each broadcast to the result's shape at evaluation;
 //! shapes that do not broadcast are a [`LayoutError`] then. Scalars are arguments of the
-//! generated kernel: a new value does not recompile. See `docs/FUSION.md` for the design.
+//! generated kernel: a new value does not recompile. In-place updates, which read the
+//! outputs they write, go through [`Tensor::update`] and [`update`]; [`Expr::boxed`] erases
+//! the node type for expressions built at run time. See `docs/FUSION.md` for the design.
 
 pub mod node;
 mod ops;
@@ -266,7 +268,7 @@ fn broadcast_all(op: &'static str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
 ///
 /// `exprs` is a tuple of expressions and `outs` a tuple of writable tensors or views of the
 /// same element types, in the same order. Outputs are borrowed mutably, so no expression
-/// can read one (write a new tensor and swap, as in the example of [`crate::tensor::expr`]).
+/// can read one as a leaf; to read what is written, use [`update`] (in place).
 ///
 /// # Errors
 /// [`LayoutError::ShapeMismatch`] when the outputs' shapes differ or an expression's shape
