@@ -6,11 +6,13 @@
 //! checks each one was drawn), comparisons, `where_`, casts between all eight element types
 //! and scalars, whose leaves are views of random layouts (transposed, flipped, with an offset,
 //! broadcast implicitly or through stride-0 views) of at most eight tensors of several element
-//! types. The trees are built by a small interpreter: each step draws an op at run time and
+//! types; in two cases of five the outputs start with random values and the trees also read
+//! them in place (`expr::current`, `Exprs::update`). The trees are built by a small interpreter: each step draws an op at run time and
 //! applies it twice, to the fused expression (type-erased with `Expr::boxed`, so one Rust type
 //! holds any tree) and to the eager result of the same subtree. The outputs, written through
 //! random layouts and poisoned first, must equal the eager results bit for bit (NaNs equal
-//! whatever their payload): fused and eager round every op's result to its element type and
+//! whatever their payload; an in-place output against the eager tree over its values
+//! before the update): fused and eager round every op's result to its element type and
 //! share the op table's CPU closures and CUDA expressions.
 //!
 //! On the GPU the same trees are also compared with the CPU's: bit for bit for trees of
@@ -32,7 +34,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::element::{DType, Element, FloatElement, Numeric, Signed};
 use typestate_tensor::ops::table::{BINARY_OPS, TERNARY_OPS, UNARY_OPS};
-use typestate_tensor::tensor::expr::{self, node::Boxed, program::Instr, Expr};
+use typestate_tensor::tensor::expr::{self, node::Boxed, program::Instr, Expr, Exprs};
 use typestate_tensor::tensor::{Tensor, TensorView, TensorViewMut};
 use typestate_tensor::Cpu;
 
@@ -97,6 +99,15 @@ macro_rules! pools {
     ($($f:ident: $t:ty),*) => {
         struct Owners<D: TestDevice> { $($f: Pool<$t, D>,)* }
         struct Views<'p, D: TestDevice> { $($f: Vec<TensorView<'p, $t, D>>,)* }
+        /// The outputs' values before an in-place case (row-major, output shape): only the
+        /// outputs' element type's list is filled.
+        struct Initial<D: TestDevice> { $($f: Vec<Tensor<$t, D>>,)* }
+
+        impl<D: TestDevice> Initial<D> {
+            fn empty() -> Self {
+                Initial { $($f: Vec::new(),)* }
+            }
+        }
 
         impl Owners<Cpu> {
             fn draw(rng: &mut SmallRng, out: &[usize]) -> Self {
@@ -119,6 +130,12 @@ macro_rules! pools {
                 fn views<'v, 'p, D: TestDevice>(v: &'v Views<'p, D>) -> &'v [TensorView<'p, $t, D>] {
                     &v.$f
                 }
+                fn initial<D: TestDevice>(i: &Initial<D>) -> &[Tensor<$t, D>] {
+                    &i.$f
+                }
+                fn initial_mut<D: TestDevice>(i: &mut Initial<D>) -> &mut Vec<Tensor<$t, D>> {
+                    &mut i.$f
+                }
             }
         )*
     };
@@ -128,6 +145,8 @@ pools!(f32: f32, f64: f64, f16: f16, bf16: bf16, i32: i32, i64: i64, u8: u8, boo
 
 trait Pooled: Element {
     fn views<'v, 'p, D: TestDevice>(v: &'v Views<'p, D>) -> &'v [TensorView<'p, Self, D>];
+    fn initial<D: TestDevice>(i: &Initial<D>) -> &[Tensor<Self, D>];
+    fn initial_mut<D: TestDevice>(i: &mut Initial<D>) -> &mut Vec<Tensor<Self, D>>;
 }
 
 impl<T: Gen> Pool<T, Cpu> {
@@ -195,10 +214,15 @@ struct Ctx<'p, D: TestDevice> {
     views: &'p Views<'p, D>,
     /// Distinct pool tensors read so far by the case's trees.
     used: Vec<(DType, usize)>,
+    /// How many distinct pool tensors the case may read: a GPU kernel takes 8 inputs,
+    /// outputs read in place included.
+    max_leaves: usize,
     /// Nodes left in the current tree.
     budget: usize,
     /// Whether the GPU must equal the CPU bit for bit (see the module docs).
     exact: bool,
+    /// In an in-place case, the outputs' values before the update (read by `Current` nodes).
+    initial: &'p Initial<D>,
 }
 
 /// Element types the interpreter builds trees of.
@@ -243,11 +267,26 @@ fn child<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'
 
 /// A leaf (a pool view) or a scalar.
 fn terminal<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>) -> Pair<'p, T, D> {
+    let initial = T::initial(cx.initial);
+    if !initial.is_empty() && cx.rng.gen_bool(0.35) {
+        // An output's current value (in-place cases; only the outputs' type has any).
+        let k = cx.rng.gen_range(0..initial.len());
+        let e = match k {
+            0 => expr::current::<T, D, 0>().boxed(),
+            1 => expr::current::<T, D, 1>().boxed(),
+            2 => expr::current::<T, D, 2>().boxed(),
+            _ => expr::current::<T, D, 3>().boxed(),
+        };
+        return Pair {
+            e,
+            t: initial[k].contiguous().unwrap(),
+        };
+    }
     if cx.rng.gen_bool(0.8) {
         let pool = T::views(cx.views);
         let i = cx.rng.gen_range(0..pool.len());
         let key = (T::DTYPE, i);
-        if cx.used.contains(&key) || cx.used.len() < MAX_LEAVES {
+        if cx.used.contains(&key) || cx.used.len() < cx.max_leaves {
             if !cx.used.contains(&key) {
                 cx.used.push(key);
             }
@@ -589,11 +628,13 @@ fn run_case<D: TestDevice>(dev: &D, seed: u64) -> Outcome {
     let n_out = rng.gen_range(1..=4);
     let out_kind = rng.gen_range(0..3u8);
     let tree_seed: u64 = rng.gen();
+    let in_place = rng.gen_bool(0.4);
     let case = Case {
         shape: &shape,
         n_out,
         out_kind,
         seed: tree_seed,
+        in_place,
     };
     match rng.gen_range(0..8) {
         0 => case.run::<f32, D>(dev, &views),
@@ -614,17 +655,30 @@ struct Case<'s> {
     /// 0: row-major; 1: written through a transpose; 2: through a flip of dim 0.
     out_kind: u8,
     seed: u64,
+    /// Whether the trees may read the outputs' current values (`expr::update`); the
+    /// outputs then start with random values instead of poison.
+    in_place: bool,
 }
 
 impl Case<'_> {
     fn run<T: Gen, D: TestDevice>(&self, dev: &D, views: &Views<'_, D>) -> Outcome {
+        let mut rng = SmallRng::seed_from_u64(self.seed);
+        let mut initial = Initial::empty();
+        if self.in_place {
+            for _ in 0..self.n_out {
+                let t = Tensor::from_fn(self.shape, |_| T::draw(&mut rng)).unwrap();
+                T::initial_mut(&mut initial).push(dev.upload(&t));
+            }
+        }
         let mut cx = Ctx {
             dev,
-            rng: SmallRng::seed_from_u64(self.seed),
+            rng,
             views,
             used: Vec::new(),
+            max_leaves: MAX_LEAVES - if self.in_place { self.n_out } else { 0 },
             budget: 0,
             exact: true,
+            initial: &initial,
         };
         let mut pairs = Vec::new();
         for _ in 0..self.n_out {
@@ -642,13 +696,14 @@ impl Case<'_> {
             for p in &pairs {
                 let prog = p.e.program();
                 eprintln!(
-                    "{:?} out {:?} x{}: {} instrs, {} leaves, {} scalars, exact {}",
+                    "{:?} out {:?} x{}: {} instrs, {} leaves, {} scalars, {} currents, exact {}",
                     T::DTYPE,
                     self.shape,
                     self.n_out,
                     prog.instrs.len(),
                     prog.leaves.len(),
                     prog.scalars.len(),
+                    prog.currents.len(),
                     cx.exact
                 );
             }
@@ -668,13 +723,25 @@ impl Case<'_> {
         } else {
             self.shape.to_vec()
         };
-        let mut owners: Vec<Tensor<T, D>> = (0..self.n_out)
-            .map(|_| {
-                let mut t = Tensor::<T, D>::zeros_on(&stored, dev).unwrap();
-                t.fill_(T::poison()).unwrap();
-                t
-            })
-            .collect();
+        let mut owners: Vec<Tensor<T, D>> = if self.in_place {
+            // Stored so that the output view (below) reads the initial values.
+            T::initial(&initial)
+                .iter()
+                .map(|t| match self.out_kind {
+                    1 => t.t().contiguous().unwrap(),
+                    2 => t.flip(0).unwrap().contiguous().unwrap(),
+                    _ => t.contiguous().unwrap(),
+                })
+                .collect()
+        } else {
+            (0..self.n_out)
+                .map(|_| {
+                    let mut t = Tensor::<T, D>::zeros_on(&stored, dev).unwrap();
+                    t.fill_(T::poison()).unwrap();
+                    t
+                })
+                .collect()
+        };
         {
             let mut outs: Vec<TensorViewMut<'_, T, D>> = owners
                 .iter_mut()
@@ -685,7 +752,7 @@ impl Case<'_> {
                 })
                 .collect();
             let exprs: Vec<E<'_, T, D>> = pairs.iter().map(|p| p.e.clone()).collect();
-            eval_all(exprs, &mut outs).unwrap();
+            eval_all(exprs, &mut outs, self.in_place).unwrap();
         }
         let fused = owners
             .iter()
@@ -711,17 +778,31 @@ impl Case<'_> {
 }
 
 /// `expr::eval_into` of one to four expressions into as many outputs.
+/// `expr::eval_into` of one to four expressions into as many outputs, or, `in_place`, the
+/// update binding their current values to the outputs.
 fn eval_all<T: Element, D: TestDevice>(
     exprs: Vec<E<'_, T, D>>,
     outs: &mut [TensorViewMut<'_, T, D>],
+    in_place: bool,
 ) -> typestate_tensor::error::Result<()> {
+    fn go<D: TestDevice, O, X: Exprs<D, O>>(
+        x: X,
+        o: O,
+        in_place: bool,
+    ) -> typestate_tensor::error::Result<()> {
+        if in_place {
+            x.update(o)
+        } else {
+            x.run(o)
+        }
+    }
     let mut it = exprs.into_iter();
     let mut next = || it.next().expect("one expression per output");
     match outs {
-        [a] => expr::eval_into((next(),), (a,)),
-        [a, b] => expr::eval_into((next(), next()), (a, b)),
-        [a, b, c] => expr::eval_into((next(), next(), next()), (a, b, c)),
-        [a, b, c, d] => expr::eval_into((next(), next(), next(), next()), (a, b, c, d)),
+        [a] => go((next(),), (a,), in_place),
+        [a, b] => go((next(), next()), (a, b), in_place),
+        [a, b, c] => go((next(), next(), next()), (a, b, c), in_place),
+        [a, b, c, d] => go((next(), next(), next(), next()), (a, b, c, d), in_place),
         _ => unreachable!("one to four outputs"),
     }
 }
