@@ -219,12 +219,14 @@ fn go<const N: usize>(
     // outputs are borrowed mutably by the caller while the leaves are borrowed shared), so
     // every access is in bounds and no element is written twice or read after another
     // thread wrote it. An output read in place (`program.currents`) is an extra input at
-    // the output's own address and layout, so each of its elements is read by the thread
-    // that writes it, in the same grid-stride step, before the store (`ts_grid_stride`: all
-    // loads, then all stores; the tiled form loads before its barrier and stores after);
-    // no other operand addresses an output's memory (`LeafOverlapsOutput` above), and no
-    // pointer is `__restrict__`. The storages stay alive: the handles borrow them for the call, and
-    // their frees are stream-ordered after this launch (`order_read` / `order_write`).
+    // the output's own address and layout, over the same linear index, so each of its
+    // elements is read by the thread that writes it, in the same grid-stride step, before
+    // the store (`ts_grid_stride`: all loads, then all stores); in the tiled form, by the
+    // block that writes it, in the same tile, before the barrier that precedes the stores.
+    // No other operand addresses an output's memory (`LeafOverlapsOutput` above), and no
+    // pointer is `__restrict__`. The storages stay alive: the handles borrow them for the
+    // call, and their frees are stream-ordered after this launch (`order_read` /
+    // `order_write`).
     unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), args) }
 }
 
