@@ -300,8 +300,8 @@ pub fn eval_into<D: Backend, O, E: Exprs<D, O>>(exprs: E, outs: O) -> Result<()>
 /// ```
 ///
 /// Each current value is read through exactly its output's layout, so every element is read
-/// by the pass (the GPU thread, or block in the tiled form) that writes it, before it writes it; no element is read
-/// after another one was written. The outputs are borrowed mutably for the call, so the
+/// by the pass (the GPU thread, or block in the tiled form) that writes it, before it writes
+/// it; no element is read after another one was written. The outputs are borrowed mutably for the call, so the
 /// expressions cannot also read them by reference (any other layout of the same memory
 /// would be a race): that is a borrow error at compile time, and a leaf that shares memory
 /// with an output anyway is [`LayoutError::LeafOverlapsOutput`].

@@ -339,11 +339,11 @@ where
     }
 }
 
-/// The value output `K` of an in-place update ([`super::update`], [`crate::tensor::Tensor::update`])
-/// holds at the element being written, before the update writes it. It borrows nothing: the
-/// update binds it to its `K`-th output, read through exactly that output's layout, so each
-/// element is read by the pass (the GPU thread, or block in the tiled form) that writes it, before it writes it.
-/// Evaluated anywhere else ([`super::Expr::eval`], a `K` past the outputs, another element
+/// The value output `K` of an in-place update ([`super::update`],
+/// [`crate::tensor::Tensor::update`]) holds at the element being written, before the update
+/// writes it. It borrows nothing: the update binds it to its `K`-th output, read through
+/// exactly that output's layout, so each element is read by the pass (the GPU thread, or
+/// block in the tiled form) that writes it, before it writes it. Evaluated anywhere else ([`super::Expr::eval`], a `K` past the outputs, another element
 /// type) it is [`crate::error::LayoutError::UnboundCurrent`].
 pub struct Current<T: Element, const K: usize> {
     _t: PhantomData<fn() -> T>,
