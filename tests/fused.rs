@@ -617,6 +617,48 @@ fn blob_sgd_update_and_momentum_step_on_the_cpu() {
     }
     assert_eq!(bits(&hist.to_vec()), bits(&h_e.to_vec()));
     assert_eq!(bits(blob.cpu_data()), bits(&w_e.to_vec()));
+
+    // Caffe's regularization alone, writing the diff from the data: diff += wd * data.
+    let want = blob
+        .cpu_diff_view()
+        .unwrap()
+        .add(&blob.cpu_data_view().unwrap().mul_scalar(wd).unwrap())
+        .unwrap();
+    {
+        let (mut g, w) = blob.cpu_diff_mut_with_data().unwrap();
+        g.update(|g| g + w.lazy() * wd).unwrap();
+    }
+    assert_eq!(bits(blob.cpu_diff()), bits(&want.to_vec()));
+
+    // Caffe's SGD step as Caffe leaves it, in one pass over three outputs: the history, the
+    // diff (which Caffe overwrites with the history) and the data.
+    let (data0, diff0) = (
+        blob.cpu_data_view().unwrap().to_owned(),
+        blob.cpu_diff_view().unwrap().to_owned(),
+    );
+    let h_e = hist
+        .mul_scalar(mom)
+        .unwrap()
+        .add(
+            &diff0
+                .add(&data0.mul_scalar(wd).unwrap())
+                .unwrap()
+                .mul_scalar(lr)
+                .unwrap(),
+        )
+        .unwrap();
+    let w_e = data0.sub(&h_e).unwrap();
+    {
+        let (mut w, mut g) = blob.cpu_data_diff_mut().unwrap();
+        expr::update((&mut w, &mut g, &mut hist), |(w, g, h)| {
+            let h = h * mom + (g + w.clone() * wd) * lr;
+            (w - h.clone(), h.clone(), h)
+        })
+        .unwrap();
+    }
+    assert_eq!(bits(&hist.to_vec()), bits(&h_e.to_vec()));
+    assert_eq!(bits(blob.cpu_diff()), bits(&h_e.to_vec()));
+    assert_eq!(bits(blob.cpu_data()), bits(&w_e.to_vec()));
 }
 
 #[test]
@@ -663,4 +705,42 @@ fn blob_sgd_update_on_the_gpu_is_one_in_place_kernel() {
         w.update(|w| w.clone() - (&g + w * wd) * lr).unwrap();
     }
     assert_eq!(bits(&host(&blob.gpu_data_view().unwrap())), bits(&want));
+    // Data and diff both written in one kernel (both sides the GPU head): the diff takes the
+    // regularized gradient, the data steps by it.
+    let mut blob = blob.into_gpu_diff_mut().unwrap();
+    let (data0, diff0) = (
+        blob.gpu_data_view().unwrap().contiguous().unwrap(),
+        blob.gpu_diff_view().unwrap().contiguous().unwrap(),
+    );
+    let g_e = diff0.add(&data0.mul_scalar(wd).unwrap()).unwrap();
+    let w_e = data0.sub(&g_e.mul_scalar(lr).unwrap()).unwrap();
+    {
+        let (mut w, mut g) = blob.gpu_data_diff_mut().unwrap();
+        expr::update((&mut w, &mut g), |(w, g)| {
+            let g = g + w.clone() * wd;
+            (w - g.clone() * lr, g)
+        })
+        .unwrap();
+    }
+    assert_eq!(
+        bits(&host(&blob.gpu_diff_view().unwrap())),
+        bits(&host(&g_e))
+    );
+    assert_eq!(
+        bits(&host(&blob.gpu_data_view().unwrap())),
+        bits(&host(&w_e))
+    );
+    // The diff written from the data (regularization alone).
+    let want = host(
+        &blob
+            .gpu_diff_view()
+            .unwrap()
+            .add(&blob.gpu_data_view().unwrap().mul_scalar(wd).unwrap())
+            .unwrap(),
+    );
+    {
+        let (mut g, w) = blob.gpu_diff_mut_with_data().unwrap();
+        g.update(|g| g + w.lazy() * wd).unwrap();
+    }
+    assert_eq!(bits(&host(&blob.gpu_diff_view().unwrap())), bits(&want));
 }

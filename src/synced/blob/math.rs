@@ -11,7 +11,8 @@
 //! passes, two of them writing the diff) become one fused in-place pass over the data
 //! ([`crate::tensor::Tensor::update`]). `asum` / `sumsq` stay reductions. For other fused
 //! steps (momentum, Adam), `cpu_data_mut_with_diff` / `gpu_data_mut_with_diff` lend the
-//! data writable and the diff readable at once, under the same state bounds.
+//! data writable and the diff readable at once, under the same state bounds (and
+//! `*_diff_mut_with_data`, `*_data_diff_mut` the other splits, `views.rs`).
 
 use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
 use crate::device::Cpu;
