@@ -537,6 +537,17 @@ fn in_place_misuse_is_a_typed_error<D: TestDevice>(dev: &D) {
         ),
         "{err:?}"
     );
+    // Output 0 read as another element type.
+    let err = a
+        .update(|_| expr::current::<f64, D, 0>().cast::<f32>())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 0, .. })
+        ),
+        "{err:?}"
+    );
     // Nothing was written by the failed calls, and identity updates keep the values.
     assert_eq!(host(&a), before);
     // A leaf that does not broadcast to the output is the usual shape error.
