@@ -315,6 +315,32 @@ pub enum LayoutError {
         /// The operation.
         op: &'static str,
     },
+    /// A fused expression reads the current value of an output (`expr::Current`) that this
+    /// evaluation does not write in place: a plain `eval` / `eval_into`, an output index
+    /// past the outputs, or an output of another element type.
+    #[error("{op}: the expression reads the current value of output {output} ({dtype}), but {reason}; read an output's current value only inside `expr::update` (or `Tensor::update`) writing that output")]
+    UnboundCurrent {
+        /// The operation.
+        op: &'static str,
+        /// The output index the expression reads.
+        output: usize,
+        /// The element type it reads it as.
+        dtype: &'static str,
+        /// What does not match.
+        reason: &'static str,
+    },
+    /// A leaf of a fused expression shares memory with an output. Only an output's own
+    /// current value (`expr::update`), read through exactly the output's layout, may be read
+    /// while it is written.
+    #[error("{op}: leaf {leaf} overlaps output {output} in memory; read the output in place through `expr::update` (same layout), or write into another tensor")]
+    LeafOverlapsOutput {
+        /// The operation.
+        op: &'static str,
+        /// The leaf, in program order.
+        leaf: usize,
+        /// The output.
+        output: usize,
+    },
 }
 
 /// Errors from allocators and memory sources.

@@ -352,3 +352,406 @@ fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
     ((a.lazy() - &bt) * 0.5f32).tanh().exp().eval().unwrap();
     assert_eq!(loaded_kernels_for(&signature), 2);
 }
+
+// ---- in-place updates -------------------------------------------------------------------
+
+/// A device tensor of `shape` with random values, and a writable view of it in a random
+/// layout of the same logical shape (contiguous, transposed, flipped, or a window with an
+/// offset into a larger tensor).
+struct Target<D: TestDevice> {
+    owner: Tensor<f32, D>,
+    kind: u8,
+    shape: Vec<usize>,
+}
+
+impl<D: TestDevice> Target<D> {
+    fn new(dev: &D, rng: &mut SmallRng, shape: &[usize]) -> Self {
+        let kind = rng.gen_range(0..4u8);
+        let stored: Vec<usize> = match kind {
+            1 => shape.iter().rev().copied().collect(),
+            3 => {
+                let mut s = shape.to_vec();
+                s[0] += 2;
+                s
+            }
+            _ => shape.to_vec(),
+        };
+        let owner = dev.upload(&host_tensor(rng, &stored, f32_in));
+        Target {
+            owner,
+            kind,
+            shape: shape.to_vec(),
+        }
+    }
+
+    fn view_mut(&mut self) -> typestate_tensor::tensor::TensorViewMut<'_, f32, D> {
+        let v = self.owner.view_mut();
+        match self.kind {
+            1 => v.t(),
+            2 => v.flip(0).unwrap(),
+            3 => v.narrow(0, 1, self.shape[0]).unwrap(),
+            _ => v,
+        }
+    }
+
+    fn view(&self) -> TensorView<'_, f32, D> {
+        let v = self.owner.view();
+        match self.kind {
+            1 => self.owner.t(),
+            2 => v.flip(0).unwrap(),
+            3 => v.narrow(0, 1, self.shape[0]).unwrap(),
+            _ => v,
+        }
+    }
+}
+
+test_device!(update_in_place_matches_eager, update_cpu, update_gpu);
+fn update_in_place_matches_eager<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(6);
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let mut x = Target::new(dev, &mut rng, &shape);
+        let y = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let y = y.view();
+        let before = host(&x.view());
+        let untouched = D::storage_to_host(x.owner.storage());
+        // x = relu(x * 2 + y) - x, written into x through its own (random) layout.
+        let eager = x
+            .view()
+            .mul_scalar(2.0)
+            .unwrap()
+            .add(&y)
+            .unwrap()
+            .relu()
+            .unwrap()
+            .sub(&x.view())
+            .unwrap();
+        x.view_mut()
+            .update(|c| (c.clone() * 2.0f32 + &y).relu() - c)
+            .unwrap();
+        assert_eq!(bits(&host(&x.view())), bits(&host(&eager)), "{shape:?}");
+        assert_ne!(host(&x.view()), before);
+        // Elements outside the view (the window's margins) are untouched.
+        if x.kind == 3 {
+            let all = D::storage_to_host(x.owner.storage());
+            let row: usize = shape[1..].iter().product();
+            assert_eq!(all[..row], untouched[..row]);
+            assert_eq!(all[all.len() - row..], untouched[untouched.len() - row..]);
+        }
+    }
+}
+
+test_device!(
+    adam_in_place_reads_and_writes_three_tensors_in_one_pass,
+    adam_in_place_cpu,
+    adam_in_place_gpu
+);
+fn adam_in_place_reads_and_writes_three_tensors_in_one_pass<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(7);
+    let (lr, b1, b2, eps) = (1e-3f32, 0.9f32, 0.999f32, 1e-8f32);
+    for _ in 0..CASES {
+        let shape = random_shape(&mut rng);
+        let mut p = Target::new(dev, &mut rng, &shape);
+        let mut m = Target::new(dev, &mut rng, &shape);
+        let mut v = Target::new(dev, &mut rng, &shape);
+        // Second moments are non-negative.
+        v.owner.abs_().unwrap();
+        let g = Leaf::new(dev, &mut rng, &shape, f32_in);
+        let g = g.view();
+        let m_e = m
+            .view()
+            .mul_scalar(b1)
+            .unwrap()
+            .add(&g.mul_scalar(1.0 - b1).unwrap())
+            .unwrap();
+        let v_e = v
+            .view()
+            .mul_scalar(b2)
+            .unwrap()
+            .add(&g.square().unwrap().mul_scalar(1.0 - b2).unwrap())
+            .unwrap();
+        let step = m_e
+            .mul_scalar(lr)
+            .unwrap()
+            .div(&v_e.sqrt().unwrap().add_scalar(eps).unwrap())
+            .unwrap();
+        let p_e = p.view().sub(&step).unwrap();
+        let (mut pv, mut mv, mut vv) = (p.view_mut(), m.view_mut(), v.view_mut());
+        expr::update((&mut pv, &mut mv, &mut vv), |(p, m, v)| {
+            let m = m * b1 + g.lazy() * (1.0 - b1);
+            let v = v * b2 + g.lazy().square() * (1.0 - b2);
+            (p - m.clone() * lr / (v.clone().sqrt() + eps), m, v)
+        })
+        .unwrap();
+        let full = |t: &Tensor<f32, D>| bits(&host(&t.broadcast_to(&shape).unwrap()));
+        assert_eq!(bits(&host(&m.view())), full(&m_e));
+        assert_eq!(bits(&host(&v.view())), full(&v_e));
+        assert_eq!(bits(&host(&p.view())), full(&p_e));
+    }
+}
+
+test_device!(
+    in_place_misuse_is_a_typed_error,
+    in_place_errors_cpu,
+    in_place_errors_gpu
+);
+fn in_place_misuse_is_a_typed_error<D: TestDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(8);
+    let mut a = dev.upload(&host_tensor(&mut rng, &[3, 4], f32_in));
+    let mut b = dev.upload(&host_tensor(&mut rng, &[3, 4], f32_in));
+    let before = host(&a);
+    // A current value smuggled out of an update and evaluated plainly.
+    let mut smuggled = None;
+    a.update(|c| {
+        smuggled = Some(c.clone());
+        c
+    })
+    .unwrap();
+    let c = smuggled.unwrap();
+    let err = (c.clone() + &b).eval().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 0, .. })
+        ),
+        "{err:?}"
+    );
+    let err = (c.clone() * 2.0f32).eval_into(&mut b).unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::UnboundCurrent { .. })),
+        "{err:?}"
+    );
+    // Output 1's current value in a one-output update.
+    let mut second = None;
+    expr::update((&mut a, &mut b), |(x, y)| {
+        second = Some(y.clone());
+        (x, y)
+    })
+    .unwrap();
+    let y = second.unwrap();
+    let err = a.update(|x| x + y).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 1, .. })
+        ),
+        "{err:?}"
+    );
+    // Output 0 read as another element type.
+    let err = a
+        .update(|_| expr::current::<f64, D, 0>().cast::<f32>())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 0, .. })
+        ),
+        "{err:?}"
+    );
+    // Nothing was written by the failed calls, and identity updates keep the values.
+    assert_eq!(host(&a), before);
+    // A leaf that does not broadcast to the output is the usual shape error.
+    let row = dev.upload(&host_tensor(&mut rng, &[5], f32_in));
+    let err = a.update(|x| x + &row).unwrap_err();
+    assert!(
+        matches!(err, Error::Layout(LayoutError::BroadcastMismatch { .. })),
+        "{err:?}"
+    );
+}
+
+// ---- Blob steps -------------------------------------------------------------------------
+
+/// `data - (diff + data * wd) * lr` by eager ops (each result rounded, as the fused pass).
+fn sgd_eager<D: TestDevice>(
+    data: &TensorView<'_, f32, D>,
+    diff: &TensorView<'_, f32, D>,
+    lr: f32,
+    wd: f32,
+) -> Vec<f32> {
+    let step = diff
+        .add(&data.mul_scalar(wd).unwrap())
+        .unwrap()
+        .mul_scalar(lr)
+        .unwrap();
+    host(&data.sub(&step).unwrap())
+}
+
+#[test]
+fn blob_sgd_update_and_momentum_step_on_the_cpu() {
+    use typestate_tensor::synced::{Blob, HeadAtCpu};
+    let mut rng = SmallRng::seed_from_u64(9);
+    let (lr, wd, mom) = (0.05f32, 0.01f32, 0.9f32);
+    let shape = [3usize, 5, 2];
+    let data: Vec<f32> = (0..30).map(|_| f32_in(&mut rng)).collect();
+    let blob = Blob::from_vec(&shape, data).unwrap();
+    let mut blob: Blob<f32, HeadAtCpu> = blob.into_cpu_diff_mut().unwrap();
+    for x in blob.cpu_diff_mut() {
+        *x = f32_in(&mut rng);
+    }
+    let want = sgd_eager(
+        &blob.cpu_data_view().unwrap(),
+        &blob.cpu_diff_view().unwrap(),
+        lr,
+        wd,
+    );
+    let diff_before = blob.cpu_diff().to_vec();
+    let blob = blob.sgd_update(lr, wd).unwrap();
+    assert_eq!(bits(blob.cpu_data()), bits(&want));
+    assert_eq!(blob.cpu_diff(), diff_before, "the diff is only read");
+
+    // Momentum: h = mom * h + lr * (diff + wd * data); data -= h, both in place, one pass.
+    let mut blob = blob;
+    let mut hist = host_tensor(&mut rng, &shape, f32_in);
+    let (data0, diff0) = (
+        blob.cpu_data_view().unwrap().to_owned(),
+        blob.cpu_diff_view().unwrap().to_owned(),
+    );
+    let h_e = hist
+        .mul_scalar(mom)
+        .unwrap()
+        .add(
+            &diff0
+                .add(&data0.mul_scalar(wd).unwrap())
+                .unwrap()
+                .mul_scalar(lr)
+                .unwrap(),
+        )
+        .unwrap();
+    let w_e = data0.sub(&h_e).unwrap();
+    {
+        let (mut w, g) = blob.cpu_data_mut_with_diff().unwrap();
+        expr::update((&mut w, &mut hist), |(w, h)| {
+            let h = h * mom + (&g + w.clone() * wd) * lr;
+            (w - h.clone(), h)
+        })
+        .unwrap();
+    }
+    assert_eq!(bits(&hist.to_vec()), bits(&h_e.to_vec()));
+    assert_eq!(bits(blob.cpu_data()), bits(&w_e.to_vec()));
+
+    // Caffe's regularization alone, writing the diff from the data: diff += wd * data.
+    let want = blob
+        .cpu_diff_view()
+        .unwrap()
+        .add(&blob.cpu_data_view().unwrap().mul_scalar(wd).unwrap())
+        .unwrap();
+    {
+        let (mut g, w) = blob.cpu_diff_mut_with_data().unwrap();
+        g.update(|g| g + w.lazy() * wd).unwrap();
+    }
+    assert_eq!(bits(blob.cpu_diff()), bits(&want.to_vec()));
+
+    // Caffe's SGD step as Caffe leaves it, in one pass over three outputs: the history, the
+    // diff (which Caffe overwrites with the history) and the data.
+    let (data0, diff0) = (
+        blob.cpu_data_view().unwrap().to_owned(),
+        blob.cpu_diff_view().unwrap().to_owned(),
+    );
+    let h_e = hist
+        .mul_scalar(mom)
+        .unwrap()
+        .add(
+            &diff0
+                .add(&data0.mul_scalar(wd).unwrap())
+                .unwrap()
+                .mul_scalar(lr)
+                .unwrap(),
+        )
+        .unwrap();
+    let w_e = data0.sub(&h_e).unwrap();
+    {
+        let (mut w, mut g) = blob.cpu_data_diff_mut().unwrap();
+        expr::update((&mut w, &mut g, &mut hist), |(w, g, h)| {
+            let h = h * mom + (g + w.clone() * wd) * lr;
+            (w - h.clone(), h.clone(), h)
+        })
+        .unwrap();
+    }
+    assert_eq!(bits(&hist.to_vec()), bits(&h_e.to_vec()));
+    assert_eq!(bits(blob.cpu_diff()), bits(&h_e.to_vec()));
+    assert_eq!(bits(blob.cpu_data()), bits(&w_e.to_vec()));
+}
+
+#[test]
+fn blob_sgd_update_on_the_gpu_is_one_in_place_kernel() {
+    use typestate_tensor::synced::{Blob, HeadAtGpu, Synced};
+    let Some(gpu) = common::device::gpu_or_skip("blob_sgd_update_on_the_gpu") else {
+        return;
+    };
+    let mut rng = SmallRng::seed_from_u64(10);
+    let (lr, wd) = (0.05f32, 0.01f32);
+    let shape = [4usize, 33];
+    let blob = Blob::<f32, _>::with_gpu(&gpu, &shape).unwrap();
+    let mut blob = blob
+        .into_cpu_data_mut()
+        .unwrap()
+        .into_cpu_diff_mut()
+        .unwrap();
+    for x in blob.cpu_data_mut() {
+        *x = f32_in(&mut rng);
+    }
+    for x in blob.cpu_diff_mut() {
+        *x = f32_in(&mut rng);
+    }
+    let blob: Blob<f32, Synced> = blob.into_gpu_data().unwrap().into_gpu_diff().unwrap();
+    let want = sgd_eager(
+        &blob.gpu_data_view().unwrap(),
+        &blob.gpu_diff_view().unwrap(),
+        lr,
+        wd,
+    );
+    // Synced data is updated on the GPU, which becomes its head.
+    let blob: Blob<f32, HeadAtGpu, Synced> = blob.sgd_update(lr, wd).unwrap();
+    assert_eq!(bits(&host(&blob.gpu_data_view().unwrap())), bits(&want));
+    // The same step through the split views, in place.
+    let want = sgd_eager(
+        &blob.gpu_data_view().unwrap(),
+        &blob.gpu_diff_view().unwrap(),
+        lr,
+        wd,
+    );
+    let mut blob = blob;
+    {
+        let (mut w, g) = blob.gpu_data_mut_with_diff().unwrap();
+        w.update(|w| w.clone() - (&g + w * wd) * lr).unwrap();
+    }
+    assert_eq!(bits(&host(&blob.gpu_data_view().unwrap())), bits(&want));
+    // Data and diff both written in one kernel (both sides the GPU head): the diff takes the
+    // regularized gradient, the data steps by it.
+    let mut blob = blob.into_gpu_diff_mut().unwrap();
+    let (data0, diff0) = (
+        blob.gpu_data_view().unwrap().contiguous().unwrap(),
+        blob.gpu_diff_view().unwrap().contiguous().unwrap(),
+    );
+    let g_e = diff0.add(&data0.mul_scalar(wd).unwrap()).unwrap();
+    let w_e = data0.sub(&g_e.mul_scalar(lr).unwrap()).unwrap();
+    {
+        let (mut w, mut g) = blob.gpu_data_diff_mut().unwrap();
+        expr::update((&mut w, &mut g), |(w, g)| {
+            let g = g + w.clone() * wd;
+            (w - g.clone() * lr, g)
+        })
+        .unwrap();
+    }
+    assert_eq!(
+        bits(&host(&blob.gpu_diff_view().unwrap())),
+        bits(&host(&g_e))
+    );
+    assert_eq!(
+        bits(&host(&blob.gpu_data_view().unwrap())),
+        bits(&host(&w_e))
+    );
+    // The diff written from the data (regularization alone).
+    let want = host(
+        &blob
+            .gpu_diff_view()
+            .unwrap()
+            .add(&blob.gpu_data_view().unwrap().mul_scalar(wd).unwrap())
+            .unwrap(),
+    );
+    {
+        let (mut g, w) = blob.gpu_diff_mut_with_data().unwrap();
+        g.update(|g| g + w.lazy() * wd).unwrap();
+    }
+    assert_eq!(bits(&host(&blob.gpu_diff_view().unwrap())), bits(&want));
+}

@@ -423,8 +423,11 @@ fn fused_sources_compile_in_every_form() {
     if !nvrtc_present() {
         return;
     }
+    // Outputs read in place are extra leaves after the leaves, as the launch reads them.
     fn body_of(p: &Program<'_, Cpu>) -> (Vec<DType>, String) {
-        (p.leaves.iter().map(|l| l.dtype).collect(), p.signature())
+        let leaves = p.leaves.iter().map(|l| l.dtype);
+        let currents = p.currents.iter().map(|&(_, t)| t);
+        (leaves.chain(currents).collect(), p.signature())
     }
     let a = Tensor::<f32>::zeros(&[4, 4]).unwrap();
     let h = Tensor::<half::f16>::zeros(&[4, 4]).unwrap();
@@ -441,6 +444,16 @@ fn fused_sources_compile_in_every_form() {
     let v = a.lazy() * 0.99f32 + a.lazy().square() * 0.01f32;
     let p = a.lazy() - m.clone() / (v.clone().sqrt() + 1e-8f32);
     let adam = (p, m, v);
+    // The same step in place: p, m, v read as their outputs' current values.
+    let (pc, mc, vc) = (
+        expr::current::<f32, Cpu, 0>(),
+        expr::current::<f32, Cpu, 1>(),
+        expr::current::<f32, Cpu, 2>(),
+    );
+    let m = mc * 0.9f32 + a.lazy() * 0.1f32;
+    let v = vc * 0.99f32 + a.lazy().square() * 0.01f32;
+    let p = pc - m.clone() / (v.clone().sqrt() + 1e-8f32);
+    let adam_in_place = (p, m, v);
     let mut programs = vec![gelu.program(), chain.program(), select.program()];
     {
         // p, m, v in one program, built as `eval_into` builds a tuple.
@@ -450,15 +463,23 @@ fn fused_sources_compile_in_every_form() {
         m.build_output(&mut three);
         v.build_output(&mut three);
         programs.push(three);
+        let (p, m, v) = &adam_in_place;
+        let mut in_place = Program::<Cpu>::default();
+        p.build_output(&mut in_place);
+        m.build_output(&mut in_place);
+        v.build_output(&mut in_place);
+        assert_eq!(in_place.currents.len(), 3);
+        programs.push(in_place);
     }
     let mut sources = Vec::new();
     for p in &programs {
         let (leaves, signature) = body_of(p);
         let types: Vec<DType> = (0..p.instrs.len()).map(|v| p.dtype(v)).collect();
+        let instrs = p.instrs_with_currents_as_leaves();
         let body = FusedBody {
             leaves: &leaves,
             scalars: &p.scalars,
-            instrs: &p.instrs,
+            instrs: &instrs,
             results: &p.results,
             types: &types,
         };

@@ -120,8 +120,11 @@ pub unsafe trait Backend: Device {
     /// Evaluates fused expressions into their outputs
     /// ([`crate::tensor::expr::eval_into`]): every element of every output written once,
     /// from the expressions' leaves (broadcast to the outputs' shape, which the caller
-    /// checked), never reading an output; the same contract as [`Backend::unary`] for each
-    /// output.
+    /// checked), never reading an output except where the program reads its current value
+    /// (`Instr::Current`, an in-place [`crate::tensor::expr::update`], whose outputs hold
+    /// valid values): there only the element about to be written, through the output's
+    /// layout, before it is written; otherwise the same contract as [`Backend::unary`] for
+    /// each output.
     fn fused<F: Fused<Self>>(&self, job: &mut F) -> Result<()>;
 
     /// `dst[i] = src[i]`.

@@ -61,7 +61,8 @@ pub(crate) fn launch(
     mut outs: Vec<FusedOutput<'_, Gpu>>,
 ) -> Result<(), Error> {
     let n_out = outs.len();
-    let n_leaves = program.leaves.len();
+    // Current values of outputs (in-place updates) are read as extra inputs.
+    let n_leaves = program.leaves.len() + program.currents.len();
     if n_leaves > MAX_LEAVES || n_out == 0 || n_out > MAX_OUTPUTS {
         return Err(LayoutError::TooManyOperands {
             op: OP,
@@ -79,9 +80,39 @@ pub(crate) fn launch(
         o.layout.check_writable(OP)?;
         layouts.push(o.layout.clone());
     }
-    for leaf in &program.leaves {
+    let out_spans: Vec<(u64, u64)> = outs
+        .iter_mut()
+        .map(|o| byte_span(o.handle.address_mut(), o.handle.elements(), o.dtype))
+        .collect();
+    for (l, leaf) in program.leaves.iter().enumerate() {
         leaf.layout.check_within(OP, leaf.handle.elements())?;
         layouts.push(leaf.layout.broadcast_to(&shape)?);
+        let span = byte_span(leaf.handle.address(), leaf.handle.elements(), leaf.dtype);
+        for (o, out_span) in out_spans.iter().enumerate() {
+            if span.0 < out_span.1 && out_span.0 < span.1 {
+                return Err(LayoutError::LeafOverlapsOutput {
+                    op: OP,
+                    leaf: l,
+                    output: o,
+                }
+                .into());
+            }
+        }
+    }
+    for &(o, dtype) in &program.currents {
+        // Checked by the evaluator (`UnboundCurrent`): output `o` exists and holds `dtype`.
+        match outs.get(o) {
+            Some(out) if out.dtype == dtype => layouts.push(out.layout.clone()),
+            _ => {
+                return Err(LayoutError::UnboundCurrent {
+                    op: OP,
+                    output: o,
+                    dtype: dtype.name(),
+                    reason: "the launch has no such output",
+                }
+                .into())
+            }
+        }
     }
     // Stream order: every leaf read and every output write waits for what it must.
     for leaf in &program.leaves {
@@ -100,10 +131,14 @@ pub(crate) fn launch(
     for leaf in &program.leaves {
         ptrs.push(leaf.handle.address());
     }
+    for &(o, _) in &program.currents {
+        ptrs.push(ptrs[o]);
+    }
     let dtypes: Vec<DType> = outs
         .iter()
         .map(|o| o.dtype)
         .chain(program.leaves.iter().map(|l| l.dtype))
+        .chain(program.currents.iter().map(|&(_, t)| t))
         .collect();
     let operands = Operands {
         layouts: &layouts,
@@ -125,6 +160,12 @@ pub(crate) fn launch(
         11 => go::<11>(stream, &program, operands),
         _ => go::<12>(stream, &program, operands),
     }
+}
+
+/// The bytes `[start, end)` of a storage of `elements` elements of `dtype` at `address`.
+fn byte_span(address: u64, elements: usize, dtype: DType) -> (u64, u64) {
+    let bytes = (elements as u64).saturating_mul(dtype.size_in_bytes() as u64);
+    (address, address.saturating_add(bytes))
 }
 
 /// Every operand of one launch, outputs first.
@@ -177,8 +218,15 @@ fn go<const N: usize>(
     // repeats elements), the outputs to be non-overlapping, and no output is a leaf (the
     // outputs are borrowed mutably by the caller while the leaves are borrowed shared), so
     // every access is in bounds and no element is written twice or read after another
-    // thread wrote it. The storages stay alive: the handles borrow them for the call, and
-    // their frees are stream-ordered after this launch (`order_read` / `order_write`).
+    // thread wrote it. An output read in place (`program.currents`) is an extra input at
+    // the output's own address and layout, over the same linear index, so each of its
+    // elements is read by the thread that writes it, in the same grid-stride step, before
+    // the store (`ts_grid_stride`: all loads, then all stores); in the tiled form, by the
+    // block that writes it, in the same tile, before the barrier that precedes the stores.
+    // No other operand addresses an output's memory (`LeafOverlapsOutput` above), and no
+    // pointer is `__restrict__`. The storages stay alive: the handles borrow them for the
+    // call, and their frees are stream-ordered after this launch (`order_read` /
+    // `order_write`).
     unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), args) }
 }
 
@@ -201,11 +249,18 @@ fn kernel(
             crate::ops::op::check_op_source(name, cuda)?;
         }
     }
-    let leaves: Vec<DType> = program.leaves.iter().map(|l| l.dtype).collect();
+    // Current values (in-place reads) are the last inputs, read like leaves.
+    let leaves: Vec<DType> = program
+        .leaves
+        .iter()
+        .map(|l| l.dtype)
+        .chain(program.currents.iter().map(|&(_, t)| t))
+        .collect();
+    let instrs = program.instrs_with_currents_as_leaves();
     let body = FusedBody {
         leaves: &leaves,
         scalars: &program.scalars,
-        instrs: &program.instrs,
+        instrs: &instrs,
         results: &program.results,
         types: program.types(),
     };

@@ -147,6 +147,10 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
             Instr::Cast { arg, .. } => {
                 format!("ts_conv<{ct}>::from(ts_conv<{st}>::from(v{arg}))")
             }
+            // The launch reads current values as extra leaves
+            // (`Program::instrs_with_currents_as_leaves`); a body given one directly names
+            // an undefined value, which NVRTC refuses.
+            Instr::Current { output } => format!("ts_current_not_bound_{output}"),
         };
         let _ = writeln!(s, "    const {ct} v{k} = {value};");
     }

@@ -3,6 +3,16 @@
 //! on the CPU for `HeadAtCpu`, on the GPU for `HeadAtGpu` and `Synced`, and not at all for
 //! `Uninitialized` (sums are 0, a scale does nothing). The state after a write is the type
 //! Caffe's `mutable_*_data()` leaves: a scale of `Synced` data makes the GPU side the head.
+//!
+//! `update()` and `scale_*` are one in-place pass each already (the engines' in-place ops:
+//! one kernel that reads and writes the side through one layout, no temporary), which is all
+//! a fused kernel would do for a single op, so they stay so. [`Blob::sgd_update`] is where
+//! fusion pays: Caffe's L2 regularization, learning-rate scaling and `Update()` (three
+//! passes, two of them writing the diff) become one fused in-place pass over the data
+//! ([`crate::tensor::Tensor::update`]). `asum` / `sumsq` stay reductions. For other fused
+//! steps (momentum, Adam), `cpu_data_mut_with_diff` / `gpu_data_mut_with_diff` lend the
+//! data writable and the diff readable at once, under the same state bounds (and
+//! `*_diff_mut_with_data`, `*_data_diff_mut` the other splits, `views.rs`).
 
 use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
 use crate::device::Cpu;
@@ -12,6 +22,7 @@ use crate::engine_gpu::reduce::{self as gpu_reduce, Term};
 use crate::error::Error;
 use crate::layout::Layout;
 use crate::ops::table::{MulScalar, Sub};
+use crate::runtime::Gpu;
 use crate::runtime::{GpuStorage, Stream};
 use crate::synced::accel::GpuAccel;
 use crate::synced::host::OwnedHost;
@@ -21,6 +32,8 @@ use crate::synced::state::{
 };
 use crate::synced::synced_memory::SyncedMemory;
 use crate::synced::transition_error::TransitionError;
+use crate::tensor::expr::node::{Current, Node};
+use crate::tensor::expr::Expr;
 use crate::tensor::Backend;
 use crate::tensor::{TensorView, TensorViewMut};
 
@@ -141,6 +154,17 @@ fn cpu_scale<T: BlobElement>(x: &mut [T], factor: T) -> Result<(), Error> {
 fn cpu_sub<T: BlobElement>(y: &mut [T], x: &[T]) -> Result<(), Error> {
     let x = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
     Cpu.binary_inplace(Sub, &mut cpu_view_mut(y)?, &x)
+}
+
+/// `w - (g + w * weight_decay) * lr`, the fused SGD step of [`Blob::sgd_update`].
+#[allow(clippy::type_complexity)] // the expression's structure
+fn sgd_step<'g, T: BlobElement, Dev: Backend>(
+    w: Expr<T, Dev, Current<T, 0>>,
+    g: &'g TensorView<'_, T, Dev>,
+    lr: T,
+    weight_decay: T,
+) -> Expr<T, Dev, impl Node<Dev, Out = T> + 'g> {
+    w.clone() - (g.lazy() + w.mul_scalar(weight_decay)).mul_scalar(lr)
 }
 
 /// Runs `cpu` or `gpu` on the first `count` elements of the side where `S`'s math runs and
@@ -269,6 +293,53 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
         match written {
             Ok(m) => Ok(rest.put_diff(m)),
             Err((m, e)) => Err(TransitionError::new(rest.put_diff(G::from_owned(m)), e)),
+        }
+    }
+
+    /// Plain SGD with L2 weight decay in one fused in-place pass, where the data's head is:
+    /// `data -= lr * (diff + weight_decay * data)` (Caffe's `Regularize` with L2,
+    /// `ComputeUpdateValue` without momentum, and `Update()`, which are three passes there),
+    /// under the same state rules as [`update`](Self::update): the diff current on the
+    /// data's side, `Synced` data becoming `HeadAtGpu`. Unlike Caffe it leaves the diff
+    /// unchanged. Each element is rounded after each op, as the eager ops would. A failure
+    /// hands the blob back. (With momentum, the history is a second output: take
+    /// [`cpu_data_mut_with_diff`](Self::cpu_data_mut_with_diff) or the GPU form and call
+    /// [`crate::tensor::expr::update`] on the data and the history.)
+    #[allow(clippy::type_complexity)] // the next state is computed by the trait
+    pub fn sgd_update(
+        self,
+        lr: T,
+        weight_decay: T,
+    ) -> Result<Blob<T, <D::Base as MathSide>::AfterWrite, G>, TransitionError<Self>>
+    where
+        D: OwnedSide,
+        D::Base: UpdateWith<G::Base>,
+    {
+        let count = self.count();
+        let (mem, rest) = self.split_data();
+        let diff = G::raw(&rest.diff);
+        let written = write_side(
+            D::into_owned(mem),
+            count,
+            // `UpdateWith` made the diff readable on the side the data's math runs on.
+            |y| {
+                let layout = Layout::contiguous(&[count])?;
+                let g = TensorView::<T, Cpu>::new(cpu_prefix(diff, count), layout, &Cpu)?;
+                cpu_view_mut(y)?.update(|w| sgd_step(w, &g, lr, weight_decay))
+            },
+            |y, layout, _| {
+                let gpu = match diff.accel() {
+                    Some(a) => a.gpu(),
+                    None => unreachable!("a GPU-side state implies a GPU"),
+                };
+                let g = TensorView::<T, Gpu>::new(gpu_of(diff), layout.clone(), gpu)?;
+                TensorViewMut::new(y, layout.clone(), gpu)?
+                    .update(|w| sgd_step(w, &g, lr, weight_decay))
+            },
+        );
+        match written {
+            Ok(m) => Ok(rest.put_data(m)),
+            Err((m, e)) => Err(TransitionError::new(rest.put_data(D::from_owned(m)), e)),
         }
     }
 

@@ -23,7 +23,9 @@
 //! mask that is not `bool` does not compile. Leaves are views (any layout: strided,
 //! broadcast, flipped, transposed), each broadcast to the result's shape at evaluation;
 //! shapes that do not broadcast are a [`LayoutError`] then. Scalars are arguments of the
-//! generated kernel: a new value does not recompile. See `docs/FUSION.md` for the design.
+//! generated kernel: a new value does not recompile. In-place updates, which read the
+//! outputs they write, go through [`Tensor::update`] and [`update`]; [`Expr::boxed`] erases
+//! the node type for expressions built at run time. See `docs/FUSION.md` for the design.
 
 pub mod node;
 mod ops;
@@ -31,12 +33,14 @@ pub mod program;
 
 use std::marker::PhantomData;
 
-use crate::element::Element;
+use std::any::Any;
+
+use crate::element::{DType, Element};
 use crate::error::{LayoutError, Result};
 use crate::layout::{broadcast_shapes, Layout};
-use crate::tensor::{AsViewMut, Backend, HostBackend, ReadRepr, Tensor, TensorViewMut};
+use crate::tensor::{AsViewMut, Backend, HostBackend, ReadRepr, Tensor, TensorViewMut, WriteRepr};
 
-use node::{Cursor, Leaf, Node, Scalar};
+use node::{Boxed, Current, Cursor, Leaf, Node, Scalar};
 use program::Program;
 
 pub use ops::where_;
@@ -79,11 +83,40 @@ pub fn scalar<T: Element, D: Backend>(value: T) -> Expr<T, D, Scalar<T>> {
     Expr::new(Scalar { value })
 }
 
+/// The current value of output `K` of an in-place update, as an expression: what
+/// [`update`]'s closure receives, for building update expressions elsewhere (a helper
+/// function, a tool generating kernels ahead of time). Evaluated by anything but an update
+/// writing a `T` output `K`, it is [`LayoutError::UnboundCurrent`].
+pub fn current<T: Element, D: Backend, const K: usize>() -> Expr<T, D, Current<T, K>> {
+    Expr::new(Current::new())
+}
+
 impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// This tensor as the leaf of a fused expression: nothing is computed until the
     /// expression is evaluated ([`Expr::eval`]).
     pub fn lazy(&self) -> Expr<T, D, Leaf<'_, T, D>> {
         Expr::new(Leaf { view: self.view() })
+    }
+}
+
+impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
+    /// Writes `f(current)` into this tensor in one fused pass (one kernel on the GPU), where
+    /// `current` stands for each element's value before the update: `x = x * 2 + y` is
+    /// `x.update(|x| x * 2.0f32 + &y)`, with no temporary. `current` is read through exactly
+    /// this tensor's layout, so each element is read by the pass that writes it, before it
+    /// writes it. The expression may read other tensors (broadcast to this one's shape) but
+    /// not this one by reference: it is borrowed mutably for the call (the borrow checker
+    /// refuses `x.update(|c| c + &x)`), which is what keeps the update free of races. For
+    /// several tensors updated together (an optimizer step), see [`update`].
+    ///
+    /// # Errors
+    /// As [`Expr::eval_into`].
+    pub fn update<N, F>(&mut self, f: F) -> Result<()>
+    where
+        N: Node<D, Out = T>,
+        F: FnOnce(Expr<T, D, Current<T, 0>>) -> Expr<T, D, N>,
+    {
+        update((self,), |(x,)| (f(x),))
     }
 }
 
@@ -136,6 +169,17 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
             cast: crate::ops::Cast::new(),
             a: self.node,
         })
+    }
+
+    /// The expression with its node type erased ([`node::Boxed`]): one type for every
+    /// expression of `T` on `D`, so expressions can be chosen and combined at run time (an
+    /// interpreter, a random tree) and stored together. It computes the same values and
+    /// generates the same kernel; on the host each node becomes a virtual call.
+    pub fn boxed<'a>(self) -> Expr<T, D, Boxed<'a, T, D>>
+    where
+        N: 'a,
+    {
+        Expr::new(Boxed::new(self.node))
     }
 
     /// The shape the expression's tensors broadcast to.
@@ -224,7 +268,7 @@ fn broadcast_all(op: &'static str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
 ///
 /// `exprs` is a tuple of expressions and `outs` a tuple of writable tensors or views of the
 /// same element types, in the same order. Outputs are borrowed mutably, so no expression
-/// can read one (write a new tensor and swap, as in the example of [`crate::tensor::expr`]).
+/// can read one as a leaf; to read what is written, use [`update`] (in place).
 ///
 /// # Errors
 /// [`LayoutError::ShapeMismatch`] when the outputs' shapes differ or an expression's shape
@@ -234,12 +278,99 @@ pub fn eval_into<D: Backend, O, E: Exprs<D, O>>(exprs: E, outs: O) -> Result<()>
     exprs.run(outs)
 }
 
+/// Updates up to four tensors in place in one pass (one kernel on the GPU): `f` receives
+/// each output's current value ([`node::Current`], output `k` as the `k`-th element of the
+/// tuple) and returns the new value of each, which may read other tensors too. An Adam step
+/// reads and writes `p`, `m` and `v` in one kernel:
+///
+/// ```
+/// use typestate_tensor::tensor::{expr, Tensor};
+///
+/// let g = Tensor::from_vec(&[4], vec![0.5f32, -1.0, 2.0, 0.25])?;
+/// let mut p = Tensor::from_vec(&[4], vec![1.0f32; 4])?;
+/// let (mut m, mut v) = (Tensor::zeros(&[4])?, Tensor::zeros(&[4])?);
+/// let (lr, b1, b2, eps) = (1e-3f32, 0.9f32, 0.999f32, 1e-8f32);
+/// expr::update((&mut p, &mut m, &mut v), |(p, m, v)| {
+///     let m = m * b1 + g.lazy() * (1.0 - b1);
+///     let v = v * b2 + g.lazy().square() * (1.0 - b2);
+///     (p - m.clone() * lr / (v.clone().sqrt() + eps), m, v)
+/// })?;
+/// assert!(p.to_vec()[0] < 1.0);
+/// # Ok::<(), typestate_tensor::Error>(())
+/// ```
+///
+/// Each current value is read through exactly its output's layout, so every element is read
+/// by the pass (the GPU thread, or block in the tiled form) that writes it, before it writes
+/// it; no element is read after another one was written. The outputs are borrowed mutably for the call, so the
+/// expressions cannot also read them by reference (any other layout of the same memory
+/// would be a race): that is a borrow error at compile time, and a leaf that shares memory
+/// with an output anyway is [`LayoutError::LeafOverlapsOutput`].
+///
+/// # Errors
+/// As [`eval_into`]; [`LayoutError::UnboundCurrent`] when an expression reads a current
+/// value this update does not write (one smuggled out of another update).
+pub fn update<D: Backend, O: Targets<D>, E: Exprs<D, O>>(
+    outs: O,
+    f: impl FnOnce(O::Currents) -> E,
+) -> Result<()> {
+    f(O::currents()).update(outs)
+}
+
+/// A tuple of one to four `&mut` writable tensors or views ([`Tensor`] with a writable
+/// representation: owned or [`TensorViewMut`]) on `D`, updated in place by
+/// [`update`]. Implemented for tuples only.
+pub trait Targets<D: Backend> {
+    /// The current value of each, as expressions ([`node::Current`]`<T, k>` for the `k`-th).
+    type Currents;
+    /// The current values.
+    fn currents() -> Self::Currents;
+}
+
+/// Checks that every current value the expressions read is one of `outs`, with its element
+/// type (`None`: the evaluation writes nothing in place).
+fn check_currents(
+    op: &'static str,
+    reads: &[(usize, DType)],
+    outs: Option<&[DType]>,
+) -> Result<()> {
+    for &(output, dtype) in reads {
+        let reason = match outs {
+            None => Some("a plain evaluation (`eval`, `eval_into`) writes no output in place"),
+            Some(o) => match o.get(output) {
+                None => Some("the update writes fewer outputs"),
+                Some(&t) if t != dtype => Some("that output holds another element type"),
+                Some(_) => None,
+            },
+        };
+        if let Some(reason) = reason {
+            return Err(LayoutError::UnboundCurrent {
+                op,
+                output,
+                dtype: dtype.name(),
+                reason,
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// A tuple of one to four expressions on `D`, written to the tuple `O` of outputs (`&mut`
 /// writable tensors or views of the same element types, in the same order). Implemented for
 /// tuples only.
 pub trait Exprs<D: Backend, O> {
-    /// Checks the shapes and runs the fused pass.
+    /// Checks the shapes and runs the fused pass ([`eval_into`]); an expression reading an
+    /// output's current value is [`LayoutError::UnboundCurrent`].
     fn run(self, outs: O) -> Result<()>;
+
+    /// The same, with the expressions' current values ([`node::Current`]) bound to the
+    /// outputs, read in place ([`update`]).
+    fn update(self, outs: O) -> Result<()>;
+}
+
+/// [`Exprs`]' shared body: `in_place` binds the expressions' current values to the outputs.
+trait RunBound<D: Backend, O> {
+    fn run_bound(self, outs: O, in_place: bool) -> Result<()>;
 }
 
 /// Expressions with the views they write, ready for an engine: what
@@ -333,14 +464,30 @@ macro_rules! tuple_exprs {
             Exprs<D, ($(&mut $w,)+)> for ($(Expr<$t, D, $n>,)+)
         {
             fn run(self, outs: ($(&mut $w,)+)) -> Result<()> {
-                const OP: &str = "expr::eval_into";
+                RunBound::run_bound(self, outs, false)
+            }
+
+            fn update(self, outs: ($(&mut $w,)+)) -> Result<()> {
+                RunBound::run_bound(self, outs, true)
+            }
+        }
+
+        impl<D: Backend, $($t: Element, $n: Node<D, Out = $t>, $w: AsViewMut<$t, D>),+>
+            RunBound<D, ($(&mut $w,)+)> for ($(Expr<$t, D, $n>,)+)
+        {
+            fn run_bound(self, outs: ($(&mut $w,)+), in_place: bool) -> Result<()> {
+                let op: &'static str = if in_place { "expr::update" } else { "expr::eval_into" };
+                let mut reads = Vec::new();
+                $( self.$i.node.current_reads(&mut reads); )+
+                let dtypes = [$(<$t as Element>::DTYPE),+];
+                check_currents(op, &reads, in_place.then_some(&dtypes[..]))?;
                 let outs = ($(outs.$i.view_mut(),)+);
                 let out_shapes: Vec<&[usize]> = vec![$(outs.$i.shape()),+];
                 let shape = out_shapes[0].to_vec();
                 for s in &out_shapes {
                     if *s != shape.as_slice() {
                         return Err(LayoutError::ShapeMismatch {
-                            op: OP,
+                            op,
                             expected: shape.clone(),
                             got: s.to_vec(),
                         }
@@ -352,12 +499,12 @@ macro_rules! tuple_exprs {
                 let leaves: Vec<&[usize]> = leaf_layouts.iter().map(|l| l.shape()).collect();
                 let mut all = vec![shape.as_slice()];
                 all.extend_from_slice(&leaves);
-                let fitted = broadcast_all(OP, &all)?;
+                let fitted = broadcast_all(op, &all)?;
                 if fitted != shape {
                     return Err(LayoutError::ShapeMismatch {
-                        op: OP,
+                        op,
                         expected: shape,
-                        got: broadcast_all(OP, &leaves)?,
+                        got: broadcast_all(op, &leaves)?,
                     }
                     .into());
                 }
@@ -404,13 +551,24 @@ macro_rules! tuple_exprs {
                 }
                 let n_leaves = layouts.len();
                 $( layouts.push(self.outs.$i.layout().clone()); )+
+                let mut reads = Vec::new();
+                $( self.exprs.$i.current_reads(&mut reads); )+
+                let in_place = !reads.is_empty();
                 let exprs = &self.exprs;
                 let outs = &mut self.outs;
                 $( let $o = D::host_mut(outs.$i.slice_mut()); )+
                 walk(&self.shape, &layouts, |offs| {
                     let (leaf_offs, out_offs) = offs.split_at(n_leaves);
-                    let mut at = Cursor::new(leaf_offs);
-                    $( let $v = exprs.$i.eval(&mut at); )+
+                    // Every output element is read (as its current value) only here, at the
+                    // element about to be written, before it is written.
+                    let ($($v,)+) = if in_place {
+                        let current = [$(&$o[out_offs[$i]] as &dyn Any),+];
+                        let mut at = Cursor::new(leaf_offs, &current);
+                        ($(exprs.$i.eval(&mut at),)+)
+                    } else {
+                        let mut at = Cursor::new(leaf_offs, &[]);
+                        ($(exprs.$i.eval(&mut at),)+)
+                    };
                     $( $o[out_offs[$i]] = $v; )+
                     Ok(())
                 })
@@ -432,3 +590,22 @@ tuple_exprs!(
     (2, T2, N2, W2, o2, v2),
     (3, T3, N3, W3, o3, v3)
 );
+
+/// Implements [`Targets`] for tuples of one to four outputs.
+macro_rules! tuple_targets {
+    ($(($k:tt, $t:ident, $w:ident)),+) => {
+        impl<'o, D: Backend, $($t: Element, $w: WriteRepr<$t, D>),+> Targets<D>
+            for ($(&'o mut Tensor<$t, D, $w>,)+)
+        {
+            type Currents = ($(Expr<$t, D, Current<$t, $k>>,)+);
+            fn currents() -> Self::Currents {
+                ($(current::<$t, D, $k>(),)+)
+            }
+        }
+    };
+}
+
+tuple_targets!((0, T0, W0));
+tuple_targets!((0, T0, W0), (1, T1, W1));
+tuple_targets!((0, T0, W0), (1, T1, W1), (2, T2, W2));
+tuple_targets!((0, T0, W0), (1, T1, W1), (2, T2, W2), (3, T3, W3));

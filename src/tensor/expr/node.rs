@@ -5,7 +5,11 @@
 //! an `f64`, a float op on integers, a non-`bool` mask) is a compile error where the node is
 //! built, exactly as for the eager methods.
 
-use crate::element::Element;
+use std::any::Any;
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use crate::element::{DType, Element};
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, Cast, TernaryOp, UnaryOp};
 use crate::tensor::{Backend, HostBackend, TensorView};
@@ -13,16 +17,24 @@ use crate::tensor::{Backend, HostBackend, TensorView};
 use super::program::Program;
 
 /// Where the host evaluation is: the storage offset of every leaf at the current element,
-/// and the next leaf to read (leaves are read in the order [`Node::build`] numbers them).
+/// the next leaf to read (leaves are read in the order [`Node::build`] numbers them), and,
+/// for an in-place update ([`super::update`]), each output's value at the current element
+/// before it is written.
 pub struct Cursor<'c> {
     pub(crate) offsets: &'c [usize],
     pub(crate) next: usize,
+    pub(crate) current: &'c [&'c dyn Any],
 }
 
 impl<'c> Cursor<'c> {
-    /// A cursor over leaf offsets `offsets`, at the first leaf.
-    pub(crate) fn new(offsets: &'c [usize]) -> Self {
-        Cursor { offsets, next: 0 }
+    /// A cursor over leaf offsets `offsets`, at the first leaf, with the outputs' current
+    /// values `current` (empty when no expression reads one).
+    pub(crate) fn new(offsets: &'c [usize], current: &'c [&'c dyn Any]) -> Self {
+        Cursor {
+            offsets,
+            next: 0,
+            current,
+        }
     }
 
     fn take(&mut self) -> usize {
@@ -54,6 +66,10 @@ pub trait Node<D: Backend>: Clone {
     /// Sets `device` to the device of the node's first leaf, if it has one and `device` is
     /// `None`.
     fn first_device<'s>(&'s self, device: &mut Option<&'s D>);
+
+    /// Adds the outputs whose current value the node reads ([`Current`]), with the element
+    /// type it reads each as.
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>);
 }
 
 /// A tensor or view read element by element.
@@ -93,6 +109,8 @@ impl<T: Element, D: Backend> Node<D> for Leaf<'_, T, D> {
             *device = Some(self.view.device());
         }
     }
+
+    fn current_reads(&self, _: &mut Vec<(usize, DType)>) {}
 }
 
 /// A constant, passed to kernels as an argument.
@@ -118,6 +136,8 @@ impl<T: Element, D: Backend> Node<D> for Scalar<T> {
     fn leaf_layouts<'s>(&'s self, _: &mut Vec<&'s Layout>) {}
 
     fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
+
+    fn current_reads(&self, _: &mut Vec<(usize, DType)>) {}
 }
 
 /// A unary op of the table (or a cast) applied to a node.
@@ -154,6 +174,10 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> Node<D> for Unary<O, A> {
 
     fn first_device<'s>(&'s self, device: &mut Option<&'s D>) {
         self.a.first_device(device);
+    }
+
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+        self.a.current_reads(reads);
     }
 }
 
@@ -193,6 +217,10 @@ impl<D: Backend, A: Node<D>, U: Element> Node<D> for CastTo<U, A> {
 
     fn first_device<'s>(&'s self, device: &mut Option<&'s D>) {
         self.a.first_device(device);
+    }
+
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+        self.a.current_reads(reads);
     }
 }
 
@@ -242,6 +270,11 @@ where
     fn first_device<'s>(&'s self, device: &mut Option<&'s D>) {
         self.a.first_device(device);
         self.b.first_device(device);
+    }
+
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+        self.a.current_reads(reads);
+        self.b.current_reads(reads);
     }
 }
 
@@ -297,5 +330,151 @@ where
         self.a.first_device(device);
         self.b.first_device(device);
         self.c.first_device(device);
+    }
+
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+        self.a.current_reads(reads);
+        self.b.current_reads(reads);
+        self.c.current_reads(reads);
+    }
+}
+
+/// The value output `K` of an in-place update ([`super::update`],
+/// [`crate::tensor::Tensor::update`]) holds at the element being written, before the update
+/// writes it. It borrows nothing: the update binds it to its `K`-th output, read through
+/// exactly that output's layout, so each element is read by the pass (the GPU thread, or
+/// block in the tiled form) that writes it, before it writes it. Evaluated anywhere else ([`super::Expr::eval`], a `K` past the outputs, another element
+/// type) it is [`crate::error::LayoutError::UnboundCurrent`].
+pub struct Current<T: Element, const K: usize> {
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Element, const K: usize> Current<T, K> {
+    pub(crate) fn new() -> Self {
+        Current { _t: PhantomData }
+    }
+}
+
+impl<T: Element, const K: usize> Clone for Current<T, K> {
+    fn clone(&self) -> Self {
+        Current::new()
+    }
+}
+
+impl<T: Element, const K: usize> std::fmt::Debug for Current<T, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Current<{}, {K}>", T::DTYPE.name())
+    }
+}
+
+impl<T: Element, D: Backend, const K: usize> Node<D> for Current<T, K> {
+    type Out = T;
+
+    fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
+        p.current(K, T::DTYPE)
+    }
+
+    fn eval(&self, at: &mut Cursor<'_>) -> T
+    where
+        D: HostBackend,
+    {
+        // The evaluator checked before the pass that output `K` exists and holds `T`
+        // (`UnboundCurrent` otherwise), so the fallback is never taken.
+        at.current
+            .get(K)
+            .and_then(|v| v.downcast_ref::<T>())
+            .copied()
+            .unwrap_or(T::ZERO)
+    }
+
+    fn leaf_layouts<'s>(&'s self, _: &mut Vec<&'s Layout>) {}
+
+    fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
+
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+        reads.push((K, T::DTYPE));
+    }
+}
+
+/// [`Node`] with its type erased, for [`Boxed`]: the same methods, object-safe.
+trait ErasedNode<D: Backend, T> {
+    fn build_erased<'s>(&'s self, p: &mut Program<'s, D>) -> usize;
+    fn eval_erased(&self, at: &mut Cursor<'_>) -> T
+    where
+        D: HostBackend;
+    fn leaf_layouts_erased<'s>(&'s self, layouts: &mut Vec<&'s Layout>);
+    fn first_device_erased<'s>(&'s self, device: &mut Option<&'s D>);
+    fn current_reads_erased(&self, reads: &mut Vec<(usize, DType)>);
+}
+
+impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
+    fn build_erased<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
+        self.build(p)
+    }
+    fn eval_erased(&self, at: &mut Cursor<'_>) -> N::Out
+    where
+        D: HostBackend,
+    {
+        self.eval(at)
+    }
+    fn leaf_layouts_erased<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+        self.leaf_layouts(layouts);
+    }
+    fn first_device_erased<'s>(&'s self, device: &mut Option<&'s D>) {
+        self.first_device(device);
+    }
+    fn current_reads_erased(&self, reads: &mut Vec<(usize, DType)>) {
+        self.current_reads(reads);
+    }
+}
+
+/// A node whose type is erased ([`super::Expr::boxed`]): one type for every expression of
+/// `T` on `D` that borrows for `'a`, so expressions can be built at run time (an
+/// interpreter, a random tree) and stored together. It computes exactly what the node it
+/// erases computes, and generates the same kernel; on the host each step is a virtual call.
+pub struct Boxed<'a, T: Element, D: Backend> {
+    node: Rc<dyn ErasedNode<D, T> + 'a>,
+}
+
+impl<T: Element, D: Backend> Clone for Boxed<'_, T, D> {
+    fn clone(&self) -> Self {
+        Boxed {
+            node: Rc::clone(&self.node),
+        }
+    }
+}
+
+impl<'a, T: Element, D: Backend> Boxed<'a, T, D> {
+    pub(crate) fn new<N: Node<D, Out = T> + 'a>(node: N) -> Self {
+        Boxed {
+            node: Rc::new(node),
+        }
+    }
+}
+
+impl<T: Element, D: Backend> Node<D> for Boxed<'_, T, D> {
+    type Out = T;
+
+    fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
+        self.node.build_erased(p)
+    }
+
+    fn eval(&self, at: &mut Cursor<'_>) -> T
+    where
+        D: HostBackend,
+    {
+        self.node.eval_erased(at)
+    }
+
+    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+        self.node.leaf_layouts_erased(layouts);
+    }
+
+    fn first_device<'s>(&'s self, device: &mut Option<&'s D>) {
+        self.node.first_device_erased(device);
+    }
+
+    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+        self.node.current_reads_erased(reads);
     }
 }

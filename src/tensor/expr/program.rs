@@ -82,6 +82,13 @@ pub enum Instr {
         /// eager op's stored result is.
         out: DType,
     },
+    /// Output `output`'s value at the element being written, before it is written (an
+    /// in-place update, [`super::update`]): read through the output's own layout, so by the
+    /// thread that writes the element, before it writes it.
+    Current {
+        /// The output read, an index into the outputs.
+        output: usize,
+    },
     /// A conversion of an earlier value to another element type (C cast rules).
     Cast {
         /// The value converted.
@@ -113,6 +120,10 @@ pub struct Program<'s, D: Backend> {
     pub instrs: Vec<Instr>,
     /// The value each output takes, in output order.
     pub results: Vec<usize>,
+    /// The outputs whose current value the program reads ([`Instr::Current`]), each once,
+    /// in the order first read, with the element type it is read as. A GPU kernel reads
+    /// them as extra inputs after the leaves, at the output's own address and layout.
+    pub currents: Vec<(usize, DType)>,
     /// Per value, its element type.
     types: Vec<DType>,
     /// The storage identity of each leaf (`(address, len)` key from the engine, with the
@@ -127,6 +138,7 @@ impl<'s, D: Backend> Default for Program<'s, D> {
             scalars: Vec::new(),
             instrs: Vec::new(),
             results: Vec::new(),
+            currents: Vec::new(),
             types: Vec::new(),
             leaf_keys: Vec::new(),
         }
@@ -172,6 +184,36 @@ impl<'s, D: Backend> Program<'s, D> {
             }
         };
         self.push(Instr::Leaf { leaf }, T::DTYPE)
+    }
+
+    /// Output `output`'s current value, read as `dtype` (checked against the output by the
+    /// evaluator before any engine runs).
+    pub fn current(&mut self, output: usize, dtype: DType) -> usize {
+        if !self.currents.iter().any(|&(o, _)| o == output) {
+            self.currents.push((output, dtype));
+        }
+        self.push(Instr::Current { output }, dtype)
+    }
+
+    /// The instructions with every [`Instr::Current`] read as a leaf: current value `j`
+    /// (`currents[j]`) becomes leaf `leaves.len() + j`. This is how a kernel generator that
+    /// knows only leaves reads outputs in place: it gets the outputs read as extra inputs,
+    /// in `currents` order, after the leaves.
+    pub fn instrs_with_currents_as_leaves(&self) -> Vec<Instr> {
+        let n = self.leaves.len();
+        self.instrs
+            .iter()
+            .map(|i| match i {
+                Instr::Current { output } => Instr::Leaf {
+                    leaf: n + self
+                        .currents
+                        .iter()
+                        .position(|&(o, _)| o == *output)
+                        .unwrap_or(0),
+                },
+                other => other.clone(),
+            })
+            .collect()
     }
 
     /// A scalar argument.
@@ -228,6 +270,9 @@ impl<'s, D: Backend> Program<'s, D> {
         for sc in &self.scalars {
             let _ = write!(s, "S{};", sc.dtype.name());
         }
+        for (o, t) in &self.currents {
+            let _ = write!(s, "C{o}{};", t.name());
+        }
         for i in &self.instrs {
             match i {
                 Instr::Leaf { leaf } => {
@@ -247,6 +292,9 @@ impl<'s, D: Backend> Program<'s, D> {
                         let _ = write!(s, "p{p},{q}");
                     }
                     s.push_str(");");
+                }
+                Instr::Current { output } => {
+                    let _ = write!(s, "o{output};");
                 }
                 Instr::Cast { arg, to, .. } => {
                     let _ = write!(s, "c{arg}>{};", to.name());

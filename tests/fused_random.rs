@@ -1,0 +1,855 @@
+//! Random fused expression trees against eager evaluation of the same trees, on every
+//! device.
+//!
+//! Each case draws an output shape, an output element type and one to four trees of depth up
+//! to 8 over every op of the op table (`UNARY_OPS`, `BINARY_OPS`, `TERNARY_OPS`: the test
+//! checks each one was drawn), comparisons, `where_`, casts between all eight element types
+//! and scalars, whose leaves are views of random layouts (transposed, flipped, with an offset,
+//! broadcast implicitly or through stride-0 views) of at most eight tensors of several element
+//! types; in two cases of five the outputs start with random values and the trees also read
+//! them in place (`expr::current`, `Exprs::update`). The trees are built by a small interpreter: each step draws an op at run time and
+//! applies it twice, to the fused expression (type-erased with `Expr::boxed`, so one Rust type
+//! holds any tree) and to the eager result of the same subtree. The outputs, written through
+//! random layouts and poisoned first, must equal the eager results bit for bit (NaNs equal
+//! whatever their payload; an in-place output against the eager tree over its values
+//! before the update): fused and eager round every op's result to its element type and
+//! share the op table's CPU closures and CUDA expressions.
+//!
+//! On the GPU the same trees are also compared with the CPU's: bit for bit for trees of
+//! exactly rounded ops (IEEE arithmetic, `sqrt`, `fma`, rounding, comparisons, casts) outside
+//! `bf16`; trees with a transcendental op (`exp`, `sin`, `pow`, ..., within the table's ulp
+//! tolerances per op but not composable through a depth-8 tree with `floor` or comparisons in
+//! it), `bf16` values (`TestDevice::BF16_ROUNDING_ULPS`) or conversions to `f16` from other
+//! types than `f32` are checked fused against eager on the GPU only. Set
+//! `FUSED_RANDOM_CASES` to run more cases; a failure names its seed.
+
+mod common;
+
+use std::any::TypeId;
+use std::collections::BTreeSet;
+
+use common::device::{host, test_device, TestDevice};
+use half::{bf16, f16};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use typestate_tensor::element::{DType, Element, FloatElement, Numeric, Signed};
+use typestate_tensor::ops::table::{BINARY_OPS, TERNARY_OPS, UNARY_OPS};
+use typestate_tensor::tensor::expr::{self, node::Boxed, program::Instr, Expr, Exprs};
+use typestate_tensor::tensor::{Tensor, TensorView, TensorViewMut};
+use typestate_tensor::Cpu;
+
+const MAX_DEPTH: usize = 8;
+/// Nodes per tree at most (a budget: deep trees stay narrow).
+const MAX_NODES: usize = 64;
+/// Distinct tensors one case may read (`expr::MAX_LEAVES`).
+const MAX_LEAVES: usize = expr::MAX_LEAVES;
+/// Pool tensors per element type.
+const POOL: usize = 2;
+
+/// Ops with a method on no tensor or expression (reached through `contiguous`).
+const NOT_EXPRESSIBLE: &[&str] = &["copy"];
+/// Ops whose GPU results are not exactly rounded (libdevice, within the table's tolerances).
+const TRANSCENDENTAL: &[&str] = &[
+    "exp", "log", "rsqrt", "sin", "cos", "tanh", "sigmoid", "gelu", "silu", "pow",
+];
+
+fn cases<D: 'static>() -> u64 {
+    // Each GPU case compiles a fused kernel and the eager kernels it has not seen yet.
+    let default = if is_cpu::<D>() { 160 } else { 16 };
+    std::env::var("FUSED_RANDOM_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn is_cpu<D: 'static>() -> bool {
+    TypeId::of::<D>() == TypeId::of::<Cpu>()
+}
+
+/// A type-erased fused expression.
+type E<'p, T, D> = Expr<T, D, Boxed<'p, T, D>>;
+
+/// A subtree in both forms: the fused expression and its eager result.
+struct Pair<'p, T: Element, D: TestDevice> {
+    e: E<'p, T, D>,
+    t: Tensor<T, D>,
+}
+
+/// How a pool tensor is viewed as a leaf.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Contiguous,
+    /// Stored with its dims reversed, viewed through `.t()`.
+    Transposed,
+    /// Viewed reversed along a dim.
+    Flipped(usize),
+    /// Stored two rows longer, viewed from row 1.
+    Offset,
+    /// Viewed through `broadcast_to(out shape)` (stride-0 dims).
+    Expanded,
+}
+
+/// The pool tensors of every element type, with their view kinds.
+struct Pool<T: Element, D: TestDevice> {
+    owners: Vec<(Tensor<T, D>, Kind)>,
+}
+
+/// Every element type's pool (data drawn on the host, then uploaded).
+macro_rules! pools {
+    ($($f:ident: $t:ty),*) => {
+        struct Owners<D: TestDevice> { $($f: Pool<$t, D>,)* }
+        struct Views<'p, D: TestDevice> { $($f: Vec<TensorView<'p, $t, D>>,)* }
+        /// The outputs' values before an in-place case (row-major, output shape): only the
+        /// outputs' element type's list is filled.
+        struct Initial<D: TestDevice> { $($f: Vec<Tensor<$t, D>>,)* }
+
+        impl<D: TestDevice> Initial<D> {
+            fn empty() -> Self {
+                Initial { $($f: Vec::new(),)* }
+            }
+        }
+
+        impl Owners<Cpu> {
+            fn draw(rng: &mut SmallRng, out: &[usize]) -> Self {
+                Owners { $($f: Pool::draw(rng, out),)* }
+            }
+        }
+
+        impl<D: TestDevice> Owners<D> {
+            fn upload(host: &Owners<Cpu>, dev: &D) -> Self {
+                Owners { $($f: Pool { owners: host.$f.owners.iter().map(|(t, k)| (dev.upload(t), *k)).collect() },)* }
+            }
+
+            fn views(&self, out: &[usize]) -> Views<'_, D> {
+                Views { $($f: self.$f.owners.iter().map(|(t, k)| view_of(t, *k, out)).collect(),)* }
+            }
+        }
+
+        $(
+            impl Pooled for $t {
+                fn views<'v, 'p, D: TestDevice>(v: &'v Views<'p, D>) -> &'v [TensorView<'p, $t, D>] {
+                    &v.$f
+                }
+                fn initial<D: TestDevice>(i: &Initial<D>) -> &[Tensor<$t, D>] {
+                    &i.$f
+                }
+                fn initial_mut<D: TestDevice>(i: &mut Initial<D>) -> &mut Vec<Tensor<$t, D>> {
+                    &mut i.$f
+                }
+            }
+        )*
+    };
+}
+
+pools!(f32: f32, f64: f64, f16: f16, bf16: bf16, i32: i32, i64: i64, u8: u8, bool: bool);
+
+trait Pooled: Element {
+    fn views<'v, 'p, D: TestDevice>(v: &'v Views<'p, D>) -> &'v [TensorView<'p, Self, D>];
+    fn initial<D: TestDevice>(i: &Initial<D>) -> &[Tensor<Self, D>];
+    fn initial_mut<D: TestDevice>(i: &mut Initial<D>) -> &mut Vec<Tensor<Self, D>>;
+}
+
+impl<T: Gen> Pool<T, Cpu> {
+    fn draw(rng: &mut SmallRng, out: &[usize]) -> Self {
+        let owners = (0..POOL)
+            .map(|_| {
+                // A shape that broadcasts to `out`: some dims 1, maybe fewer leading dims.
+                let drop = if rng.gen_bool(0.2) {
+                    rng.gen_range(0..=out.len().saturating_sub(1))
+                } else {
+                    0
+                };
+                let mut shape: Vec<usize> = out[drop..]
+                    .iter()
+                    .map(|&n| if rng.gen_bool(0.25) { 1 } else { n })
+                    .collect();
+                if shape.is_empty() {
+                    shape.push(1);
+                }
+                let kind = match rng.gen_range(0..5) {
+                    0 => Kind::Contiguous,
+                    1 => Kind::Transposed,
+                    2 => Kind::Flipped(rng.gen_range(0..shape.len())),
+                    3 => Kind::Offset,
+                    _ => Kind::Expanded,
+                };
+                let stored: Vec<usize> = match kind {
+                    Kind::Transposed => shape.iter().rev().copied().collect(),
+                    Kind::Offset => {
+                        let mut s = shape.clone();
+                        s[0] += 2;
+                        s
+                    }
+                    _ => shape,
+                };
+                let t = Tensor::from_fn(&stored, |_| T::draw(rng)).unwrap();
+                (t, kind)
+            })
+            .collect();
+        Pool { owners }
+    }
+}
+
+fn view_of<'p, T: Element, D: TestDevice>(
+    t: &'p Tensor<T, D>,
+    kind: Kind,
+    out: &[usize],
+) -> TensorView<'p, T, D> {
+    match kind {
+        Kind::Contiguous => t.view(),
+        Kind::Transposed => t.t(),
+        Kind::Flipped(d) => t.flip(d as isize).unwrap(),
+        Kind::Offset => {
+            let n = t.shape()[0] - 2;
+            t.narrow(0, 1, n).unwrap()
+        }
+        Kind::Expanded => t.broadcast_to(out).unwrap(),
+    }
+}
+
+/// One tree's generation state.
+struct Ctx<'p, D: TestDevice> {
+    dev: &'p D,
+    rng: SmallRng,
+    views: &'p Views<'p, D>,
+    /// Distinct pool tensors read so far by the case's trees.
+    used: Vec<(DType, usize)>,
+    /// How many distinct pool tensors the case may read: a GPU kernel takes 8 inputs,
+    /// outputs read in place included.
+    max_leaves: usize,
+    /// Nodes left in the current tree.
+    budget: usize,
+    /// Whether the GPU must equal the CPU bit for bit (see the module docs).
+    exact: bool,
+    /// In an in-place case, the outputs' values before the update (read by `Current` nodes).
+    initial: &'p Initial<D>,
+}
+
+/// Element types the interpreter builds trees of.
+trait Gen: Pooled {
+    /// A random value (data and scalars).
+    fn draw(rng: &mut SmallRng) -> Self;
+    /// What outputs are filled with before a fused pass.
+    fn poison() -> Self;
+    /// A random op of this type's ops (beyond the ones every type has).
+    fn own_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D>;
+}
+
+/// A random tree of depth at most `depth` producing `T`.
+fn node<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, T, D> {
+    if T::DTYPE == DType::BF16 {
+        cx.exact = false;
+    }
+    cx.budget = cx.budget.saturating_sub(1);
+    if depth == 0 || cx.budget == 0 {
+        return terminal(cx);
+    }
+    match cx.rng.gen_range(0..24) {
+        0 => terminal(cx),
+        1 | 2 => cast_from_any(cx, depth - 1),
+        3 => {
+            let mask = node::<bool, D>(cx, depth - 1);
+            let (a, b) = (child(cx, depth), child::<T, D>(cx, depth));
+            Pair {
+                e: expr::where_(mask.e, a.e, b.e).boxed(),
+                t: Tensor::where_(&mask.t, &a.t, &b.t).unwrap(),
+            }
+        }
+        _ => T::own_op(cx, depth),
+    }
+}
+
+/// A second or third operand: a tree of random smaller depth.
+fn child<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, T, D> {
+    let d = cx.rng.gen_range(depth / 2..depth);
+    node(cx, d)
+}
+
+/// A leaf (a pool view) or a scalar.
+fn terminal<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>) -> Pair<'p, T, D> {
+    let initial = T::initial(cx.initial);
+    if !initial.is_empty() && cx.rng.gen_bool(0.35) {
+        // An output's current value (in-place cases; only the outputs' type has any).
+        let k = cx.rng.gen_range(0..initial.len());
+        let e = match k {
+            0 => expr::current::<T, D, 0>().boxed(),
+            1 => expr::current::<T, D, 1>().boxed(),
+            2 => expr::current::<T, D, 2>().boxed(),
+            _ => expr::current::<T, D, 3>().boxed(),
+        };
+        return Pair {
+            e,
+            t: initial[k].contiguous().unwrap(),
+        };
+    }
+    if cx.rng.gen_bool(0.8) {
+        let pool = T::views(cx.views);
+        let i = cx.rng.gen_range(0..pool.len());
+        let key = (T::DTYPE, i);
+        if cx.used.contains(&key) || cx.used.len() < cx.max_leaves {
+            if !cx.used.contains(&key) {
+                cx.used.push(key);
+            }
+            let v = &pool[i];
+            return Pair {
+                e: v.lazy().boxed(),
+                t: v.contiguous().unwrap(),
+            };
+        }
+    }
+    let s = T::draw(&mut cx.rng);
+    Pair {
+        e: expr::scalar::<T, D>(s).boxed(),
+        t: cx.dev.upload(&Tensor::scalar(s)),
+    }
+}
+
+/// `x.cast::<T>()` of a tree of a random element type.
+fn cast_from_any<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, T, D> {
+    macro_rules! from {
+        ($u:ty) => {{
+            let a = node::<$u, D>(cx, depth);
+            let to_half_inexact = T::DTYPE == DType::F16 && <$u>::DTYPE != DType::F32;
+            if to_half_inexact && <$u>::DTYPE != DType::F16 {
+                cx.exact = false;
+            }
+            Pair {
+                e: a.e.cast::<T>().boxed(),
+                t: a.t.cast::<T>().unwrap(),
+            }
+        }};
+    }
+    match cx.rng.gen_range(0..8) {
+        0 => from!(f32),
+        1 => from!(f64),
+        2 => from!(f16),
+        3 => from!(bf16),
+        4 => from!(i32),
+        5 => from!(i64),
+        6 => from!(u8),
+        _ => from!(bool),
+    }
+}
+
+/// `a.op()` on both forms.
+macro_rules! unary {
+    ($cx:ident, $depth:ident, $m:ident $(, $p:ident)*) => {{
+        let a = node::<Self, D>($cx, $depth - 1);
+        $( let $p = Self::draw(&mut $cx.rng); )*
+        Pair { e: a.e.$m($($p),*).boxed(), t: a.t.$m($($p),*).unwrap() }
+    }};
+}
+
+/// `a.op(b)` on both forms.
+macro_rules! binary {
+    ($cx:ident, $depth:ident, $m:ident) => {{
+        let a = node::<Self, D>($cx, $depth - 1);
+        let b = child::<Self, D>($cx, $depth);
+        Pair {
+            e: a.e.$m(b.e).boxed(),
+            t: a.t.$m(&b.t).unwrap(),
+        }
+    }};
+}
+
+/// `a.op(b, c)` on both forms.
+macro_rules! ternary {
+    ($cx:ident, $depth:ident, $m:ident) => {{
+        let a = node::<Self, D>($cx, $depth - 1);
+        let b = child::<Self, D>($cx, $depth);
+        let c = child::<Self, D>($cx, $depth);
+        Pair {
+            e: a.e.$m(b.e, c.e).boxed(),
+            t: a.t.$m(&b.t, &c.t).unwrap(),
+        }
+    }};
+}
+
+/// Number of ops [`numeric_op`] picks from.
+const NUMERIC: usize = 14;
+
+/// The ops of every `Numeric` type (`k < NUMERIC` picks one).
+fn numeric_op<'p, T: Gen + Numeric, D: TestDevice>(
+    cx: &mut Ctx<'p, D>,
+    depth: usize,
+    k: usize,
+) -> Pair<'p, T, D> {
+    // The macros name `Self`: a trait's provided method gives them one.
+    trait Ops<D: TestDevice>: Gen + Numeric + Sized {
+        fn pick<'p>(cx: &mut Ctx<'p, D>, depth: usize, k: usize) -> Pair<'p, Self, D> {
+            match k {
+                0 => binary!(cx, depth, add),
+                1 => binary!(cx, depth, sub),
+                2 => binary!(cx, depth, mul),
+                3 => binary!(cx, depth, div),
+                4 => binary!(cx, depth, maximum),
+                5 => binary!(cx, depth, minimum),
+                6 => unary!(cx, depth, abs),
+                7 => unary!(cx, depth, sign),
+                8 => unary!(cx, depth, square),
+                9 => unary!(cx, depth, relu),
+                10 => unary!(cx, depth, add_scalar, s),
+                11 => unary!(cx, depth, mul_scalar, s),
+                12 => {
+                    let (lo, hi) = (Self::draw(&mut cx.rng), Self::draw(&mut cx.rng));
+                    let a = node::<Self, D>(cx, depth - 1);
+                    Pair {
+                        e: a.e.clamp_scalar(lo, hi).boxed(),
+                        t: a.t.clamp_scalar(lo, hi).unwrap(),
+                    }
+                }
+                _ => ternary!(cx, depth, clamp),
+            }
+        }
+    }
+    impl<D: TestDevice, T: Gen + Numeric> Ops<D> for T {}
+    <T as Ops<D>>::pick(cx, depth, k)
+}
+
+/// `-a` for signed types.
+fn neg_op<'p, T: Gen + Signed, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, T, D> {
+    let a = node::<T, D>(cx, depth - 1);
+    Pair {
+        e: (-a.e).boxed(),
+        t: a.t.neg().unwrap(),
+    }
+}
+
+/// Number of ops [`float_op`] picks from.
+const FLOAT: usize = 17;
+
+/// The float-only ops.
+fn float_op<'p, T: Gen + FloatElement, D: TestDevice>(
+    cx: &mut Ctx<'p, D>,
+    depth: usize,
+    k: usize,
+) -> Pair<'p, T, D> {
+    trait Ops<D: TestDevice>: Gen + FloatElement + Sized {
+        fn pick<'p>(cx: &mut Ctx<'p, D>, depth: usize, k: usize) -> Pair<'p, Self, D> {
+            match k {
+                0 => unary!(cx, depth, exp),
+                1 => unary!(cx, depth, log),
+                2 => unary!(cx, depth, sqrt),
+                3 => unary!(cx, depth, rsqrt),
+                4 => unary!(cx, depth, sin),
+                5 => unary!(cx, depth, cos),
+                6 => unary!(cx, depth, tanh),
+                7 => unary!(cx, depth, sigmoid),
+                8 => unary!(cx, depth, gelu),
+                9 => unary!(cx, depth, silu),
+                10 => unary!(cx, depth, recip),
+                11 => unary!(cx, depth, floor),
+                12 => unary!(cx, depth, ceil),
+                13 => unary!(cx, depth, round),
+                14 => binary!(cx, depth, pow),
+                15 => ternary!(cx, depth, fma),
+                _ => ternary!(cx, depth, lerp),
+            }
+        }
+    }
+    impl<D: TestDevice, T: Gen + FloatElement> Ops<D> for T {}
+    <T as Ops<D>>::pick(cx, depth, k)
+}
+
+/// A comparison of two trees of a random element type.
+fn compare<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, bool, D> {
+    macro_rules! cmp {
+        ($u:ty) => {{
+            let a = node::<$u, D>(cx, depth - 1);
+            let b = child::<$u, D>(cx, depth);
+            match cx.rng.gen_range(0..6) {
+                0 => Pair {
+                    e: a.e.eq(b.e).boxed(),
+                    t: a.t.eq(&b.t).unwrap(),
+                },
+                1 => Pair {
+                    e: a.e.ne(b.e).boxed(),
+                    t: a.t.ne(&b.t).unwrap(),
+                },
+                2 => Pair {
+                    e: a.e.lt(b.e).boxed(),
+                    t: a.t.lt(&b.t).unwrap(),
+                },
+                3 => Pair {
+                    e: a.e.le(b.e).boxed(),
+                    t: a.t.le(&b.t).unwrap(),
+                },
+                4 => Pair {
+                    e: a.e.gt(b.e).boxed(),
+                    t: a.t.gt(&b.t).unwrap(),
+                },
+                _ => Pair {
+                    e: a.e.ge(b.e).boxed(),
+                    t: a.t.ge(&b.t).unwrap(),
+                },
+            }
+        }};
+    }
+    match cx.rng.gen_range(0..8) {
+        0 => cmp!(f32),
+        1 => cmp!(f64),
+        2 => cmp!(f16),
+        3 => cmp!(bf16),
+        4 => cmp!(i32),
+        5 => cmp!(i64),
+        6 => cmp!(u8),
+        _ => cmp!(bool),
+    }
+}
+
+macro_rules! float_gen {
+    ($($t:ty: $from:expr, $poison:expr;)*) => {$(
+        impl Gen for $t {
+            fn draw(rng: &mut SmallRng) -> Self {
+                let x: f32 = match rng.gen_range(0..16) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => rng.gen_range(-40.0..40.0),
+                    _ => rng.gen_range(-3.0..3.0),
+                };
+                $from(x)
+            }
+            fn poison() -> Self {
+                $from($poison)
+            }
+            fn own_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+                let k = cx.rng.gen_range(0..NUMERIC + 1 + FLOAT);
+                if k < NUMERIC {
+                    numeric_op(cx, depth, k)
+                } else if k == NUMERIC {
+                    neg_op(cx, depth)
+                } else {
+                    float_op(cx, depth, k - NUMERIC - 1)
+                }
+            }
+        }
+    )*};
+}
+
+float_gen! {
+    f32: |x: f32| x, 1234.5;
+    f64: f64::from, 1234.5;
+    f16: f16::from_f32, 1234.5;
+    bf16: bf16::from_f32, 1234.5;
+}
+
+macro_rules! int_gen {
+    ($($t:ty: $lo:expr, $hi:expr, $poison:expr, $ops:expr;)*) => {$(
+        impl Gen for $t {
+            fn draw(rng: &mut SmallRng) -> Self {
+                if rng.gen_bool(0.05) {
+                    <$t>::MAX
+                } else {
+                    rng.gen_range($lo..=$hi)
+                }
+            }
+            fn poison() -> Self {
+                $poison
+            }
+            fn own_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+                let k = cx.rng.gen_range(0..$ops);
+                if k < NUMERIC {
+                    numeric_op(cx, depth, k)
+                } else {
+                    signed_op(cx, depth)
+                }
+            }
+        }
+    )*};
+}
+
+/// `-a` for the signed integer types (`u8` never draws it).
+trait SignedOp: Gen {
+    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D>;
+}
+impl SignedOp for i32 {
+    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+        neg_op(cx, depth)
+    }
+}
+impl SignedOp for i64 {
+    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+        neg_op(cx, depth)
+    }
+}
+impl SignedOp for u8 {
+    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+        numeric_op(cx, depth, 0)
+    }
+}
+fn signed_op<'p, T: SignedOp, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, T, D> {
+    T::signed(cx, depth)
+}
+
+int_gen! {
+    i32: -60, 60, 0x5a5a_5a5a, NUMERIC + 1;
+    i64: -60, 60, 0x5a5a_5a5a_5a5a, NUMERIC + 1;
+    u8: 0, 255, 0x5a, NUMERIC;
+}
+
+impl Gen for bool {
+    fn draw(rng: &mut SmallRng) -> Self {
+        rng.gen_bool(0.5)
+    }
+    fn poison() -> Self {
+        true
+    }
+    fn own_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+        compare(cx, depth)
+    }
+}
+
+/// One case's results on one device.
+struct Outcome {
+    /// The outputs' element type.
+    dtype: DType,
+    /// Per output, the fused result (row-major, formatted: NaNs equal whatever the payload).
+    fused: Vec<Vec<String>>,
+    /// Per output, the eager result of the same tree, broadcast to the output shape.
+    eager: Vec<Vec<String>>,
+    /// Whether another device must give the same bits (see the module docs).
+    exact: bool,
+    /// The op names the trees used (`cast` for conversions).
+    ops: BTreeSet<String>,
+}
+
+fn fmt<T: Element>(v: Vec<T>) -> Vec<String> {
+    v.iter().map(|x| format!("{x:?}")).collect()
+}
+
+/// Case `seed` on `dev`: the same seed draws the same shapes, data and trees on any device.
+fn run_case<D: TestDevice>(dev: &D, seed: u64) -> Outcome {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let rank = rng.gen_range(1..=4);
+    let shape: Vec<usize> = (0..rank).map(|_| rng.gen_range(1..=6)).collect();
+    let host_pools = Owners::draw(&mut rng, &shape);
+    let owners = Owners::upload(&host_pools, dev);
+    let views = owners.views(&shape);
+    let n_out = rng.gen_range(1..=4);
+    let out_kind = rng.gen_range(0..3u8);
+    let tree_seed: u64 = rng.gen();
+    let in_place = rng.gen_bool(0.4);
+    let case = Case {
+        shape: &shape,
+        n_out,
+        out_kind,
+        seed: tree_seed,
+        in_place,
+    };
+    match rng.gen_range(0..8) {
+        0 => case.run::<f32, D>(dev, &views),
+        1 => case.run::<f64, D>(dev, &views),
+        2 => case.run::<f16, D>(dev, &views),
+        3 => case.run::<bf16, D>(dev, &views),
+        4 => case.run::<i32, D>(dev, &views),
+        5 => case.run::<i64, D>(dev, &views),
+        6 => case.run::<u8, D>(dev, &views),
+        _ => case.run::<bool, D>(dev, &views),
+    }
+}
+
+/// The outputs of a case: shape, count, layout and the trees' seed.
+struct Case<'s> {
+    shape: &'s [usize],
+    n_out: usize,
+    /// 0: row-major; 1: written through a transpose; 2: through a flip of dim 0.
+    out_kind: u8,
+    seed: u64,
+    /// Whether the trees may read the outputs' current values (`expr::update`); the
+    /// outputs then start with random values instead of poison.
+    in_place: bool,
+}
+
+impl Case<'_> {
+    fn run<T: Gen, D: TestDevice>(&self, dev: &D, views: &Views<'_, D>) -> Outcome {
+        let mut rng = SmallRng::seed_from_u64(self.seed);
+        let mut initial = Initial::empty();
+        if self.in_place {
+            for _ in 0..self.n_out {
+                let t = Tensor::from_fn(self.shape, |_| T::draw(&mut rng)).unwrap();
+                T::initial_mut(&mut initial).push(dev.upload(&t));
+            }
+        }
+        let mut cx = Ctx {
+            dev,
+            rng,
+            views,
+            used: Vec::new(),
+            max_leaves: MAX_LEAVES - if self.in_place { self.n_out } else { 0 },
+            budget: 0,
+            exact: true,
+            initial: &initial,
+        };
+        let mut pairs = Vec::new();
+        for _ in 0..self.n_out {
+            cx.budget = MAX_NODES;
+            // Mostly deep trees: depth 8 half of the time.
+            let depth = if cx.rng.gen_bool(0.5) {
+                MAX_DEPTH
+            } else {
+                cx.rng.gen_range(1..MAX_DEPTH)
+            };
+            pairs.push(node::<T, D>(&mut cx, depth));
+        }
+        let mut ops = BTreeSet::new();
+        if std::env::var("FUSED_RANDOM_DEBUG").is_ok() {
+            for p in &pairs {
+                let prog = p.e.program();
+                eprintln!(
+                    "{:?} out {:?} x{}: {} instrs, {} leaves, {} scalars, {} currents, exact {}",
+                    T::DTYPE,
+                    self.shape,
+                    self.n_out,
+                    prog.instrs.len(),
+                    prog.leaves.len(),
+                    prog.scalars.len(),
+                    prog.currents.len(),
+                    cx.exact
+                );
+            }
+        }
+        for p in &pairs {
+            for i in &p.e.program().instrs {
+                match i {
+                    Instr::Op { name, .. } => ops.insert(name.to_string()),
+                    Instr::Cast { .. } => ops.insert("cast".to_owned()),
+                    _ => false,
+                };
+            }
+        }
+        // Outputs poisoned with values no op here is likely to produce, in a random layout.
+        let stored: Vec<usize> = if self.out_kind == 1 {
+            self.shape.iter().rev().copied().collect()
+        } else {
+            self.shape.to_vec()
+        };
+        let mut owners: Vec<Tensor<T, D>> = if self.in_place {
+            // Stored so that the output view (below) reads the initial values.
+            T::initial(&initial)
+                .iter()
+                .map(|t| match self.out_kind {
+                    1 => t.t().contiguous().unwrap(),
+                    2 => t.flip(0).unwrap().contiguous().unwrap(),
+                    _ => t.contiguous().unwrap(),
+                })
+                .collect()
+        } else {
+            (0..self.n_out)
+                .map(|_| {
+                    let mut t = Tensor::<T, D>::zeros_on(&stored, dev).unwrap();
+                    t.fill_(T::poison()).unwrap();
+                    t
+                })
+                .collect()
+        };
+        {
+            let mut outs: Vec<TensorViewMut<'_, T, D>> = owners
+                .iter_mut()
+                .map(|o| match self.out_kind {
+                    1 => o.view_mut().t(),
+                    2 => o.view_mut().flip(0).unwrap(),
+                    _ => o.view_mut(),
+                })
+                .collect();
+            let exprs: Vec<E<'_, T, D>> = pairs.iter().map(|p| p.e.clone()).collect();
+            eval_all(exprs, &mut outs, self.in_place).unwrap();
+        }
+        let fused = owners
+            .iter()
+            .map(|o| match self.out_kind {
+                1 => fmt(host(&o.t())),
+                2 => fmt(host(&o.flip(0).unwrap())),
+                _ => fmt(host(o)),
+            })
+            .collect();
+        let eager = pairs
+            .iter()
+            .map(|p| fmt(host(&p.t.broadcast_to(self.shape).unwrap())))
+            .collect();
+        let transcendental = ops.iter().any(|o| TRANSCENDENTAL.contains(&o.as_str()));
+        Outcome {
+            dtype: T::DTYPE,
+            fused,
+            eager,
+            exact: cx.exact && !transcendental,
+            ops,
+        }
+    }
+}
+
+/// `expr::eval_into` of one to four expressions into as many outputs.
+/// `expr::eval_into` of one to four expressions into as many outputs, or, `in_place`, the
+/// update binding their current values to the outputs.
+fn eval_all<T: Element, D: TestDevice>(
+    exprs: Vec<E<'_, T, D>>,
+    outs: &mut [TensorViewMut<'_, T, D>],
+    in_place: bool,
+) -> typestate_tensor::error::Result<()> {
+    fn go<D: TestDevice, O, X: Exprs<D, O>>(
+        x: X,
+        o: O,
+        in_place: bool,
+    ) -> typestate_tensor::error::Result<()> {
+        if in_place {
+            x.update(o)
+        } else {
+            x.run(o)
+        }
+    }
+    let mut it = exprs.into_iter();
+    let mut next = || it.next().expect("one expression per output");
+    match outs {
+        [a] => go((next(),), (a,), in_place),
+        [a, b] => go((next(), next()), (a, b), in_place),
+        [a, b, c] => go((next(), next(), next()), (a, b, c), in_place),
+        [a, b, c, d] => go((next(), next(), next(), next()), (a, b, c, d), in_place),
+        _ => unreachable!("one to four outputs"),
+    }
+}
+
+test_device!(
+    random_trees_fused_equal_eager,
+    random_trees_cpu,
+    random_trees_gpu
+);
+fn random_trees_fused_equal_eager<D: TestDevice + 'static>(dev: &D) {
+    let n = cases::<D>();
+    let mut ops = BTreeSet::new();
+    let (mut exact, mut cross_checked) = (0, 0);
+    for seed in 0..n {
+        let got = run_case(dev, seed);
+        for (k, (f, e)) in got.fused.iter().zip(&got.eager).enumerate() {
+            assert_eq!(
+                f, e,
+                "seed {seed}, output {k} of {:?}: fused != eager",
+                got.dtype
+            );
+        }
+        exact += usize::from(got.exact);
+        if !is_cpu::<D>() && got.exact {
+            let cpu = run_case(&Cpu, seed);
+            assert_eq!(
+                got.fused, cpu.fused,
+                "seed {seed} ({:?}): this device != the CPU on a tree of exactly rounded ops",
+                got.dtype
+            );
+            cross_checked += 1;
+        }
+        ops.extend(got.ops);
+    }
+    let missing: Vec<&str> = UNARY_OPS
+        .iter()
+        .chain(BINARY_OPS)
+        .chain(TERNARY_OPS)
+        .map(|o| o.name)
+        .chain(["cast"])
+        .filter(|name| !NOT_EXPRESSIBLE.contains(name) && !ops.contains(*name))
+        .collect();
+    println!(
+        "{n} random cases ({exact} of exactly rounded ops), {} distinct ops drawn, {cross_checked} compared with the CPU bit for bit; not drawn: {missing:?}",
+        ops.len()
+    );
+    if n >= 100 {
+        assert!(missing.is_empty(), "ops never drawn: {missing:?}");
+    }
+}
