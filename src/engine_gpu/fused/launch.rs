@@ -11,17 +11,21 @@ use cudarc::driver::CudaContext;
 use crate::element::DType;
 use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
 use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
-use crate::engine_gpu::pointwise::launch::{launch_kernel, operand_addresses, pack_args};
+use crate::engine_gpu::pointwise::launch::{
+    launch_kernel, operand_addresses, pack_args, patch_args,
+};
 use crate::engine_gpu::pointwise::plan::{
     launch_grid, plan_checked_outputs, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
 };
+use crate::engine_gpu::pointwise::plan_cache::{self, CachedLaunch, MAX_LAUNCH_OPERANDS};
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Layout};
 use crate::runtime::{Gpu, Stream};
 use crate::tensor::expr::program::Program;
 use crate::tensor::expr::{FusedOutput, MAX_LEAVES, MAX_OUTPUTS};
 
-use super::source::{scalar_arg, FusedBody, FusedSpec};
+use super::signature;
+use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec};
 
 const OP: &str = "fused";
 
@@ -176,13 +180,64 @@ struct Operands<'a> {
     n_out: usize,
 }
 
-/// The launch for `N` operands (outputs then leaves).
+thread_local! {
+    /// The signature buffer of this thread's fused launches, reused so a cached launch
+    /// allocates nothing for it.
+    static SIGNATURE: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The launch for `N` operands (outputs then leaves): the cached plan of its signature when
+/// this thread has launched it before (`plan_cache`), else planned, packed, launched and
+/// cached.
 fn go<const N: usize>(
     stream: &Stream,
     program: &Program<'_, Gpu>,
     ops: Operands<'_>,
 ) -> Result<(), Error> {
     debug_assert_eq!(ops.layouts.len(), N);
+    const { assert!(N <= MAX_LAUNCH_OPERANDS) };
+    let ordinal = stream.cuda().context().ordinal();
+    let cacheable = plan_cache::is_enabled();
+    // Borrowed out of the thread-local and put back below (a nested launch, impossible
+    // here, would find it empty and only allocate).
+    let mut words = SIGNATURE.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    if cacheable {
+        signature::write(
+            &mut words,
+            ordinal,
+            program,
+            ops.layouts,
+            ops.dtypes,
+            ops.ptrs,
+            ops.n_out,
+        );
+        let hit = plan_cache::with_hit(&words, |cached| {
+            let scalars = program.scalars.iter().map(scalar_arg_bytes);
+            if !patch_args(cached, ops.ptrs, scalars) {
+                return None;
+            }
+            // SAFETY: the cached arguments are those packed below for a launch with this
+            // signature: the same program, element types, views over the same shape and
+            // address alignments, so the same kernel, form, count and offset calculator.
+            // `patch_args` replaced the addresses with this launch's (each buffer's address
+            // plus the same first-element offset) and the scalars with this program's. The
+            // views were checked against these storages by the caller (`launch`), as for
+            // the uncached launch below, whose safety argument holds unchanged.
+            Some(unsafe {
+                launch_kernel(
+                    stream.cuda(),
+                    &cached.kernel,
+                    cached.grid,
+                    cached.block,
+                    &mut cached.args,
+                )
+            })
+        });
+        if let Some(Some(launched)) = hit {
+            SIGNATURE.with(|w| *w.borrow_mut() = words);
+            return launched;
+        }
+    }
     let layout: CollapsedLayout<N> = collapse(std::array::from_fn(|k| &ops.layouts[k]));
     let sizes: [usize; N] = std::array::from_fn(|k| ops.dtypes[k].size_in_bytes());
     let ptrs: [u64; N] = std::array::from_fn(|k| ops.ptrs[k]);
@@ -200,7 +255,7 @@ fn go<const N: usize>(
     };
     let kernel = kernel(stream.cuda().context(), &spec, program)?;
     let scalars: Vec<Vec<u8>> = program.scalars.iter().map(scalar_arg).collect();
-    let args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
+    let mut args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
     let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
         && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
@@ -227,7 +282,26 @@ fn go<const N: usize>(
     // pointer is `__restrict__`. The storages stay alive: the handles borrow them for the
     // call, and their frees are stream-ordered after this launch (`order_read` /
     // `order_write`).
-    unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), args) }
+    unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), &mut args) }?;
+    if cacheable {
+        let mut first_byte = [0u64; MAX_LAUNCH_OPERANDS];
+        for k in 0..N {
+            // `operand_addresses` computed `ptr + offset * size` without overflow.
+            first_byte[k] = (layout.offsets[k] as u64).wrapping_mul(sizes[k] as u64);
+        }
+        plan_cache::insert(
+            &words,
+            CachedLaunch {
+                kernel,
+                grid,
+                block: spec.block(),
+                args,
+                first_byte,
+            },
+        );
+    }
+    SIGNATURE.with(|w| *w.borrow_mut() = words);
+    Ok(())
 }
 
 /// The kernel of `spec`, compiled on first use per device.

@@ -11,12 +11,14 @@
 //! - [`handles`]: type-erased views of leaf and output storage.
 //! - [`source`]: the generated functor and entry point, and the cache signature.
 //! - `launch`: broadcasting, collapsing, planning, the kernel cache, argument packing and
-//!   the launch (the module's `unsafe`).
+//!   the launch (the module's `unsafe`); a repeated launch takes its cached plan.
+//! - `signature`: a launch's plan signature for the per-thread plan cache.
 //!
 //! [`plan_checked_outputs`]: crate::engine_gpu::pointwise::plan::plan_checked_outputs
 
 pub mod handles;
 pub(crate) mod launch;
+mod signature;
 
 pub use launch::{loaded_kernels, loaded_kernels_for};
 pub mod source;

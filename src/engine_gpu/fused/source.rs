@@ -212,19 +212,24 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
 /// A scalar's kernel-argument bytes: its value in its compute type (`f16`/`bf16` widened to
 /// `float`, `u8` to `unsigned int`), little-endian like the device.
 pub fn scalar_arg(v: &ScalarValue) -> Vec<u8> {
+    let (bytes, len) = scalar_arg_bytes(v);
+    bytes[..len].to_vec()
+}
+
+/// [`scalar_arg`] without allocating: the bytes in a buffer and how many of them count.
+pub fn scalar_arg_bytes(v: &ScalarValue) -> ([u8; 8], usize) {
     let b = v.bits;
-    match v.dtype {
-        DType::F32 | DType::I32 => (b as u32).to_le_bytes().to_vec(),
-        DType::F64 | DType::I64 => b.to_le_bytes().to_vec(),
-        DType::F16 => half::f16::from_bits(b as u16)
-            .to_f32()
-            .to_le_bytes()
-            .to_vec(),
-        DType::BF16 => half::bf16::from_bits(b as u16)
-            .to_f32()
-            .to_le_bytes()
-            .to_vec(),
-        DType::U8 => (b as u32).to_le_bytes().to_vec(),
-        DType::Bool => vec![u8::from(b != 0)],
-    }
+    let mut out = [0u8; 8];
+    let mut put = |bytes: &[u8]| {
+        out[..bytes.len()].copy_from_slice(bytes);
+        bytes.len()
+    };
+    let len = match v.dtype {
+        DType::F32 | DType::I32 | DType::U8 => put(&(b as u32).to_le_bytes()),
+        DType::F64 | DType::I64 => put(&b.to_le_bytes()),
+        DType::F16 => put(&half::f16::from_bits(b as u16).to_f32().to_le_bytes()),
+        DType::BF16 => put(&half::bf16::from_bits(b as u16).to_f32().to_le_bytes()),
+        DType::Bool => put(&[u8::from(b != 0)]),
+    };
+    (out, len)
 }

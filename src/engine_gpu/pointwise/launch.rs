@@ -338,9 +338,9 @@ unsafe fn launch<const N: usize>(
         // The output's layout is part of the signature and was checked writable when the
         // plan was cached, so a hit skips that check.
         lap.lap(Stage::Validate);
-        let hit = plan_cache::with_hit(signature, |cached| {
+        let hit = plan_cache::with_hit(signature.words(), |cached| {
             let ptrs = operands.map(|(_, o)| o.ptr);
-            if !patch(cached, &ptrs, &op.scalars) {
+            if !patch_args(cached, &ptrs, op.scalars.map(|s| (s.bytes, s.len))) {
                 return None;
             }
             lap.lap(Stage::CacheHit);
@@ -352,7 +352,7 @@ unsafe fn launch<const N: usize>(
             // these buffers above, so every access stays inside them, which the caller keeps
             // alive (this function's contract).
             Some(unsafe {
-                launch_kernel_ref(
+                launch_kernel(
                     stream,
                     &cached.kernel,
                     cached.grid,
@@ -394,17 +394,17 @@ unsafe fn launch<const N: usize>(
     // (`prepare`); the pointers in it address the operands' first elements, and the
     // offset calculator (or the contiguous form) only reaches elements of the checked views,
     // which lie inside the buffers (`check_within` above) that the caller keeps alive.
-    unsafe { launch_kernel_ref(stream, &kernel, grid, spec.block(), &mut args) }?;
+    unsafe { launch_kernel(stream, &kernel, grid, spec.block(), &mut args) }?;
     lap.lap(Stage::Driver);
     if let Some(signature) = &signature {
-        let mut first_byte = [0u64; plan_cache::MAX_OPERANDS];
+        let mut first_byte = [0u64; plan_cache::MAX_LAUNCH_OPERANDS];
         for k in 0..N {
             // `prepare` computed `ptr + offset * size` without overflow, so this fits.
             first_byte[k] =
                 (layout.offsets[k] as u64).wrapping_mul(types[k].dtype.size_in_bytes() as u64);
         }
         plan_cache::insert(
-            signature,
+            signature.words(),
             CachedLaunch {
                 kernel,
                 grid,
@@ -417,24 +417,30 @@ unsafe fn launch<const N: usize>(
     Ok(())
 }
 
-/// Puts this launch's operand addresses (`ptrs[k]` plus the cached first-element offset) and
-/// scalars into `cached`'s arguments (slots `0..N`, then `N + 1` and `N + 2`, after the
-/// count: `pack_args`'s order). `false`, leaving the launch to the uncached path (which
-/// reports the error), when an address overflows.
-fn patch<const N: usize>(
+/// Puts a launch's operand addresses (`ptrs[k]` plus the cached first-element offset) and
+/// scalars into `cached`'s arguments: slots `0..ptrs.len()`, then, after the count, one slot
+/// per scalar (`pack_args`'s order). `false`, leaving the launch to the uncached path (which
+/// reports the error), when an address overflows or a scalar's size is not the cached one.
+pub(crate) fn patch_args(
     cached: &mut CachedLaunch,
-    ptrs: &[u64; N],
-    scalars: &[ScalarBytes; 2],
+    ptrs: &[u64],
+    scalars: impl IntoIterator<Item = ([u8; 8], usize)>,
 ) -> bool {
     for (k, &ptr) in ptrs.iter().enumerate() {
-        let Some(addr) = ptr.checked_add(cached.first_byte[k]) else {
+        let first = cached.first_byte.get(k).copied().unwrap_or(u64::MAX);
+        let Some(addr) = ptr.checked_add(first) else {
             return false;
         };
         if !cached.args.set(k, &addr.to_le_bytes()) {
             return false;
         }
     }
-    cached.args.set(N + 1, scalars[0].as_bytes()) && cached.args.set(N + 2, scalars[1].as_bytes())
+    for (j, (bytes, len)) in scalars.into_iter().enumerate() {
+        if !cached.args.set(ptrs.len() + 1 + j, &bytes[..len.min(8)]) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The kernel spec and packed arguments of one launch: pure, so tests check it on any host.
@@ -605,32 +611,18 @@ fn calc_bytes<const N: usize>(
     })
 }
 
-/// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`).
-///
-/// # Safety
-/// As [`launch_kernel_ref`].
-pub(crate) unsafe fn launch_kernel(
-    stream: &CudaStream,
-    kernel: &LoadedKernel,
-    grid: u32,
-    block: u32,
-    mut args: KernelArgs,
-) -> Result<(), Error> {
-    // SAFETY: forwarded from this function's contract.
-    unsafe { launch_kernel_ref(stream, kernel, grid, block, &mut args) }
-}
-
 /// Parameters a launch passes through a `void**` array on the stack; launches with more
 /// build it on the heap.
 const STACK_PARAMS: usize = 24;
 
-/// [`launch_kernel`] over borrowed arguments (the plan cache launches its cached ones).
+/// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`), over
+/// borrowed arguments (the plan cache launches its cached ones in place).
 ///
 /// # Safety
 /// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
 /// the memory they address is valid for the accesses the kernel makes; `kernel` was loaded in
 /// `stream`'s context.
-pub(crate) unsafe fn launch_kernel_ref(
+pub(crate) unsafe fn launch_kernel(
     stream: &CudaStream,
     kernel: &LoadedKernel,
     grid: u32,

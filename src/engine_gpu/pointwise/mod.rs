@@ -23,7 +23,7 @@ mod backend;
 pub mod kernel_cache;
 pub mod launch;
 pub mod plan;
-mod plan_cache;
+pub(crate) mod plan_cache;
 pub mod profile;
 pub mod safe;
 pub mod source;

@@ -30,8 +30,10 @@ use super::kernel_cache::{LoadedKernel, WordHasher};
 use super::launch::KernelArgs;
 use super::source::Operand;
 
-/// Most operands of a cached launch (an output and three inputs).
+/// Most operands of a cached eager launch (an output and three inputs).
 pub(crate) const MAX_OPERANDS: usize = 4;
+/// Most operands of any cached launch (a fused kernel's outputs and inputs).
+pub(crate) const MAX_LAUNCH_OPERANDS: usize = 12;
 /// Highest rank of a cached launch.
 pub(crate) const MAX_RANK: usize = 8;
 /// Entries kept per thread; the cache is emptied when it would grow past this.
@@ -113,17 +115,23 @@ impl Signature {
         }
     }
 
-    fn words(&self) -> &[u64] {
+    /// The words.
+    pub(crate) fn words(&self) -> &[u64] {
         &self.words[..self.len]
     }
+}
 
-    fn hash(&self) -> u64 {
-        let mut h = WordHasher::default();
-        for &w in self.words() {
-            h.write_u64(w);
-        }
-        h.finish()
+/// Whether the plan cache is on for this process ([`PLAN_CACHE_ENV`]).
+pub(crate) fn is_enabled() -> bool {
+    enabled()
+}
+
+fn hash(words: &[u64]) -> u64 {
+    let mut h = WordHasher::default();
+    for &w in words {
+        h.write_u64(w);
     }
+    h.finish()
 }
 
 /// The cached plan of one signature.
@@ -139,7 +147,7 @@ pub(crate) struct CachedLaunch {
     pub(crate) args: KernelArgs,
     /// Each operand's first element in the collapsed layout, in bytes from its buffer's
     /// start: a launch's address is its buffer's plus this.
-    pub(crate) first_byte: [u64; MAX_OPERANDS],
+    pub(crate) first_byte: [u64; MAX_LAUNCH_OPERANDS],
 }
 
 /// A bounded map from signatures to values: by hash, with the whole signature kept to tell
@@ -155,19 +163,18 @@ impl<V> PlanMap<V> {
         }
     }
 
-    fn get_mut(&mut self, signature: &Signature) -> Option<&mut V> {
-        let (key, v) = self.map.get_mut(&signature.hash())?;
-        (**key == *signature.words()).then_some(v)
+    fn get_mut(&mut self, words: &[u64]) -> Option<&mut V> {
+        let (key, v) = self.map.get_mut(&hash(words))?;
+        (**key == *words).then_some(v)
     }
 
-    /// Stores `v` for `signature` (replacing a colliding signature's value), emptying the map
-    /// first when it is full.
-    fn insert(&mut self, signature: &Signature, v: V) {
+    /// Stores `v` for the signature `words` (replacing a colliding signature's value),
+    /// emptying the map first when it is full.
+    fn insert(&mut self, words: &[u64], v: V) {
         if self.map.len() >= CAPACITY {
             self.map.clear();
         }
-        self.map
-            .insert(signature.hash(), (signature.words().into(), v));
+        self.map.insert(hash(words), (words.into(), v));
     }
 }
 
@@ -175,23 +182,23 @@ thread_local! {
     static PLANS: RefCell<PlanMap<CachedLaunch>> = RefCell::new(PlanMap::new());
 }
 
-/// Runs `f` on the cached plan of `signature`, if this thread has one; `None` otherwise (and
+/// Runs `f` on the cached plan of the signature `words` (a [`Signature`]'s, or a fused
+/// launch's, see `engine_gpu::fused::launch`), if this thread has one; `None` otherwise (and
 /// when the cache is in use higher up this thread's stack, which launches never do).
-pub(crate) fn with_hit<R>(
-    signature: &Signature,
-    f: impl FnOnce(&mut CachedLaunch) -> R,
-) -> Option<R> {
+/// Signatures of different kinds of launch never compare equal: a fused launch's words
+/// start with a tag no device ordinal takes.
+pub(crate) fn with_hit<R>(words: &[u64], f: impl FnOnce(&mut CachedLaunch) -> R) -> Option<R> {
     PLANS.with(|plans| {
         let mut plans = plans.try_borrow_mut().ok()?;
-        plans.get_mut(signature).map(f)
+        plans.get_mut(words).map(f)
     })
 }
 
-/// Stores `launch` as this thread's plan of `signature`.
-pub(crate) fn insert(signature: &Signature, launch: CachedLaunch) {
+/// Stores `launch` as this thread's plan of the signature `words`.
+pub(crate) fn insert(words: &[u64], launch: CachedLaunch) {
     PLANS.with(|plans| {
         if let Ok(mut plans) = plans.try_borrow_mut() {
-            plans.insert(signature, launch);
+            plans.insert(words, launch);
         }
     });
 }
@@ -276,7 +283,7 @@ mod tests {
         )
         .unwrap();
         assert_ne!(base.words(), dev1.words());
-        assert_ne!(base.hash(), dev1.hash());
+        assert_ne!(hash(base.words()), hash(dev1.words()));
         // Too large to cache.
         let deep = Layout::contiguous(&[1; MAX_RANK + 1]).unwrap();
         assert!(sig([0, 0], &deep, "exp").is_none());
@@ -287,21 +294,21 @@ mod tests {
         let a = Layout::contiguous(&[3, 5]).unwrap();
         let s = sig([0x100, 0x200], &a, "exp").unwrap();
         let mut map = PlanMap::new();
-        assert!(map.get_mut(&s).is_none());
-        map.insert(&s, 7u32);
-        assert_eq!(map.get_mut(&s).copied(), Some(7));
+        assert!(map.get_mut(s.words()).is_none());
+        map.insert(s.words(), 7u32);
+        assert_eq!(map.get_mut(s.words()).copied(), Some(7));
         // Another signature under the same hash is a miss, not a wrong hit.
         let other = sig([0x100, 0x208], &a, "exp").unwrap();
-        let (key, v) = map.map.remove(&s.hash()).unwrap();
-        map.map.insert(other.hash(), (key, v));
-        assert!(map.get_mut(&other).is_none());
+        let (key, v) = map.map.remove(&hash(s.words())).unwrap();
+        map.map.insert(hash(other.words()), (key, v));
+        assert!(map.get_mut(other.words()).is_none());
         // Bounded: filling past the capacity empties it first.
         for i in 0..(CAPACITY + 3) {
             let l = Layout::new(&[3, 5], &[5, 1], i).unwrap();
             let s = sig([0x100, 0x200], &l, "exp").unwrap();
-            map.insert(&s, 0);
+            map.insert(s.words(), 0);
             assert!(map.map.len() <= CAPACITY);
-            assert_eq!(map.get_mut(&s).copied(), Some(0));
+            assert_eq!(map.get_mut(s.words()).copied(), Some(0));
         }
     }
 }
