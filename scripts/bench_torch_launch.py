@@ -39,6 +39,8 @@ def main():
         ("add_into, permuted a.t() + b.t() (32x32)", lambda: torch.add(a2.t(), b2.t(), out=out2)),
         ("add, permuted a.t() + b.t() (out of place)", lambda: a2.t() + b2.t()),
         ("exp_into, contiguous", lambda: torch.exp(a, out=out)),
+        # One bare kernel launch (a zero-cycle spin kernel) from Python: the floor of any op.
+        ("torch.cuda._sleep(0): a bare launch from Python", lambda: torch.cuda._sleep(0)),
     ]
     print(f"PyTorch {torch.__version__} host time per op on {torch.cuda.get_device_name()} "
           f"(1024 f32, median of {calls} calls in batches of 200)")
