@@ -473,6 +473,71 @@ fn vector_tiles_of_small_types_match_the_cpu() {
     );
 }
 
+/// `x.permute([1, 0]) + y` with vector tiles, `y` read directly (unstaged) in four ways: a
+/// window with an odd row stride (its rows alternate between aligned and misaligned, so the
+/// kernel's per-access check takes both paths in one launch), a window starting 1 element
+/// in, a broadcast row (stride 0 across rows) and a broadcast column (stride 0 along the
+/// output's contiguous dim, never a vector).
+fn unstaged_inputs_of<T: Sample + typestate_tensor::element::Numeric>(gpu: &Gpu, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let x = Tensor::<T, Cpu>::from_fn(&[68, 100], |_| T::sample(&mut rng)).unwrap();
+    let xg = x.to_gpu(gpu).unwrap();
+    let (xc, xgv) = (x.permute(&[1, 0]).unwrap(), xg.permute(&[1, 0]).unwrap());
+    let out_layout = Layout::contiguous(&[100, 68]).unwrap();
+    let full = (4 / T::DTYPE.size_in_bytes()) as u8;
+    assert_eq!(
+        vec_of(form_at(
+            &[&out_layout, xc.layout()],
+            T::DTYPE.size_in_bytes()
+        )),
+        full
+    );
+    let wide = Tensor::<T, Cpu>::from_fn(&[100, 71], |_| T::sample(&mut rng)).unwrap();
+    let wide_g = wide.to_gpu(gpu).unwrap();
+    let row = Tensor::<T, Cpu>::from_fn(&[1, 68], |_| T::sample(&mut rng)).unwrap();
+    let row_g = row.to_gpu(gpu).unwrap();
+    let col = Tensor::<T, Cpu>::from_fn(&[100, 1], |_| T::sample(&mut rng)).unwrap();
+    let col_g = col.to_gpu(gpu).unwrap();
+    let check = |what: &str, yc: TensorView<'_, T, Cpu>, yg: TensorView<'_, T, Gpu>| {
+        let expected = xc.add(&yc).unwrap();
+        assert_eq!(expected.shape(), &[100, 68]);
+        let mut out = poisoned(gpu, &expected);
+        xgv.add_into(&yg, &mut out).unwrap();
+        assert_same(&format!("{} unstaged {what}", T::NAME), &out, &expected);
+    };
+    check(
+        "odd row stride",
+        wide.narrow(1, 0, 68).unwrap(),
+        wide_g.narrow(1, 0, 68).unwrap(),
+    );
+    check(
+        "1 element in",
+        wide.narrow(1, 1, 68).unwrap(),
+        wide_g.narrow(1, 1, 68).unwrap(),
+    );
+    check(
+        "broadcast row",
+        row.broadcast_to(&[100, 68]).unwrap(),
+        row_g.broadcast_to(&[100, 68]).unwrap(),
+    );
+    check(
+        "broadcast column",
+        col.broadcast_to(&[100, 68]).unwrap(),
+        col_g.broadcast_to(&[100, 68]).unwrap(),
+    );
+}
+
+#[test]
+fn vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip("vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu")
+    else {
+        return;
+    };
+    unstaged_inputs_of::<u8>(&gpu, 56);
+    unstaged_inputs_of::<f16>(&gpu, 57);
+    unstaged_inputs_of::<bf16>(&gpu, 58);
+}
+
 /// A fused expression over a permuted `f16` leaf with vector tiles, one and two outputs.
 #[test]
 fn fused_vector_tiles_match_eager() {

@@ -612,9 +612,10 @@ pub fn tile_use(rows: usize, cols: usize, tile: TileShape) -> usize {
 /// - every other stride of those operands is a multiple of `v` and their first elements are
 ///   aligned to `v` elements (so each vector access is aligned);
 ///
-/// else 1, one element per access. Inputs read directly (not staged) are read one element
-/// at a time whatever `v` is. For 4- and 8-byte elements this is always 1: the tiled kernel
-/// of `f32` and `f64` is the scalar one.
+/// else 1, one element per access. Inputs read directly (not staged) put no condition on `v`:
+/// the kernel reads each of their `v`-element runs as one vector where it finds the run
+/// contiguous and aligned (a check per access), else element by element. For 4- and 8-byte
+/// elements this is always 1: the tiled kernel of `f32` and `f64` is the scalar one.
 pub fn tiled_vec<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
