@@ -453,32 +453,13 @@ struct ts_tiled_inputs<W, TR, TC, VEC, STAGED, H, T...> {
     rest.stage(col, row, off + 1);
   }
   // Values j*VEC .. j*VEC + VEC - 1 of an input that is not staged: VEC consecutive columns
-  // from offset off[0], step[0] (its stride along the columns) apart. One aligned vector when
-  // this input reads the columns contiguously (step 1) and this address is aligned to the
-  // vector (checked here, per access: the host's width check covers the staged inputs and the
-  // outputs only), else one element each. The VEC columns are all inside the tensor: the
-  // host checked cols % VEC == 0.
+  // from offset off[0], step[0] (its stride along the columns) apart, one element each.
   template <typename offset_t, typename stride_t>
   __device__ __forceinline__ void load_direct(int j, const offset_t* off, const stride_t* step) {
     if constexpr (!IS_STAGED) {
-      const H* p = ptr + off[0];
-      bool done = false;
-      if constexpr (VEC > 1 && VEC * sizeof(H) <= 16) {
-        if (step[0] == 1 &&
-            reinterpret_cast<unsigned long long>(p) % (VEC * sizeof(H)) == 0) {
-          const ts_vec<H, VEC> x = *reinterpret_cast<const ts_vec<H, VEC>*>(p);
 #pragma unroll
-          for (int e = 0; e < VEC; ++e) {
-            v[j * VEC + e] = ts_conv<compute_t>::from(x.v[e]);
-          }
-          done = true;
-        }
-      }
-      if (!done) {
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          v[j * VEC + e] = ts_conv<compute_t>::from(p[(offset_t)e * step[0]]);
-        }
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = ts_conv<compute_t>::from(ptr[off[0] + (offset_t)e * step[0]]);
       }
     }
     rest.load_direct(j, off + 1, step + 1);
@@ -537,8 +518,7 @@ __device__ __forceinline__ void ts_batch_offsets(
 // consecutive threads walking columns (coalesced for the output and the inputs read along C).
 // Each thread does W = TR * TC / BLOCK elements of a tile, as W / VEC accesses of VEC
 // consecutive elements: VEC rows of a staged input per load, VEC columns of every output per
-// store (one aligned vector each), VEC columns of an unstaged input (one vector where it reads
-// them contiguously from an aligned address, else one element at a time).
+// store (one aligned vector each), VEC columns of an unstaged input one element at a time.
 // Every global load of a tile (the staged inputs' and the others') is issued before the
 // barrier, the stores after it.
 //

@@ -473,11 +473,10 @@ fn vector_tiles_of_small_types_match_the_cpu() {
     );
 }
 
-/// `x.permute([1, 0]) + y` with vector tiles, `y` read directly (unstaged) in four ways: a
-/// window with an odd row stride (its rows alternate between aligned and misaligned, so the
-/// kernel's per-access check takes both paths in one launch), a window starting 1 element
-/// in, a broadcast row (stride 0 across rows) and a broadcast column (stride 0 along the
-/// output's contiguous dim, never a vector).
+/// `x.permute([1, 0]) + y` with vector tiles, `y` read directly (unstaged) in four ways that
+/// the width check does not look at: a window with an odd row stride (rows alternately
+/// aligned and misaligned), a window starting 1 element in, a broadcast row (stride 0 across
+/// rows) and a broadcast column (stride 0 along the output's contiguous dim).
 fn unstaged_inputs_of<T: Sample + typestate_tensor::element::Numeric>(gpu: &Gpu, seed: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let x = Tensor::<T, Cpu>::from_fn(&[68, 100], |_| T::sample(&mut rng)).unwrap();

@@ -21,7 +21,8 @@
 //!   every vector-loaded operand's first element is aligned to the vector's bytes (and, for
 //!   form 3, the innermost size and the outer strides are multiples of it), halved until that
 //!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
-//!   give one vector to each thread of one block.
+//!   give one vector to each thread of one block. The tiled form has its own width,
+//!   [`tiled_vec`]: 4 bytes per access for 1- and 2-byte elements where the layout allows.
 //! - **Launch shape** of the contiguous vector form ([`VectorLaunch`]): vectors per thread
 //!   (2 or 4), threads per block (128 or 256) and grid (capped at the resident blocks, or
 //!   full). Chosen once per process from `TYPESTATE_TENSOR_VECTOR_LAUNCH`, e.g.
@@ -612,10 +613,12 @@ pub fn tile_use(rows: usize, cols: usize, tile: TileShape) -> usize {
 /// - every other stride of those operands is a multiple of `v` and their first elements are
 ///   aligned to `v` elements (so each vector access is aligned);
 ///
-/// else 1, one element per access. Inputs read directly (not staged) put no condition on `v`:
-/// the kernel reads each of their `v`-element runs as one vector where it finds the run
-/// contiguous and aligned (a check per access), else element by element. For 4- and 8-byte
-/// elements this is always 1: the tiled kernel of `f32` and `f64` is the scalar one.
+/// else 1, one element per access. Inputs read directly (not staged) put no condition on `v`
+/// and are read one element at a time whatever `v` is (a vector load where the kernel found
+/// such an input contiguous and aligned, checked per access, was measured slower: `add` at
+/// 0.48-0.60 of copy against 0.58-0.78 for f16 and u8 on an H100, docs/PERFORMANCE.md). For
+/// 4- and 8-byte elements this is always 1: the tiled kernel of `f32` and `f64` is the scalar
+/// one.
 pub fn tiled_vec<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
