@@ -395,19 +395,23 @@ __device__ __forceinline__ void ts_apply_strided_vec(
 // ---- tiled (permuted inputs, any rank) -----------------------------------------------
 
 // Like ts_inputs, for the tiled kernel: bit 0 of STAGED says whether this input goes through
-// shared memory. A staged input's tile holds TC columns of TR + 1 elements (the padding
-// element puts a warp reading along a row, across columns, on distinct banks), indexed
-// [column][row], at its own place in the block's shared buffer; each tile's byte size is
-// rounded up to 16 so the next one keeps its alignment (the host's TileShape::smem_bytes
-// computes the same size for its budget).
-template <int W, int TR, int TC, unsigned STAGED, typename... In>
+// shared memory. A staged input's tile holds TC columns of PITCH elements, indexed
+// [column][row], at its own place in the block's shared buffer. PITCH is TR + 1 for VEC == 1
+// (the padding element puts a warp reading along a row, across columns, on distinct banks)
+// and TR + VEC otherwise (every column then starts VEC-aligned, so a staged vector is one
+// shared-memory store, and columns still fall on different banks: with VEC * sizeof(H) == 4
+// a column is TR * sizeof(H) / 4 + 1 words, odd for every tile edge of 8 or more; narrower
+// vectors of 1-byte elements may meet pairwise on a bank). Each tile's byte
+// size is rounded up to 16 so the next one keeps its alignment (the host's
+// TileShape::smem_bytes computes the same size for its budget).
+template <int W, int TR, int TC, int VEC, unsigned STAGED, typename... In>
 struct ts_tiled_inputs {
   static constexpr int SMEM_BYTES = 0;
   __device__ __forceinline__ explicit ts_tiled_inputs(char*) {}
   template <typename offset_t>
   __device__ __forceinline__ void stage(int, int, const offset_t*) {}
-  template <typename offset_t>
-  __device__ __forceinline__ void load_direct(int, const offset_t*) {}
+  template <typename offset_t, typename stride_t>
+  __device__ __forceinline__ void load_direct(int, const offset_t*, const stride_t*) {}
   __device__ __forceinline__ void load_staged(int, int, int) {}
   template <typename Op, typename... C>
   __device__ __forceinline__ auto call(const Op& op, int, C... c) const {
@@ -415,12 +419,12 @@ struct ts_tiled_inputs {
   }
 };
 
-template <int W, int TR, int TC, unsigned STAGED, typename H, typename... T>
-struct ts_tiled_inputs<W, TR, TC, STAGED, H, T...> {
+template <int W, int TR, int TC, int VEC, unsigned STAGED, typename H, typename... T>
+struct ts_tiled_inputs<W, TR, TC, VEC, STAGED, H, T...> {
   typedef typename ts_compute<H>::type compute_t;
-  typedef ts_tiled_inputs<W, TR, TC, (STAGED >> 1), T...> rest_t;
+  typedef ts_tiled_inputs<W, TR, TC, VEC, (STAGED >> 1), T...> rest_t;
   static constexpr bool IS_STAGED = (STAGED & 1u) != 0;
-  static constexpr int PITCH = TR + 1;
+  static constexpr int PITCH = VEC == 1 ? TR + 1 : TR + VEC;
   static constexpr int TILE_BYTES =
       IS_STAGED ? ((int)sizeof(H) * TC * PITCH + 15) / 16 * 16 : 0;
   static constexpr int SMEM_BYTES = TILE_BYTES + rest_t::SMEM_BYTES;
@@ -433,26 +437,41 @@ struct ts_tiled_inputs<W, TR, TC, STAGED, H, T...> {
   __device__ __forceinline__ ts_tiled_inputs(char* smem, const H* p, const T*... ps)
       : ptr(p), tile(reinterpret_cast<H*>(smem)), rest(smem + TILE_BYTES, ps...) {}
 
-  // Phase 1: a staged input copies its element at offset off[0] (tile column col, row row).
+  // Phase 1: a staged input copies its elements at offsets off[0] .. off[0] + VEC - 1 (rows
+  // row .. row + VEC - 1 of tile column col; with VEC > 1 one aligned vector, the host
+  // having checked stride 1 along the rows and VEC-aligned offsets).
   template <typename offset_t>
   __device__ __forceinline__ void stage(int col, int row, const offset_t* off) {
     if constexpr (IS_STAGED) {
-      tile[col * PITCH + row] = ptr[off[0]];
+      if constexpr (VEC == 1) {
+        tile[col * PITCH + row] = ptr[off[0]];
+      } else {
+        *reinterpret_cast<ts_vec<H, VEC>*>(tile + col * PITCH + row) =
+            *reinterpret_cast<const ts_vec<H, VEC>*>(ptr + off[0]);
+      }
     }
     rest.stage(col, row, off + 1);
   }
-  // Value j of an input that is not staged, from memory at offset off[0].
-  template <typename offset_t>
-  __device__ __forceinline__ void load_direct(int j, const offset_t* off) {
+  // Values j*VEC .. j*VEC + VEC - 1 of an input that is not staged: VEC consecutive columns
+  // from offset off[0], step[0] (its stride along the columns) apart, one element each.
+  template <typename offset_t, typename stride_t>
+  __device__ __forceinline__ void load_direct(int j, const offset_t* off, const stride_t* step) {
     if constexpr (!IS_STAGED) {
-      v[j] = ts_conv<compute_t>::from(ptr[off[0]]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = ts_conv<compute_t>::from(ptr[off[0] + (offset_t)e * step[0]]);
+      }
     }
-    rest.load_direct(j, off + 1);
+    rest.load_direct(j, off + 1, step + 1);
   }
-  // Value j of a staged input, from its tile (column col, row row).
+  // Values j*VEC .. j*VEC + VEC - 1 of a staged input, from its tile (columns col .. col +
+  // VEC - 1, row row).
   __device__ __forceinline__ void load_staged(int j, int col, int row) {
     if constexpr (IS_STAGED) {
-      v[j] = ts_conv<compute_t>::from(tile[col * PITCH + row]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = ts_conv<compute_t>::from(tile[(col + e) * PITCH + row]);
+      }
     }
     rest.load_staged(j, col, row);
   }
@@ -497,26 +516,36 @@ __device__ __forceinline__ void ts_batch_offsets(
 // columns of every batch index. Each block copies the staged inputs' tile into shared memory
 // with consecutive threads walking rows (coalesced for them), then computes and stores with
 // consecutive threads walking columns (coalesced for the output and the inputs read along C).
-// Each thread does W = TR * TC / BLOCK elements of a tile; every global load of a tile (the
-// staged inputs' and the others') is issued before the barrier, the stores after it.
+// Each thread does W = TR * TC / BLOCK elements of a tile, as W / VEC accesses of VEC
+// consecutive elements: VEC rows of a staged input per load, VEC columns of every output per
+// store (one aligned vector each), VEC columns of an unstaged input one element at a time.
+// Every global load of a tile (the staged inputs' and the others') is issued before the
+// barrier, the stores after it.
 //
-// Preconditions (host-checked): TR and TC are powers of two with TR * TC a multiple of BLOCK;
-// the tile count (at most the element count) and the grid-stride step fit index_t without
-// wrapping; every offset r * stride + c * stride + batch offset fits offset_t (the host's
-// extent check covers the sum over all dims).
-template <int BLOCK, int TR, int TC, unsigned STAGED, int NDIMS, typename index_t,
+// Preconditions (host-checked): TR and TC are powers of two with TR * TC a multiple of
+// BLOCK * VEC; the tile count (at most the element count) and the grid-stride step fit index_t
+// without wrapping; every offset r * stride + c * stride + batch offset fits offset_t (the
+// host's extent check covers the sum over all dims). For VEC > 1 also: rows and cols are
+// multiples of VEC; every output has stride 1 along C and every staged input stride 1 along
+// D; their other strides are multiples of VEC and their pointers VEC-element aligned.
+template <int BLOCK, int TR, int TC, int VEC, unsigned STAGED, int NDIMS, typename index_t,
           typename offset_t, typename Op, typename Outs, typename... In>
 __device__ __forceinline__ void ts_apply_tiled(
     const Op& op,
     const OffsetCalculator<NDIMS, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
     const Outs& outs, const In*... in) {
   constexpr int NOUT = Outs::COUNT;
-  constexpr int NARGS = NOUT + sizeof...(In);
+  constexpr int NIN = (int)sizeof...(In);
+  constexpr int NARGS = NOUT + NIN;
   constexpr int W = TR * TC / BLOCK;
+  constexpr int WV = W / VEC;
   static_assert(NDIMS >= 2, "a tile spans two dims");
   static_assert(W >= 1 && W * BLOCK == TR * TC, "the block must cover a tile evenly");
   static_assert((TR & (TR - 1)) == 0 && (TC & (TC - 1)) == 0, "tile edges are powers of 2");
-  typedef ts_tiled_inputs<W, TR, TC, STAGED, In...> inputs_t;
+  static_assert((VEC & (VEC - 1)) == 0 && WV >= 1 && WV * VEC == W && TR % VEC == 0 &&
+                    TC % VEC == 0,
+                "a thread moves whole vectors");
+  typedef ts_tiled_inputs<W, TR, TC, VEC, STAGED, In...> inputs_t;
   __shared__ __align__(16) char smem[inputs_t::SMEM_BYTES > 0 ? inputs_t::SMEM_BYTES : 16];
   inputs_t ins(smem, in...);
 
@@ -530,6 +559,12 @@ __device__ __forceinline__ void ts_apply_tiled(
     batches *= calc.sizes[dim].divisor;
   }
   const index_t tiles = batches * tiles_rc;
+  // The inputs' strides along the columns (an unstaged input's VEC elements).
+  offset_t col_step[NIN > 0 ? NIN : 1];
+#pragma unroll
+  for (int k = 0; k < NIN; ++k) {
+    col_step[k] = calc.strides[NDIMS - 1][NOUT + k];
+  }
 
   for (index_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     index_t rc = t;
@@ -547,14 +582,15 @@ __device__ __forceinline__ void ts_apply_tiled(
     const index_t tr = rc / tiles_c;
     const index_t r0 = tr * TR;
     const index_t c0 = (rc - tr * tiles_c) * TC;
-    offset_t out_off[W][NOUT];
+    offset_t out_off[WV][NOUT];
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
+    for (int k = 0; k < WV; ++k) {
+      // Access e of the block covers VEC elements.
       const int e = (int)threadIdx.x + k * BLOCK;
-      // Staged inputs: consecutive threads walk rows (D), their contiguous dim.
+      // Staged inputs: consecutive threads walk rows (D), their contiguous dim, VEC rows each.
       if constexpr (STAGED != 0) {
-        const int sr = e % TR;
-        const int sc = e / TR;
+        const int sr = (e % (TR / VEC)) * VEC;
+        const int sc = e / (TR / VEC);
         const index_t r = r0 + sr;
         const index_t c = c0 + sc;
         if (r < rows && c < cols) {
@@ -568,9 +604,9 @@ __device__ __forceinline__ void ts_apply_tiled(
         }
       }
       // The output and the other inputs: consecutive threads walk columns (C), the output's
-      // contiguous dim.
-      const index_t r = r0 + e / TC;
-      const index_t c = c0 + e % TC;
+      // contiguous dim, VEC columns each.
+      const index_t r = r0 + e / (TC / VEC);
+      const index_t c = c0 + (e % (TC / VEC)) * VEC;
       if (r < rows && c < cols) {
         offset_t off[NARGS];
 #pragma unroll
@@ -582,20 +618,24 @@ __device__ __forceinline__ void ts_apply_tiled(
         for (int o = 0; o < NOUT; ++o) {
           out_off[k][o] = off[o];
         }
-        ins.load_direct(k, off + NOUT);
+        ins.load_direct(k, off + NOUT, col_step);
       }
     }
     if constexpr (STAGED != 0) {
       __syncthreads();
     }
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
+    for (int k = 0; k < WV; ++k) {
       const int e = (int)threadIdx.x + k * BLOCK;
-      const index_t r = r0 + e / TC;
-      const index_t c = c0 + e % TC;
-      if (r < rows && c < cols) {
-        ins.load_staged(k, e % TC, e / TC);
-        outs.store_at(out_off[k], ins.call(op, k));
+      const int er = e / (TC / VEC);
+      const int ec = (e % (TC / VEC)) * VEC;
+      if (r0 + er < rows && c0 + ec < cols) {
+        ins.load_staged(k, ec, er);
+        if constexpr (VEC == 1) {
+          outs.store_at(out_off[k], ins.call(op, k));
+        } else {
+          ts_store_vec_at<VEC>(op, ins, k, outs, out_off[k]);
+        }
       }
     }
     if constexpr (STAGED != 0) {

@@ -196,25 +196,34 @@ fn every_form(inst: &Instance) -> Vec<Form> {
     forms
 }
 
+/// Elements per 4-byte word of the widest operand: the tiled form's widest access (1 for
+/// 4- and 8-byte types).
+fn tiled_vec(inst: &Instance) -> u8 {
+    (4 / (16 / usize::from(max_vec(inst))).min(4)) as u8
+}
+
 /// The tiled forms of `inst`: rank 2 with every staged mask in the nominal tile, and ranks 3
 /// to 8 with the tile shapes ragged or small dims pick (tall, wide, square, the smallest, and
-/// the largest the kernel takes), each staging one input.
+/// the largest the kernel takes), each staging one input; then, for 1- and 2-byte types, the
+/// same with vector accesses (`vec` 2 and 4 where the type allows) in the tiles
+/// [`tile_shape`] picks for them.
 fn tiled_forms(inst: &Instance) -> Vec<Form> {
     let n = inst.n_inputs as u32;
-    let nominal = tile_shape(1 << 12, 1 << 12);
+    let nominal = tile_shape(1 << 12, 1 << 12, 1);
     let mut forms: Vec<Form> = (1..(1u8 << n))
         .map(|staged| Form::Tiled {
             rank: 2,
             dim: 0,
             staged,
             tile: nominal,
+            vec: 1,
         })
         .collect();
     let shapes = [
         TileShape { rows: 128, cols: 8 },
         TileShape { rows: 8, cols: 128 },
         TileShape { rows: 16, cols: 16 },
-        tile_shape(20, 20),
+        tile_shape(20, 20, 1),
         nominal,
         TileShape { rows: 64, cols: 64 },
     ];
@@ -223,7 +232,33 @@ fn tiled_forms(inst: &Instance) -> Vec<Form> {
         dim: rank % (rank - 1),
         staged: 1 << (rank % n as u8),
         tile,
+        vec: 1,
     }));
+    let mut vec = tiled_vec(inst);
+    while vec > 1 {
+        let nominal = tile_shape(1 << 12, 1 << 12, vec);
+        forms.extend((1..(1u8 << n)).map(|staged| Form::Tiled {
+            rank: 2,
+            dim: 0,
+            staged,
+            tile: nominal,
+            vec,
+        }));
+        let shapes = [
+            tile_shape(1 << 20, 8, vec),
+            tile_shape(8, 1 << 20, vec),
+            tile_shape(20, 20, vec),
+            nominal,
+        ];
+        forms.extend((3..=6u8).zip(shapes).map(|(rank, tile)| Form::Tiled {
+            rank,
+            dim: rank % (rank - 1),
+            staged: 1 << (rank % n as u8),
+            tile,
+            vec,
+        }));
+        vec /= 2;
+    }
     forms
 }
 
@@ -498,12 +533,29 @@ fn fused_sources_compile_in_every_form() {
                 dim: 0,
                 staged: 1,
                 tile: TileShape { rows: 32, cols: 32 },
+                vec: 1,
             },
             Form::Tiled {
                 rank: 5,
                 dim: 1,
                 staged: 1,
                 tile: TileShape { rows: 64, cols: 64 },
+                vec: 1,
+            },
+            // Vector accesses (whatever the types: the kernel compiles for any).
+            Form::Tiled {
+                rank: 3,
+                dim: 1,
+                staged: 1,
+                tile: TileShape { rows: 64, cols: 64 },
+                vec: 4,
+            },
+            Form::Tiled {
+                rank: 2,
+                dim: 0,
+                staged: 1,
+                tile: TileShape { rows: 64, cols: 32 },
+                vec: 2,
             },
         ];
         assert!(n <= 12);

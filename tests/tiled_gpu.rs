@@ -8,7 +8,11 @@
 //! engine's result bit for bit. Every element type is covered (f32, f64, f16, bf16, i32,
 //! i64, u8 through `add`, `bool` through `ne`), zero-size dims, a fused expression with a
 //! permuted leaf, and a permute of more than 2^31 `u8` elements (64-bit index math; skipped
-//! when the device has too little free memory).
+//! when the device has too little free memory). The vector accesses of 1- and 2-byte types
+//! (`vec` 2 or 4) have their own cases: sizes that are multiples of 4 but not of a tile (edge
+//! tiles), sizes that are multiples of 2 only, misaligned bases (a view starting 1 to 3
+//! elements into its buffer) and views whose strides are not multiples of 4, each asserting
+//! the width the planner picks.
 //!
 //! Without a GPU every test prints a skip line and passes.
 
@@ -345,15 +349,235 @@ fn fused_expression_with_a_permuted_leaf_matches_eager() {
     }
 }
 
-/// A batched transpose of 2 x 32768 x 32769 `u8` (2^31 + 2^16 elements, 64-bit index math)
-/// plus a scalar, checked against the formula the input was built from at every element of
+/// The planned form of a launch over `views` (output first), at their real alignment: each
+/// operand's first element at `offset * elem` bytes into a (256-byte aligned) buffer.
+fn form_at(views: &[&Layout], elem: usize) -> Form {
+    let addr = |l: &Layout| (l.offset() * elem) as u64;
+    match views {
+        [o, a] => plan(&collapse([*o, *a]), [elem; 2], [addr(o), addr(a)]).form,
+        [o, a, b] => {
+            plan(
+                &collapse([*o, *a, *b]),
+                [elem; 3],
+                [addr(o), addr(a), addr(b)],
+            )
+            .form
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// The access width of a tiled form (0 for any other form).
+fn vec_of(form: Form) -> u8 {
+    match form {
+        Form::Tiled { vec, .. } => vec,
+        _ => 0,
+    }
+}
+
+/// One vector case for `T`: `x` of `stored` shape, narrowed to start `skip` elements into
+/// its innermost dim (a misaligned base when `skip` is not a multiple of the width) and to
+/// `keep` elements there, permuted by `perm`; `x.permute(perm) + y` into a poisoned output,
+/// and the copy. Asserts the planned width is `want`.
+#[allow(clippy::too_many_arguments)]
+fn vector_case<T: Sample>(
+    gpu: &Gpu,
+    rng: &mut SmallRng,
+    stored: &[usize],
+    skip: usize,
+    keep: usize,
+    perm: &[usize],
+    want: u8,
+    binary: Binary<T>,
+) {
+    let x = Tensor::<T, Cpu>::from_fn(stored, |_| T::sample(rng)).unwrap();
+    let xg = x.to_gpu(gpu).unwrap();
+    let last = stored.len() as isize - 1;
+    let xc = x.narrow(last, skip, keep).unwrap();
+    let xgn = xg.narrow(last, skip, keep).unwrap();
+    let (xc, xgv) = (xc.permute(perm).unwrap(), xgn.permute(perm).unwrap());
+    let shape = xc.shape().to_vec();
+    let what = format!(
+        "{} stored {stored:?} skip {skip} keep {keep} perm {perm:?}",
+        T::NAME
+    );
+    let y = Tensor::<T, Cpu>::from_fn(&shape, |_| T::sample(rng)).unwrap();
+    let yg = y.to_gpu(gpu).unwrap();
+    let out_layout = Layout::contiguous(&shape).unwrap();
+    let elem = T::DTYPE.size_in_bytes();
+    let form = form_at(&[&out_layout, xc.layout(), y.layout()], elem);
+    assert_eq!(vec_of(form), want, "{what}: {form}");
+    binary(gpu, &what, &xc, &xgv, &y, &yg);
+    let form = form_at(&[&out_layout, xc.layout()], elem);
+    assert_eq!(vec_of(form), want, "copy {what}: {form}");
+    let copy = xgv.contiguous().unwrap();
+    assert_same(&format!("copy {what}"), &copy, &xc.contiguous().unwrap());
+}
+
+/// A vector case: stored shape, skipped and kept elements of the innermost dim, permutation,
+/// expected width.
+type VectorCase = (&'static [usize], usize, usize, &'static [usize], u8);
+
+/// Vector cases of one type of `elem` bytes: the full width `4 / elem` where sizes, strides
+/// and bases allow it, 2 or 1 where they do not.
+fn vector_cases_of<T: Sample>(gpu: &Gpu, seed: u64, binary: Binary<T>) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let full = (4 / T::DTYPE.size_in_bytes()) as u8;
+    let half = full.min(2);
+    let cases: [VectorCase; 11] = [
+        // Transposes with sizes multiples of 4 but not of the tile: edge tiles.
+        (&[68, 100], 0, 100, &[1, 0], full),
+        (&[4, 36, 132], 0, 132, &[0, 2, 1], full),
+        (&[3, 200, 12], 0, 12, &[0, 2, 1], full),
+        // NCHW -> NHWC and a head split of rank 4, multiples of 4.
+        (&[2, 24, 12, 20], 0, 20, &[0, 2, 3, 1], full),
+        (&[2, 44, 4, 16], 0, 16, &[0, 2, 3, 1], full),
+        // Rank 5: [A, B, C, D, E] -> [B, E, C, A, D].
+        (&[8, 4, 3, 12, 16], 0, 16, &[1, 4, 2, 0, 3], full),
+        // Sizes multiples of 2 only: width 2 at most.
+        (&[66, 90], 0, 90, &[1, 0], half),
+        // A base 1 or 2 elements into the buffer (the other strides stay multiples of 4):
+        // the width must divide the base's byte offset.
+        (&[64, 100], 1, 96, &[1, 0], 1),
+        (&[64, 100], 2, 96, &[1, 0], half),
+        // An odd size (a window of 97 of 100): no vectors.
+        (&[64, 100], 0, 97, &[1, 0], 1),
+        // Even sizes but an odd stride (a window of 100 of 101): no vectors.
+        (&[64, 101], 0, 100, &[1, 0], 1),
+    ];
+    for (stored, skip, keep, perm, want) in cases {
+        vector_case::<T>(gpu, &mut rng, stored, skip, keep, perm, want, binary);
+    }
+}
+
+#[test]
+fn vector_tiles_of_small_types_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip("vector_tiles_of_small_types_match_the_cpu") else {
+        return;
+    };
+    vector_cases_of::<u8>(&gpu, 50, add_case::<u8>);
+    vector_cases_of::<bool>(&gpu, 51, ne_case::<bool>);
+    vector_cases_of::<f16>(&gpu, 52, add_case::<f16>);
+    vector_cases_of::<bf16>(&gpu, 53, add_case::<bf16>);
+    // 4-byte types keep one element per access.
+    let mut rng = SmallRng::seed_from_u64(54);
+    vector_case::<f32>(
+        &gpu,
+        &mut rng,
+        &[68, 100],
+        0,
+        100,
+        &[1, 0],
+        1,
+        add_case::<f32>,
+    );
+}
+
+/// `x.permute([1, 0]) + y` with vector tiles, `y` read directly (unstaged) in four ways that
+/// the width check does not look at: a window with an odd row stride (rows alternately
+/// aligned and misaligned), a window starting 1 element in, a broadcast row (stride 0 across
+/// rows) and a broadcast column (stride 0 along the output's contiguous dim).
+fn unstaged_inputs_of<T: Sample + typestate_tensor::element::Numeric>(gpu: &Gpu, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let x = Tensor::<T, Cpu>::from_fn(&[68, 100], |_| T::sample(&mut rng)).unwrap();
+    let xg = x.to_gpu(gpu).unwrap();
+    let (xc, xgv) = (x.permute(&[1, 0]).unwrap(), xg.permute(&[1, 0]).unwrap());
+    let out_layout = Layout::contiguous(&[100, 68]).unwrap();
+    let full = (4 / T::DTYPE.size_in_bytes()) as u8;
+    assert_eq!(
+        vec_of(form_at(
+            &[&out_layout, xc.layout()],
+            T::DTYPE.size_in_bytes()
+        )),
+        full
+    );
+    let wide = Tensor::<T, Cpu>::from_fn(&[100, 71], |_| T::sample(&mut rng)).unwrap();
+    let wide_g = wide.to_gpu(gpu).unwrap();
+    let row = Tensor::<T, Cpu>::from_fn(&[1, 68], |_| T::sample(&mut rng)).unwrap();
+    let row_g = row.to_gpu(gpu).unwrap();
+    let col = Tensor::<T, Cpu>::from_fn(&[100, 1], |_| T::sample(&mut rng)).unwrap();
+    let col_g = col.to_gpu(gpu).unwrap();
+    let check = |what: &str, yc: TensorView<'_, T, Cpu>, yg: TensorView<'_, T, Gpu>| {
+        let expected = xc.add(&yc).unwrap();
+        assert_eq!(expected.shape(), &[100, 68]);
+        let mut out = poisoned(gpu, &expected);
+        xgv.add_into(&yg, &mut out).unwrap();
+        assert_same(&format!("{} unstaged {what}", T::NAME), &out, &expected);
+    };
+    check(
+        "odd row stride",
+        wide.narrow(1, 0, 68).unwrap(),
+        wide_g.narrow(1, 0, 68).unwrap(),
+    );
+    check(
+        "1 element in",
+        wide.narrow(1, 1, 68).unwrap(),
+        wide_g.narrow(1, 1, 68).unwrap(),
+    );
+    check(
+        "broadcast row",
+        row.broadcast_to(&[100, 68]).unwrap(),
+        row_g.broadcast_to(&[100, 68]).unwrap(),
+    );
+    check(
+        "broadcast column",
+        col.broadcast_to(&[100, 68]).unwrap(),
+        col_g.broadcast_to(&[100, 68]).unwrap(),
+    );
+}
+
+#[test]
+fn vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu() {
+    let Some(gpu) = gpu_or_skip("vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu")
+    else {
+        return;
+    };
+    unstaged_inputs_of::<u8>(&gpu, 56);
+    unstaged_inputs_of::<f16>(&gpu, 57);
+    unstaged_inputs_of::<bf16>(&gpu, 58);
+}
+
+/// A fused expression over a permuted `f16` leaf with vector tiles, one and two outputs.
+#[test]
+fn fused_vector_tiles_match_eager() {
+    let Some(gpu) = gpu_or_skip("fused_vector_tiles_match_eager") else {
+        return;
+    };
+    let mut rng = SmallRng::seed_from_u64(55);
+    let x = Tensor::<f16, Cpu>::from_fn(&[4, 72, 100], |_| f16::sample(&mut rng)).unwrap();
+    let xg = x.to_gpu(&gpu).unwrap();
+    let perm = [0usize, 2, 1];
+    let (xc, xgv) = (x.permute(&perm).unwrap(), xg.permute(&perm).unwrap());
+    let out_layout = Layout::contiguous(xc.shape()).unwrap();
+    assert_eq!(vec_of(form_at(&[&out_layout, xc.layout()], 2)), 2);
+    let y = Tensor::<f16, Cpu>::from_fn(xc.shape(), |_| f16::sample(&mut rng)).unwrap();
+    let yg = y.to_gpu(&gpu).unwrap();
+    let expected = xc.mul(&y).unwrap().add(&xc).unwrap().abs().unwrap();
+    let mut out = poisoned(&gpu, &expected);
+    (xgv.lazy() * &yg + &xgv).abs().eval_into(&mut out).unwrap();
+    assert_same("fused f16 vector tiles", &out, &expected);
+    let e0 = xc.add(&y).unwrap();
+    let e1 = xc.mul(&y).unwrap();
+    let mut o0 = poisoned(&gpu, &e0);
+    let mut o1 = poisoned(&gpu, &e1);
+    typestate_tensor::tensor::expr::eval_into(
+        (xgv.lazy() + &yg, xgv.lazy() * &yg),
+        (&mut o0, &mut o1),
+    )
+    .unwrap();
+    assert_same("fused f16 vector output 0", &o0, &e0);
+    assert_same("fused f16 vector output 1", &o1, &e1);
+}
+
+/// A batched transpose of 2 x 32768 x 32772 `u8` (2^31 + 2^18 elements, 64-bit index math,
+/// vector tiles of 4 elements) plus a scalar, checked against the formula the input was built from at every element of
 /// a few whole rows and columns and at 2^20 random places.
 #[test]
 fn more_than_2_pow_31_u8_elements_transpose() {
     let Some(gpu) = gpu_or_skip("more_than_2_pow_31_u8_elements_transpose") else {
         return;
     };
-    let (b, r, c) = (2usize, 32768usize, 32769usize);
+    let (b, r, c) = (2usize, 32768usize, 32772usize);
     let n = b * r * c;
     assert!(n > 1 << 31);
     match gpu.memory_info() {
@@ -370,7 +594,7 @@ fn more_than_2_pow_31_u8_elements_transpose() {
     let v = xg.permute(&[0, 2, 1]).unwrap();
     let out_layout = Layout::contiguous(v.shape()).unwrap();
     let form = form_of(&[&out_layout, v.layout()], 1);
-    assert!(matches!(form, Form::Tiled { .. }), "{form}");
+    assert_eq!(vec_of(form), 4, "{form}");
     let mut out = Tensor::<u8, Cpu>::from_vec(&[b, c, r], vec![0xA5; n])
         .unwrap()
         .to_gpu(&gpu)

@@ -340,8 +340,10 @@ fn kernel(
     };
     let source = spec.source(&body);
     let vector_width = match spec.form {
-        Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
-        Form::Strided { .. } | Form::Tiled { .. } => 1,
+        Form::Contiguous { vec } | Form::StridedVec { vec, .. } | Form::Tiled { vec, .. } => {
+            u32::from(vec)
+        }
+        Form::Strided { .. } => 1,
     };
     let key = KernelKey {
         op: "fused".into(),

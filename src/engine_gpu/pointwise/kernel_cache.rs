@@ -149,8 +149,10 @@ pub fn kernel_key(
     source: &str,
 ) -> KernelKey {
     let vector_width = match spec.form {
-        Form::Contiguous { vec } | Form::StridedVec { vec, .. } => u32::from(vec),
-        Form::Strided { .. } | Form::Tiled { .. } => 1,
+        Form::Contiguous { vec } | Form::StridedVec { vec, .. } | Form::Tiled { vec, .. } => {
+            u32::from(vec)
+        }
+        Form::Strided { .. } => 1,
     };
     KernelKey {
         op: spec.op.into(),

@@ -21,7 +21,8 @@
 //!   every vector-loaded operand's first element is aligned to the vector's bytes (and, for
 //!   form 3, the innermost size and the outer strides are multiples of it), halved until that
 //!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
-//!   give one vector to each thread of one block.
+//!   give one vector to each thread of one block. The tiled form has its own width,
+//!   [`tiled_vec`]: 4 bytes per access for 1- and 2-byte elements where the layout allows.
 //! - **Launch shape** of the contiguous vector form ([`VectorLaunch`]): vectors per thread
 //!   (2 or 4), threads per block (128 or 256) and grid (capped at the resident blocks, or
 //!   full). Chosen once per process from `TYPESTATE_TENSOR_VECTOR_LAUNCH`, e.g.
@@ -57,8 +58,9 @@ pub const TILED_SMEM_BUDGET: usize = 24 * 1024;
 /// `ts_apply_tiled` in `kernels/apply.cuh`).
 ///
 /// Invariants (upheld by [`tile_shape`]): both are powers of two from [`MIN_TILE_EDGE`] to
-/// [`MAX_TILE_EDGE`], and `rows * cols` is a multiple of [`BLOCK`] of at most `16 * BLOCK`,
-/// so each thread handles `rows * cols / BLOCK` (1 to 16) elements of a tile.
+/// [`MAX_TILE_EDGE`], and `rows * cols` is a multiple of `BLOCK * vec` (for the form's
+/// `vec`) of at most `16 * BLOCK`, so each thread handles `rows * cols / BLOCK` (1 to 16)
+/// elements of a tile, in whole vectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TileShape {
     /// Elements along the staged inputs' contiguous dim.
@@ -73,12 +75,15 @@ impl TileShape {
         usize::from(self.rows) * usize::from(self.cols)
     }
 
-    /// Shared-memory bytes of one staged input's tile of `elem`-byte elements: `cols` columns
-    /// of `rows + 1` elements (the padding element keeps a warp reading across columns on
-    /// distinct banks), rounded up to 16 bytes so the next tile stays aligned (`TILE_BYTES`
-    /// in `kernels/apply.cuh`).
-    pub fn smem_bytes(self, elem: usize) -> usize {
-        (usize::from(self.cols) * (usize::from(self.rows) + 1) * elem).div_ceil(16) * 16
+    /// Shared-memory bytes of one staged input's tile of `elem`-byte elements in a kernel
+    /// moving `vec` elements per access: `cols` columns of `rows + pad` elements, `pad` being
+    /// 1 for `vec == 1` and `vec` otherwise (the padding keeps a warp reading across columns
+    /// on distinct banks, and with `pad == vec` every column starts `vec`-aligned, so a
+    /// staged vector is one shared-memory store), rounded up to 16 bytes so the next tile
+    /// stays aligned (`PITCH` and `TILE_BYTES` in `kernels/apply.cuh`).
+    pub fn smem_bytes(self, elem: usize, vec: u8) -> usize {
+        let pad = usize::from(vec.max(1));
+        (usize::from(self.cols) * (usize::from(self.rows) + pad) * elem).div_ceil(16) * 16
     }
 }
 
@@ -276,6 +281,10 @@ pub enum Form {
         staged: u8,
         /// The tile.
         tile: TileShape,
+        /// Elements per global access along the contiguous dims (1, 2 or 4, see
+        /// [`tiled_vec`]): a staged input is read `vec` rows at a time and the outputs are
+        /// written `vec` columns at a time, one aligned vector each.
+        vec: u8,
     },
 }
 
@@ -351,11 +360,18 @@ impl fmt::Display for Form {
                 dim,
                 staged,
                 tile,
-            } => write!(
-                f,
-                "tiled{rank}_d{dim}_s{staged}_t{}x{}",
-                tile.rows, tile.cols
-            ),
+                vec,
+            } => {
+                write!(
+                    f,
+                    "tiled{rank}_d{dim}_s{staged}_t{}x{}",
+                    tile.rows, tile.cols
+                )?;
+                if *vec > 1 {
+                    write!(f, "_v{vec}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -444,12 +460,13 @@ pub fn plan_outputs<const N: usize>(
         Form::Contiguous {
             vec: vector_width(numel, sizes, addrs),
         }
-    } else if let Some((dim, staged, tile)) = tiled_plan(layout, sizes, n_out) {
+    } else if let Some(t) = tiled_plan(layout, sizes, addrs, n_out) {
         Form::Tiled {
             rank,
-            dim,
-            staged,
-            tile,
+            dim: t.dim,
+            staged: t.staged,
+            tile: t.tile,
+            vec: t.vec,
         }
     } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs, n_out) {
         Form::StridedVec { rank, vec, bcast }
@@ -459,10 +476,29 @@ pub fn plan_outputs<const N: usize>(
     Plan { form, index }
 }
 
-/// For the tiled form: `(dim, staged, tile)`, or `None` when tiles do not apply.
+/// The parts of a [`Form::Tiled`] that [`tiled_plan`] chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledPlan {
+    /// The staged inputs' contiguous dim, in collapsed order.
+    pub dim: u8,
+    /// Bit `k` set: input `k` goes through a tile.
+    pub staged: u8,
+    /// The tile.
+    pub tile: TileShape,
+    /// Elements per global access along the contiguous dims ([`tiled_vec`]).
+    pub vec: u8,
+}
+
+/// Bytes one thread moves per global access in the tiled form when the layout allows it
+/// (see [`tiled_vec`]): a 4-byte word, the access size of the `f32` kernel, which runs at
+/// 0.73 to 0.96 of the copy bandwidth while one 1- or 2-byte element per access does not
+/// reach 0.65.
+pub const TILED_ACCESS_BYTES: usize = 4;
+
+/// For the tiled form: its [`TiledPlan`], or `None` when tiles do not apply.
 ///
 /// The rule, over the collapsed layout (operands `0..n_out` the outputs, written in output 0's
-/// order; only inputs are staged):
+/// order; only inputs are staged; `addrs` the operands' first elements' device addresses):
 /// 1. Output 0 has stride 1 along the last dim `C` (the collapse puts its fastest dim last),
 ///    and the rank is 2 to the offset calculator's maximum.
 /// 2. A *candidate* is an input among the first 8 (the mask is a `u8`) that neither reads
@@ -474,13 +510,18 @@ pub fn plan_outputs<const N: usize>(
 ///    strided), as every non-candidate does. A block tiles two dims only, and the most
 ///    common one moves the most bytes through tiles.
 /// 4. `D` and `C` both have at least [`MIN_TILE_EDGE`] elements.
-/// 5. The tile is [`tile_shape`] of the two sizes.
+/// 5. The access width `vec` is [`tiled_vec`] over the outputs and the candidates of `D`, the
+///    tile [`tile_shape`] of the two sizes at that width.
 /// 6. Staged inputs are taken in order while their tiles fit [`TILED_SMEM_BUDGET`].
+/// 7. A narrower width (down to 1) replaces `vec` when it stages more inputs (a vector tile
+///    takes more shared memory). A wider tile may pad small dims more ([`tile_use`]), but it
+///    still moves more useful elements per block and per access, so that alone keeps `vec`.
 pub fn tiled_plan<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
+    addrs: [u64; N],
     n_out: usize,
-) -> Option<(u8, u8, TileShape)> {
+) -> Option<TiledPlan> {
     let rank = layout.rank();
     if !(2..=CALC_MAX_DIMS).contains(&rank) || n_out == 0 || n_out >= N {
         return None;
@@ -509,69 +550,162 @@ pub fn tiled_plan<const N: usize>(
     if layout.shape[d] < MIN_TILE_EDGE || layout.shape[c] < MIN_TILE_EDGE {
         return None;
     }
-    let tile = tile_shape(layout.shape[d], layout.shape[c]);
-    let mut used = 0usize;
-    let mut staged = 0u8;
-    for k in inputs.filter(|&k| fastest(k) == Some(d)) {
-        let bytes = tile.smem_bytes(sizes[k]);
-        if used + bytes <= TILED_SMEM_BUDGET {
-            used += bytes;
-            staged |= 1 << (k - n_out);
+    let candidates = inputs
+        .clone()
+        .filter(|&k| fastest(k) == Some(d))
+        .fold(0u8, |mask, k| mask | (1 << (k - n_out)));
+    let (rows, cols) = (layout.shape[d], layout.shape[c]);
+    // The widest access the layout allows, narrowed when a narrower one stages more inputs
+    // (many inputs: a vector tile takes more shared memory): a vector never costs a staged
+    // input.
+    let at = |vec: u8| {
+        let tile = tile_shape(rows, cols, vec);
+        let mut used = 0usize;
+        let mut staged = 0u8;
+        for k in inputs.clone().filter(|&k| fastest(k) == Some(d)) {
+            let bytes = tile.smem_bytes(sizes[k], vec);
+            if used + bytes <= TILED_SMEM_BUDGET {
+                used += bytes;
+                staged |= 1 << (k - n_out);
+            }
         }
+        (staged.count_ones(), tile, staged)
+    };
+    let mut vec = tiled_vec(layout, sizes, addrs, n_out, d, candidates);
+    let mut best = at(vec);
+    let mut v = vec / 2;
+    while v >= 1 {
+        let other = at(v);
+        if other.0 > best.0 {
+            (vec, best) = (v, other);
+        }
+        v /= 2;
     }
+    let (_, tile, staged) = best;
     // d < c <= CALC_MAX_DIMS, so it fits.
-    (staged != 0).then_some((d as u8, staged, tile))
+    (staged != 0).then_some(TiledPlan {
+        dim: d as u8,
+        staged,
+        tile,
+        vec,
+    })
+}
+
+/// The fraction of the elements of whole `tile`s covering `rows x cols` that lie inside it,
+/// in eighths (0 to 8).
+pub fn tile_use(rows: usize, cols: usize, tile: TileShape) -> usize {
+    // (elements, elements padded to whole tiles) along one dim.
+    let padded = |n: usize, t: usize| (n.max(1), n.max(1).div_ceil(t.max(1)) * t.max(1));
+    let (nr, pr) = padded(rows, usize::from(tile.rows));
+    let (nc, pc) = padded(cols, usize::from(tile.cols));
+    // u128 keeps the products exact.
+    (8 * nr as u128 * nc as u128 / (pr as u128 * pc as u128)) as usize
+}
+
+/// Elements per global access of a tiled launch over `layout` tiling dims `dim` (`D`) and the
+/// last (`C`), with the inputs of `staged` (bit `k`: input `k`, numbered after the `n_out`
+/// outputs) read through tiles: the largest power of two `v` from 2 to
+/// `TILED_ACCESS_BYTES / (widest element of the outputs and the staged inputs)` such that
+/// - both tiled dims have a multiple of `v` elements (so a vector is wholly inside the tensor
+///   or wholly outside it, at tile edges too),
+/// - every output has stride 1 along `C` and every staged input stride +1 along `D` (a
+///   flipped dim is read backwards, element by element),
+/// - every other stride of those operands is a multiple of `v` and their first elements are
+///   aligned to `v` elements (so each vector access is aligned);
+///
+/// else 1, one element per access. Inputs read directly (not staged) put no condition on `v`
+/// and are read one element at a time whatever `v` is (a vector load where the kernel found
+/// such an input contiguous and aligned, checked per access, was measured slower: `add` at
+/// 0.48-0.60 of copy against 0.58-0.78 for f16 and u8 on an H100, docs/PERFORMANCE.md). For
+/// 4- and 8-byte elements this is always 1: the tiled kernel of `f32` and `f64` is the scalar
+/// one.
+pub fn tiled_vec<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+    n_out: usize,
+    dim: usize,
+    staged: u8,
+) -> u8 {
+    let rank = layout.rank();
+    if rank < 2 || dim >= rank - 1 {
+        return 1;
+    }
+    let c = rank - 1;
+    let vectored = |k: usize| k < n_out || (k - n_out < 8 && staged & (1 << (k - n_out)) != 0);
+    let along = |k: usize| if k < n_out { c } else { dim };
+    let widest = (0..N)
+        .filter(|&k| vectored(k))
+        .map(|k| sizes[k])
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut vec = TILED_ACCESS_BYTES / widest;
+    while vec > 1 {
+        let fits = layout.shape[dim] % vec == 0
+            && layout.shape[c] % vec == 0
+            && (0..N).filter(|&k| vectored(k)).all(|k| {
+                let s = &layout.strides[k];
+                s[along(k)] == 1
+                    && addrs[k] % (vec * sizes[k]) as u64 == 0
+                    && (0..rank)
+                        .filter(|&d| d != along(k))
+                        .all(|d| s[d].unsigned_abs() % vec == 0)
+            });
+        if fits {
+            // vec <= TILED_ACCESS_BYTES = 4, so it fits.
+            return vec as u8;
+        }
+        vec /= 2;
+    }
+    1
 }
 
 /// The tile for dims of `rows` (the staged inputs' contiguous dim) by `cols` (the output's)
-/// elements.
+/// elements, in a kernel moving `vec` elements per global access ([`tiled_vec`]).
 ///
-/// The nominal tile, for large dims, is 32 x 32 whatever the element size: 4 elements per
-/// thread, and a warp's access covers 32 contiguous elements along either dim (256, 128, 64
-/// or 32 bytes for 8-, 4-, 2- and 1-byte elements: whole 32-byte sectors in every case). Wider
-/// tiles for 1- and 2-byte elements (64 x 64 and 128 x 32, 16 elements per thread, so that a
-/// tile row spans 64 to 128 bytes) were measured first and ran at 0.13 to 0.38 of the copy
-/// bandwidth on an H100, against 0.50 to 0.63 (f16) and 0.28 to 0.39 (u8) at 32 x 32, and
-/// 0.73 to 0.95 for f32 (docs/PERFORMANCE.md): this
-/// kernel moves one element per thread per access, so a larger tile only adds registers per
-/// thread, fewer resident blocks, and less overlap of one block's loads with another's stores
-/// across the barrier. The element size enters the plan through the shared-memory budget
-/// ([`TileShape::smem_bytes`]) only.
+/// The nominal tile, for large dims, holds `1024 * vec` elements: 32 x 32 for `vec == 1`,
+/// 64 x 32 for 2, 64 x 64 for 4. Each thread then makes 4 vector accesses per tile on each
+/// side, 4 KiB of tile for 4-byte words: the shape of the `f32` kernel, which runs at 0.73
+/// to 0.96 of the copy bandwidth on an H100 (docs/PERFORMANCE.md). Larger tiles of scalar
+/// accesses for 1- and 2-byte elements (64 x 64 and 128 x 32, 16 elements per thread) were
+/// measured first and ran at 0.13 to 0.38 of the copy bandwidth: more registers per thread,
+/// fewer resident blocks, less overlap of one block's loads with another's stores across the
+/// barrier, and still one narrow access per element.
 ///
 /// Small or ragged dims get a narrower edge: among powers of two from [`MIN_TILE_EDGE`] to
-/// [`MAX_TILE_EDGE`] with an area from [`BLOCK`] to the nominal one, the tile with the least
-/// padding (the fraction of the tiles' elements inside the tensor, in eighths) wins, then the
-/// larger area, then the squarer, then the taller. So `20 x 20` takes `32 x 8` (20 of every
-/// 24 columns used) rather than `32 x 32` (20 of 32 along both).
-pub fn tile_shape(rows: usize, cols: usize) -> TileShape {
-    let max_area = 1024;
+/// [`MAX_TILE_EDGE`] with an area from `BLOCK * vec` to the nominal one, the tile with the
+/// least padding (the fraction of the tiles' elements inside the tensor, in eighths) wins,
+/// then the larger area, then the squarer, then the taller. So `20 x 20` at `vec == 1` takes
+/// `32 x 8` (20 of every 24 columns used) rather than `32 x 32` (20 of 32 along both).
+/// A `vec` outside 1, 2, 4 is taken as 1.
+pub fn tile_shape(rows: usize, cols: usize, vec: u8) -> TileShape {
+    let vec = if matches!(vec, 2 | 4) {
+        usize::from(vec)
+    } else {
+        1
+    };
+    let max_area = 1024 * vec;
+    let min_area = BLOCK as usize * vec;
     let edges =
         || (MIN_TILE_EDGE.trailing_zeros()..=MAX_TILE_EDGE.trailing_zeros()).map(|p| 1usize << p);
-    // (elements, elements padded to whole tiles) along one dim.
-    let padded = |n: usize, t: usize| (n.max(1), n.max(1).div_ceil(t) * t);
     let mut best: Option<((usize, usize, usize, usize), TileShape)> = None;
     for tr in edges() {
         for tc in edges() {
             let area = tr * tc;
-            if area < BLOCK as usize || area > max_area {
+            if area < min_area || area > max_area {
                 continue;
             }
-            let (nr, pr) = padded(rows, tr);
-            let (nc, pc) = padded(cols, tc);
-            // The used fraction in eighths (0 to 8); u128 keeps the products exact.
-            let eighths = (8 * nr as u128 * nc as u128 / (pr as u128 * pc as u128)) as usize;
+            // Edges are at most MAX_TILE_EDGE = 128, so they fit.
+            let tile = TileShape {
+                rows: tr as u8,
+                cols: tc as u8,
+            };
             let skew = tr.max(tc) / tr.min(tc);
             // Larger is better in every place: fewer skew is better, so invert it.
-            let key = (eighths, area, MAX_TILE_EDGE / skew, tr);
+            let key = (tile_use(rows, cols, tile), area, MAX_TILE_EDGE / skew, tr);
             if best.is_none_or(|(k, _)| key > k) {
-                // Edges are at most MAX_TILE_EDGE = 128, so they fit.
-                best = Some((
-                    key,
-                    TileShape {
-                        rows: tr as u8,
-                        cols: tc as u8,
-                    },
-                ));
+                best = Some((key, tile));
             }
         }
     }
@@ -791,11 +925,16 @@ mod tests {
     const T32: TileShape = TileShape { rows: 32, cols: 32 };
 
     fn tiled(rank: u8, dim: u8, staged: u8, tile: TileShape) -> Form {
+        tiled_v(rank, dim, staged, tile, 1)
+    }
+
+    fn tiled_v(rank: u8, dim: u8, staged: u8, tile: TileShape, vec: u8) -> Form {
         Form::Tiled {
             rank,
             dim,
             staged,
             tile,
+            vec,
         }
     }
 
@@ -810,8 +949,9 @@ mod tests {
         assert_eq!(p.form, tiled(2, 0, 0b01, t));
         let p = plan(&collapse([&out, &b, &at]), [4; 3], [0; 3]);
         assert_eq!(p.form, tiled(2, 0, 0b10, t));
+        // f16: two elements per access.
         let p = plan(&collapse([&out, &at, &at]), [2; 3], [0; 3]);
-        assert_eq!(p.form, tiled(2, 0, 0b11, t));
+        assert_eq!(p.form, tiled_v(2, 0, 0b11, t, 2));
         // Flipped along its contiguous dim: still staged.
         let atf = at.flip(0).unwrap();
         let p = plan(&collapse([&out, &atf, &b]), [4; 3], [0; 3]);
@@ -858,11 +998,14 @@ mod tests {
         // merge (the input's fastest dim), S is the output's.
         let c = permuted(&[2, 128, 8, 64], &[0, 2, 3, 1]);
         assert_eq!(c.shape, [2, 512, 128]);
-        assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled(3, 1, 1, T32));
+        let t = TileShape { rows: 64, cols: 32 };
+        assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled_v(3, 1, 1, t, 2));
         // Rank 4 after the collapse: [A, B, C, D] -> [B, A, D, C].
         let c = permuted(&[16, 8, 32, 64], &[1, 0, 3, 2]);
         assert_eq!(c.shape, [8, 16, 64, 32]);
-        assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled(4, 2, 1, T32));
+        // u8: four elements per access; 64 x 32 pads nothing.
+        let t = TileShape { rows: 64, cols: 32 };
+        assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled_v(4, 2, 1, t, 4));
         // A full reversal of rank 2 to 8: the input's fastest dim is the output's slowest.
         for rank in 2..=8usize {
             let shape: Vec<usize> = (0..rank)
@@ -886,17 +1029,23 @@ mod tests {
                     dim,
                     staged,
                     tile,
+                    vec,
                 } = p.form
                 else {
                     panic!("rank {rank}, {elem} bytes: {}", p.form)
                 };
                 assert_eq!((usize::from(r), dim, staged), (rank, 0, 1), "rank {rank}");
-                assert_eq!(tile, tile_shape(c.shape[0], c.shape[rank - 1]));
-                assert_eq!(
-                    (tile.rows, tile.cols),
-                    (rows, cols),
-                    "rank {rank}, {elem} bytes"
-                );
+                // A word per access for 1- and 2-byte elements.
+                let want = (4 / elem).max(1) as u8;
+                assert_eq!(vec, want, "rank {rank}, {elem} bytes");
+                assert_eq!(tile, tile_shape(rows, cols, vec));
+                if vec == 1 {
+                    assert_eq!(
+                        (tile.rows, tile.cols),
+                        (16, 16),
+                        "rank {rank}, {elem} bytes"
+                    );
+                }
             }
         }
         // A permute that keeps the innermost dim is not tiled (inner vectors instead).
@@ -910,30 +1059,39 @@ mod tests {
     #[test]
     fn tile_shape_is_32_square_for_large_dims_and_narrows_for_ragged_ones() {
         let big = 1 << 12;
-        assert_eq!(tile_shape(big, big), T32);
+        assert_eq!(tile_shape(big, big, 1), T32);
+        // Vector tiles: 1024 accesses of `vec` elements, 4 per thread.
+        assert_eq!(tile_shape(big, big, 2), TileShape { rows: 64, cols: 32 });
+        assert_eq!(tile_shape(big, big, 4), TileShape { rows: 64, cols: 64 });
         // A warp's access along either dim is a whole number of 32-byte sectors for every
         // element size: 32 elements of 1 to 8 bytes.
         for elem in [1usize, 2, 4, 8] {
             assert_eq!((usize::from(T32.rows) * elem) % 32, 0);
         }
         // Ragged sizes: the least padding wins.
-        assert_eq!(tile_shape(20, 20), TileShape { rows: 32, cols: 8 });
-        assert_eq!(tile_shape(1000, 1000), T32);
-        assert_eq!(tile_shape(64, 48), TileShape { rows: 64, cols: 16 });
-        assert_eq!(tile_shape(8, 1 << 20), TileShape { rows: 8, cols: 128 });
-        assert_eq!(tile_shape(1 << 20, 8), TileShape { rows: 128, cols: 8 });
+        assert_eq!(tile_shape(20, 20, 1), TileShape { rows: 32, cols: 8 });
+        assert_eq!(tile_shape(1000, 1000, 1), T32);
+        assert_eq!(tile_shape(64, 48, 1), TileShape { rows: 64, cols: 16 });
+        assert_eq!(tile_shape(8, 1 << 20, 1), TileShape { rows: 8, cols: 128 });
+        assert_eq!(tile_shape(1 << 20, 8, 1), TileShape { rows: 128, cols: 8 });
+        assert_eq!(tile_shape(1000, 1000, 4), TileShape { rows: 64, cols: 64 });
+        assert_eq!(tile_shape(1 << 20, 8, 4), TileShape { rows: 128, cols: 8 });
+        // An invalid width is taken as 1.
+        assert_eq!(tile_shape(1000, 1000, 3), T32);
         // Every choice keeps the invariants.
-        for rows in [1, 7, 8, 9, 31, 33, 100, 1 << 20] {
-            for cols in [1, 8, 17, 64, 65, 1 << 20] {
-                let t = tile_shape(rows, cols);
-                let (r, c) = (usize::from(t.rows), usize::from(t.cols));
-                assert!(r.is_power_of_two() && c.is_power_of_two());
-                assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&r));
-                assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&c));
-                assert_eq!(t.area() % BLOCK as usize, 0);
-                assert!(t.area() <= 16 * BLOCK as usize);
-                let w = tiled(2, 0, 1, t).work_per_thread();
-                assert_eq!(w as usize * BLOCK as usize, t.area());
+        for vec in [1u8, 2, 4] {
+            for rows in [1, 7, 8, 9, 31, 33, 100, 1 << 20] {
+                for cols in [1, 8, 17, 64, 65, 1 << 20] {
+                    let t = tile_shape(rows, cols, vec);
+                    let (r, c) = (usize::from(t.rows), usize::from(t.cols));
+                    assert!(r.is_power_of_two() && c.is_power_of_two());
+                    assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&r));
+                    assert!((MIN_TILE_EDGE..=MAX_TILE_EDGE).contains(&c));
+                    assert_eq!(t.area() % (BLOCK as usize * usize::from(vec)), 0);
+                    assert!(t.area() <= 16 * BLOCK as usize);
+                    let w = tiled_v(2, 0, 1, t, vec).work_per_thread();
+                    assert_eq!(w as usize * BLOCK as usize, t.area());
+                }
             }
         }
     }
@@ -988,12 +1146,19 @@ mod tests {
         let ls = [&out, &at, &at, &at, &at, &at, &at, &at, &at];
         let c = collapse(ls);
         let p = plan_outputs(&c, [8; 9], [0; 9], 1);
-        assert_eq!(T32.smem_bytes(8), 8448);
+        assert_eq!(T32.smem_bytes(8, 1), 8448);
         assert_eq!(p.form, tiled(2, 0, 0b0000_0011, T32));
-        // f16 tiles of 32 x 33 halves are 2112 bytes: all eight fit.
+        // f16 tiles of 32 x 33 halves are 2112 bytes: all eight fit. The vector tile, 32
+        // columns of 64 + 2 halves (4224 bytes), would stage five only, so the plan keeps
+        // one element per access.
         let p = plan_outputs(&c, [2; 9], [0; 9], 1);
-        assert_eq!(T32.smem_bytes(2), 2112);
+        assert_eq!(T32.smem_bytes(2, 1), 2112);
+        assert_eq!(TileShape { rows: 64, cols: 32 }.smem_bytes(2, 2), 4224);
         assert_eq!(p.form, tiled(2, 0, 0b1111_1111, T32));
+        // Two of them: the vector tiles fit.
+        let c = collapse([&out, &at, &at]);
+        let t = TileShape { rows: 64, cols: 32 };
+        assert_eq!(plan(&c, [2; 3], [0; 3]).form, tiled_v(2, 0, 0b11, t, 2));
         // Inputs past the eighth are never staged (the mask has 8 bits).
         let ls = [&out, &out, &out, &out, &out, &out, &out, &out, &out, &at];
         let c = collapse(ls);
@@ -1004,10 +1169,78 @@ mod tests {
     }
 
     #[test]
+    fn tiled_vectors_need_whole_aligned_words() {
+        let t = |vec: u8| tile_shape(256, 512, vec);
+        // u8 transpose 256 x 512: 4 elements per access.
+        let out = Layout::contiguous(&[256, 512]).unwrap();
+        let at = Layout::contiguous(&[512, 256]).unwrap().t();
+        let c = collapse([&out, &at]);
+        assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled_v(2, 0, 1, t(4), 4));
+        // f16: 2; f32 and f64: 1.
+        assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled_v(2, 0, 1, t(2), 2));
+        assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(2, 0, 1, T32));
+        assert_eq!(plan(&c, [8, 8], [0; 2]).form, tiled(2, 0, 1, T32));
+        // A u8 input into an f32 output: the widest element decides.
+        assert_eq!(plan(&c, [4, 1], [0; 2]).form, tiled(2, 0, 1, T32));
+        // Misaligned bases: the output's or the input's.
+        assert_eq!(plan(&c, [1, 1], [2, 0]).form, tiled_v(2, 0, 1, t(2), 2));
+        assert_eq!(plan(&c, [1, 1], [0, 1]).form, tiled(2, 0, 1, T32));
+        assert_eq!(plan(&c, [2, 2], [0, 2]).form, tiled(2, 0, 1, T32));
+        assert_eq!(plan(&c, [2, 2], [4, 0]).form, tiled_v(2, 0, 1, t(2), 2));
+        // A flipped staged input reads backwards: no vectors.
+        let atf = at.flip(0).unwrap();
+        assert_eq!(
+            plan(&collapse([&out, &atf]), [1, 1], [0; 2]).form,
+            tiled(2, 0, 1, T32)
+        );
+        // Sizes that are not multiples of the width: the largest width dividing them.
+        let out = Layout::contiguous(&[256, 510]).unwrap();
+        let at = Layout::contiguous(&[510, 256]).unwrap().t();
+        let c = collapse([&out, &at]);
+        let t2 = tile_shape(256, 510, 2);
+        assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled_v(2, 0, 1, t2, 2));
+        let out = Layout::contiguous(&[255, 512]).unwrap();
+        let at = Layout::contiguous(&[512, 255]).unwrap().t();
+        let c = collapse([&out, &at]);
+        assert!(matches!(
+            plan(&c, [1, 1], [0; 2]).form,
+            Form::Tiled { vec: 1, .. }
+        ));
+        // An input slice with an odd row stride (a column window of a wider tensor).
+        let wide = Layout::contiguous(&[512, 257])
+            .unwrap()
+            .slice(1, 0, 256, 1)
+            .unwrap()
+            .t();
+        let out = Layout::contiguous(&[256, 512]).unwrap();
+        let c = collapse([&out, &wide]);
+        assert!(matches!(
+            plan(&c, [1, 1], [0; 2]).form,
+            Form::Tiled { vec: 1, .. }
+        ));
+        // An unstaged input (read along the output's dim) puts no condition on the width.
+        let b = Layout::contiguous(&[512, 257])
+            .unwrap()
+            .slice(1, 1, 257, 1)
+            .unwrap();
+        let out = Layout::contiguous(&[512, 256]).unwrap();
+        let at = Layout::contiguous(&[256, 512]).unwrap().t();
+        let c = collapse([&out, &at, &b]);
+        let t = tile_shape(512, 256, 4);
+        assert_eq!(plan(&c, [1, 1, 1], [0, 0, 3]).form, tiled_v(2, 0, 1, t, 4));
+        // The width function on its own: every output counts, only staged inputs do.
+        assert_eq!(tiled_vec(&c, [1, 1, 1], [0, 0, 3], 1, 0, 0b01), 4);
+        assert_eq!(tiled_vec(&c, [1, 1, 1], [0, 0, 3], 1, 0, 0b11), 1);
+        assert_eq!(tiled_vec(&c, [1, 1, 1], [1, 0, 0], 1, 0, 0b01), 1);
+        // No such dim: 1.
+        assert_eq!(tiled_vec(&c, [1, 1, 1], [0; 3], 1, 1, 0b01), 1);
+    }
+
+    #[test]
     fn tiled_ranks_past_the_calculator_are_typed_errors() {
         // The planner never tiles above the calculator's rank.
         let c = unmergeable(CALC_MAX_DIMS + 1);
-        assert!(tiled_plan(&c, [4, 4], 1).is_none());
+        assert!(tiled_plan(&c, [4, 4], [0; 2], 1).is_none());
     }
 
     #[test]

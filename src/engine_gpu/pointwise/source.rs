@@ -337,14 +337,18 @@ pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
             )
         }
         Form::Tiled {
-            rank, staged, tile, ..
+            rank,
+            staged,
+            tile,
+            vec,
+            ..
         } => {
             // The calculator's dims are already in the kernel's order (batch, D, C):
             // `pack_args` reorders them, so `dim` needs no place in the source.
             params.push(calc(rank));
             let (tr, tc) = (tile.rows, tile.cols);
             format!(
-                "ts_apply_tiled<{block}, {tr}, {tc}, {staged}u, {rank}, {index_t}, {offset_t}>(op, calc, outs{ins});"
+                "ts_apply_tiled<{block}, {tr}, {tc}, {vec}, {staged}u, {rank}, {index_t}, {offset_t}>(op, calc, outs{ins});"
             )
         }
     };
