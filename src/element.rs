@@ -102,9 +102,19 @@ pub unsafe trait Element:
 
     /// Converts to `f64` (exact for every type but `i64` beyond 2^53).
     fn to_f64(self) -> f64;
-    /// Converts from `f64` the way a CUDA C cast does: round to nearest for floats, truncation
-    /// toward zero saturating at the bounds for integers (NaN gives 0), `!= 0` for bool.
+    /// Converts from `f64` the way the kernels convert a `double` (`kernels/half.cuh`,
+    /// `kernels/ops.cuh`): round to nearest even for `f32`; truncation toward zero saturating
+    /// at the bounds for integers (NaN gives 0); `!= 0` for bool. The half types copy the
+    /// kernels, which copy `half` 2.x on x86-64, and so round twice on some inputs: `f16`
+    /// rounds to `f32` first, then to `f16`; `bf16` keeps the top 20 mantissa bits of the
+    /// `f64` (`half::bf16::from_f64`), then rounds to nearest even. Results computed in `f32`
+    /// go through [`Element::from_f32`] instead, which rounds once.
     fn from_f64(v: f64) -> Self;
+    /// Converts from `f32` the way a kernel stores a `float` compute value: exact for `f32`
+    /// and `f64`, rounded once to nearest even (ties to even, overflow to infinity) for `f16`
+    /// and `bf16` (`cvt.rn.f16.f32`, `cvt.rn.bf16.f32`); integers and bool as
+    /// [`Element::from_f64`] of the exact `f64` value.
+    fn from_f32(v: f32) -> Self;
 }
 
 /// Element types with arithmetic. Every method is total: no panics, no undefined results.
@@ -150,7 +160,8 @@ pub trait FloatElement: Signed + num_traits::Float {}
 
 macro_rules! impl_element {
     ($t:ty, $dtype:ident, $cuda:literal, $compute:literal, $zero:expr, $one:expr,
-     to_f64: |$s:ident| $to:expr, from_f64: |$v:ident| $from:expr) => {
+     to_f64: |$s:ident| $to:expr, from_f64: |$v:ident| $from:expr
+     $(, from_f32: |$w:ident| $from32:expr)?) => {
         impl sealed::Sealed for $t {}
         // SAFETY: `$t` is a primitive (or a `#[repr(transparent)]` u16 wrapper in `half`)
         // with no padding, and all-zero bytes encode zero.
@@ -169,18 +180,36 @@ macro_rules! impl_element {
             fn from_f64($v: f64) -> Self {
                 $from
             }
+            impl_element!(@from_f32 $(|$w| $from32)?);
+        }
+    };
+    // Default: through the exact `f64` value.
+    (@from_f32) => {
+        #[inline]
+        fn from_f32(v: f32) -> Self {
+            Self::from_f64(f64::from(v))
+        }
+    };
+    (@from_f32 |$w:ident| $from32:expr) => {
+        #[inline]
+        fn from_f32($w: f32) -> Self {
+            $from32
         }
     };
 }
 
 impl_element!(f32, F32, "float", "float", 0.0, 1.0,
-    to_f64: |self| self as f64, from_f64: |v| v as f32);
+    to_f64: |self| self as f64, from_f64: |v| v as f32, from_f32: |v| v);
 impl_element!(f64, F64, "double", "double", 0.0, 1.0,
     to_f64: |self| self, from_f64: |v| v);
+// `half::f16::from_f64` rounds through `f32` on x86-64 hosts with F16C but not on others;
+// writing the two steps keeps every host equal to the kernels' `ts_double_to_f16`.
 impl_element!(half::f16, F16, "ts_f16", "float", half::f16::ZERO, half::f16::ONE,
-    to_f64: |self| self.to_f64(), from_f64: |v| half::f16::from_f64(v));
+    to_f64: |self| self.to_f64(), from_f64: |v| half::f16::from_f32(v as f32),
+    from_f32: |v| half::f16::from_f32(v));
 impl_element!(half::bf16, BF16, "ts_bf16", "float", half::bf16::ZERO, half::bf16::ONE,
-    to_f64: |self| self.to_f64(), from_f64: |v| half::bf16::from_f64(v));
+    to_f64: |self| self.to_f64(), from_f64: |v| half::bf16::from_f64(v),
+    from_f32: |v| half::bf16::from_f32(v));
 impl_element!(i32, I32, "int", "int", 0, 1,
     to_f64: |self| self as f64, from_f64: |v| v as i32);
 impl_element!(i64, I64, "long long", "long long", 0, 1,

@@ -345,6 +345,229 @@ fn io_errors_degrade_to_compiling() {
     assert!(cache.store(1, &cubin(5, 64)).is_err());
 }
 
+// ---- stale temporary files ---------------------------------------------------------------
+
+/// The name `DiskCache::store` gives a temporary file of `pid`.
+fn temp_name(key: u128, pid: u32, n: u64) -> String {
+    format!(".{key:032x}.{pid}.{n}.tmp")
+}
+
+/// Creates the file `dir/name`, last modified `idle` ago.
+fn file_idle(dir: &Path, name: &str, idle: std::time::Duration) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, b"partial entry").unwrap();
+    let when = std::time::SystemTime::now() - idle;
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    path
+}
+
+/// The pid of a process that has exited (and been reaped).
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// A live process other than this one, killed on drop.
+struct LiveChild(std::process::Child);
+
+impl LiveChild {
+    fn spawn() -> Self {
+        Self(
+            std::process::Command::new("sleep")
+                .arg("600")
+                .spawn()
+                .unwrap(),
+        )
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for LiveChild {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A folder the cache trusts (created `0700` by a store), with no temporary file in it.
+fn trusted_dir(tag: &str) -> (TempDir, DiskCache) {
+    let dir = TempDir::new(tag);
+    let cache = DiskCache::at(dir.path());
+    cache.store(1, &cubin(1, 64)).unwrap();
+    (dir, cache)
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn stale_temp_files_are_removed_and_live_ones_kept() {
+    use std::time::Duration;
+    use typestate_tensor::gpu::compile::disk_cache::{DEAD_WRITER_GRACE, STALE_TMP_AGE};
+    let (dir, cache) = trusted_dir("sweep");
+    let d = dir.path();
+    let live = LiveChild::spawn();
+    let dead = dead_pid();
+    let own = std::process::id();
+    let minute = DEAD_WRITER_GRACE + Duration::from_secs(5);
+    let hours = STALE_TMP_AGE + Duration::from_secs(60);
+
+    let removed = [
+        file_idle(d, &temp_name(7, dead, 0), minute), // writer gone, past the grace
+        file_idle(d, &temp_name(7, live.pid(), 1), hours), // writer alive, but idle an hour
+        file_idle(d, &temp_name(8, own, 2), hours),   // ours, from long ago
+    ];
+    let kept = [
+        file_idle(d, &temp_name(9, dead, 3), Duration::ZERO), // writer gone, within the grace
+        file_idle(d, &temp_name(9, live.pid(), 4), minute),   // a live writer's file
+        file_idle(d, &temp_name(9, own, 5), minute),          // ours
+        // Not temporary files of the cache, however old.
+        file_idle(d, &format!("{:032x}.kernel", 3), hours),
+        file_idle(d, &format!("{}.bak", temp_name(9, dead, 6)), hours),
+        file_idle(d, &format!(".{:031x}.{dead}.7.tmp", 9), hours),
+        file_idle(d, &format!(".{:032x}.x{dead}.8.tmp", 9), hours),
+        file_idle(d, ".notes.tmp", hours),
+    ];
+    // A folder and a symlink with a temporary file's name are not removed either.
+    std::fs::create_dir(d.join(temp_name(10, dead, 9))).unwrap();
+    std::os::unix::fs::symlink(&kept[0], d.join(temp_name(11, dead, 10))).unwrap();
+
+    assert_eq!(cache.sweep_stale_temps(), removed.len());
+    for path in &removed {
+        assert!(!path.exists(), "{} should be removed", path.display());
+    }
+    for path in &kept {
+        assert!(path.exists(), "{} should be kept", path.display());
+    }
+    assert!(d.join(temp_name(10, dead, 9)).is_dir());
+    assert!(d.join(temp_name(11, dead, 10)).is_symlink());
+    // The entry is untouched and still loads.
+    assert!(matches!(cache.load(1), Lookup::Hit(_)));
+    assert_eq!(cache.sweep_stale_temps(), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn the_first_lookup_in_a_folder_sweeps_it_once() {
+    use std::os::unix::fs::DirBuilderExt;
+    use typestate_tensor::gpu::compile::disk_cache::STALE_TMP_AGE;
+    let dir = TempDir::new("first-use");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(dir.path())
+        .unwrap();
+    let old = STALE_TMP_AGE + std::time::Duration::from_secs(60);
+    let stale = file_idle(dir.path(), &temp_name(1, std::process::id(), 0), old);
+    let cache = DiskCache::at(dir.path());
+    assert_eq!(cache.load(1), Lookup::Miss);
+    assert!(!stale.exists(), "swept on first use");
+    // Once per process and folder: a later lookup (from a clone or a new handle) does not
+    // scan again; an explicit sweep does.
+    let stale = file_idle(dir.path(), &temp_name(2, std::process::id(), 1), old);
+    assert_eq!(DiskCache::at(dir.path()).load(2), Lookup::Miss);
+    assert!(stale.exists());
+    assert_eq!(cache.sweep_stale_temps(), 1);
+    assert!(!stale.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_untrusted_folder_is_not_swept() {
+    use std::os::unix::fs::PermissionsExt;
+    use typestate_tensor::gpu::compile::disk_cache::STALE_TMP_AGE;
+    let (dir, cache) = trusted_dir("untrusted-sweep");
+    let old = STALE_TMP_AGE + std::time::Duration::from_secs(60);
+    let stale = file_idle(dir.path(), &temp_name(1, std::process::id(), 0), old);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(cache.sweep_stale_temps(), 0);
+    assert!(stale.exists());
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(cache.sweep_stale_temps(), 1);
+}
+
+/// Sweeps racing stores and each other: every store succeeds (no temporary file in flight is
+/// removed), a live process's fresh temporary files survive, and each stale file is removed
+/// by exactly one sweeper.
+#[cfg(target_os = "linux")]
+#[test]
+fn concurrent_sweeps_and_stores_remove_only_stale_files() {
+    use typestate_tensor::gpu::compile::disk_cache::{DEAD_WRITER_GRACE, STALE_TMP_AGE};
+    let (dir, cache) = trusted_dir("sweep-race");
+    let d = dir.path().to_owned();
+    let live = LiveChild::spawn();
+    let dead = dead_pid();
+    let past_grace = DEAD_WRITER_GRACE + std::time::Duration::from_secs(5);
+    let old = STALE_TMP_AGE + std::time::Duration::from_secs(60);
+    let stale: Vec<PathBuf> = (0..200)
+        .map(|i| {
+            let (pid, idle) = if i % 2 == 0 {
+                (dead, past_grace)
+            } else {
+                (live.pid(), old)
+            };
+            file_idle(&d, &temp_name(i, pid, i as u64), idle)
+        })
+        .collect();
+    let live_files: Vec<PathBuf> = (0..50)
+        .map(|i| file_idle(&d, &temp_name(i, live.pid(), 1000 + i as u64), past_grace))
+        .collect();
+
+    let sweepers = 3;
+    let writers = 3;
+    let barrier = Arc::new(Barrier::new(sweepers + writers));
+    let removed = Arc::new(AtomicUsize::new(0));
+    let mut handles = Vec::new();
+    for _ in 0..sweepers {
+        let (cache, barrier, removed) = (cache.clone(), barrier.clone(), removed.clone());
+        handles.push(std::thread::spawn(move || {
+            barrier.wait();
+            for _ in 0..20 {
+                removed.fetch_add(cache.sweep_stale_temps(), Ordering::SeqCst);
+            }
+        }));
+    }
+    for w in 0..writers {
+        let (d, barrier) = (d.clone(), barrier.clone());
+        handles.push(std::thread::spawn(move || {
+            // A new handle per writer, as another part of the program would have.
+            let cache = DiskCache::at(&d);
+            barrier.wait();
+            for i in 0..40u64 {
+                let key = u128::from(100 + w as u64 * 1000 + i);
+                cache.store(key, &cubin(i, 256)).expect("no store fails");
+                assert!(matches!(cache.load(key), Lookup::Hit(_)));
+            }
+        }));
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(removed.load(Ordering::SeqCst), stale.len());
+    assert!(stale.iter().all(|p| !p.exists()));
+    assert!(live_files.iter().all(|p| p.exists()));
+    let leftovers: Vec<_> = names_in(&d)
+        .into_iter()
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(leftovers.len(), live_files.len(), "{leftovers:?}");
+}
+
 #[test]
 fn compile_errors_pass_through_and_store_nothing() {
     let dir = TempDir::new("err");

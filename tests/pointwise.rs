@@ -6,10 +6,8 @@
 //! Each test body is written once, generic over [`TestDevice`], and instantiated by
 //! `test_device!` as `<name>_cpu` and `<name>_gpu`; the GPU instance prints
 //! `<name>_gpu: skipped, no CUDA driver or GPU on this machine` without a GPU. Both check the
-//! same references with the same tolerances, except two documented per-device allowances on
-//! the GPU ([`TestDevice::LIBM_EXTRA_ULPS`] for transcendental ops,
-//! [`TestDevice::BF16_ROUNDING_ULPS`] for `bf16` results rounded from inexact `f32` values),
-//! both 0 on the CPU. The tests at the end are CPU-only by nature (host reductions, views
+//! same references with the same tolerances, except one documented per-device allowance on
+//! the GPU ([`TestDevice::LIBM_EXTRA_ULPS`] for transcendental ops), 0 on the CPU. The tests at the end are CPU-only by nature (host reductions, views
 //! made from host slices), each with the reason.
 //!
 //! References: ndarray builds the same views of the same storage with its own view methods
@@ -406,7 +404,7 @@ numeric_binary_test!(
     ANY2,
     |x, y| x / y,
     int_div,
-    EXACT.rounded::<D>()
+    EXACT
 );
 numeric_binary_test!(
     maximum_matches_reference,
@@ -615,9 +613,19 @@ fn fma_and_lerp_match_f64<D: TestDevice>(dev: &D) {
 // Tests: casts
 
 /// The reference conversion of a C cast (see `typestate_tensor::ops::cast`), from exact
-/// values: floats through f64, integers through i128.
+/// values: floats through f64 (from `f32`, `f16` and `bf16`, the `f32` value rounded once to
+/// a half type, by `half`'s `from_f32`), integers through i128.
 fn cast_reference<T: TestElem, U: TestElem>(x: T) -> U {
     match (T::KIND, U::KIND) {
+        (Kind::Float, Kind::Float) if T::DTYPE != DType::F64 => {
+            let v = x.to_f64() as f32; // exact
+            match U::DTYPE {
+                // `U` is the half type itself: its value converts exactly.
+                DType::F16 => U::from_f64(f16::from_f32(v).to_f64()),
+                DType::BF16 => U::from_f64(bf16::from_f32(v).to_f64()),
+                _ => U::from_f64(f64::from(v)),
+            }
+        }
         (Kind::Float, _) => U::from_f64(x.to_f64()),
         (_, Kind::Int) | (_, Kind::Bool) => U::wrap(x.int()),
         (_, Kind::Float) => {
@@ -642,13 +650,13 @@ fn cast_between_every_pair_of_types<D: TestDevice>(dev: &D) {
             let mut rng = rng_for(stringify!($from), stringify!($to));
             for _ in 0..8 {
                 let op = Cast::<$to>::new();
-                unary_case::<D, $from, $to, _>(dev, &mut rng, op, Domain::Any, &cast_reference::<$from, $to>, EXACT.rounded::<D>());
+                unary_case::<D, $from, $to, _>(dev, &mut rng, op, Domain::Any, &cast_reference::<$from, $to>, EXACT);
             }
             // The tensor method too.
             let t = Tensor::from_vec(&[4], (0..4).map(|_| <$from>::random(&mut rng, Domain::Any)).collect()).unwrap();
             let want: Vec<$to> = t.to_vec().into_iter().map(cast_reference::<$from, $to>).collect();
             let t = dev.upload(&t);
-            assert_all_close("cast method", &host(&t.cast::<$to>().unwrap()), &want, EXACT.rounded::<D>());
+            assert_all_close("cast method", &host(&t.cast::<$to>().unwrap()), &want, EXACT);
         )*};
     }
     macro_rules! from {

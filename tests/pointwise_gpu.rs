@@ -27,7 +27,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use typestate_tensor::element::{DType, Element};
+use typestate_tensor::element::Element;
 use typestate_tensor::error::{Error, LayoutError};
 use typestate_tensor::gpu::pointwise::plan::{plan, Form, IndexWidth};
 use typestate_tensor::gpu::pointwise::{self as pw};
@@ -184,11 +184,6 @@ enum Tol {
     /// the larger magnitude or 1 (absolute near zero, where CUDA's and Rust's errors are
     /// absolute).
     Ulps(f64),
-    /// Exact, except one unit of roundoff for `bf16` results: the CPU closures round f32
-    /// results to `bf16` through `half::bf16::from_f64`, which drops the f32's three lowest
-    /// mantissa bits before rounding (so about 1 in 10^4 values ties the wrong way); the GPU
-    /// rounds the f32 correctly.
-    ExactButBf16,
 }
 
 fn close<T: TestElem>(gpu: T, cpu: T, tol: Tol) -> bool {
@@ -199,8 +194,6 @@ fn close<T: TestElem>(gpu: T, cpu: T, tol: Tol) -> bool {
     let ulps = match tol {
         Tol::Exact => return false,
         Tol::Ulps(n) => n,
-        Tol::ExactButBf16 if T::DTYPE == DType::BF16 => 1.0,
-        Tol::ExactButBf16 => return false,
     };
     if g.is_nan() || c.is_nan() || g.is_infinite() || c.is_infinite() {
         return false;
@@ -505,7 +498,7 @@ fn unary_ops_match_the_cpu() {
     numeric!(check_unary, ctx, Relu, Tol::Exact);
     floats!(check_unary, ctx, Exp, TRANSCENDENTAL);
     floats!(check_unary, ctx, Log, TRANSCENDENTAL);
-    floats!(check_unary, ctx, Sqrt, Tol::ExactButBf16);
+    floats!(check_unary, ctx, Sqrt, Tol::Exact);
     floats!(check_unary, ctx, Rsqrt, TRANSCENDENTAL);
     floats!(check_unary, ctx, Sin, TRANSCENDENTAL);
     floats!(check_unary, ctx, Cos, TRANSCENDENTAL);
@@ -513,7 +506,7 @@ fn unary_ops_match_the_cpu() {
     floats!(check_unary, ctx, Sigmoid, TRANSCENDENTAL);
     floats!(check_unary, ctx, Gelu, TRANSCENDENTAL);
     floats!(check_unary, ctx, Silu, TRANSCENDENTAL);
-    floats!(check_unary, ctx, Recip, Tol::ExactButBf16);
+    floats!(check_unary, ctx, Recip, Tol::Exact);
     floats!(check_unary, ctx, Floor, Tol::Exact);
     floats!(check_unary, ctx, Ceil, Tol::Exact);
     floats!(check_unary, ctx, Round, Tol::Exact);
@@ -548,17 +541,8 @@ fn scalar_ops_match_the_cpu() {
 /// `check_unary::<From, _>(ctx, Cast::<To>::new(), ..)` for every `From`.
 macro_rules! casts_to {
     ($ctx:expr, $to:ty) => {
-        elements!(check_unary, $ctx, Cast::<$to>::new(), cast_tol::<$to>());
+        elements!(check_unary, $ctx, Cast::<$to>::new(), Tol::Exact);
     };
-}
-
-/// To bf16 the CPU rounds through `bf16::from_f64` (see [`Tol::ExactButBf16`]).
-fn cast_tol<U: Element>() -> Tol {
-    if U::DTYPE == DType::BF16 {
-        Tol::ExactButBf16
-    } else {
-        Tol::Exact
-    }
 }
 
 #[test]
@@ -610,8 +594,8 @@ fn ternary_ops_match_the_cpu() {
     let Some(ctx) = ctx() else { return };
     where_at!(ctx; f32, f64, f16, bf16, i32, i64, u8, bool);
     ternary_at!(ctx, Clamp, Tol::Exact; f32, f64, f16, bf16, i32, i64, u8);
-    ternary_at!(ctx, Fma, Tol::ExactButBf16; f32, f64, f16, bf16);
-    ternary_at!(ctx, Lerp, Tol::ExactButBf16; f32, f64, f16, bf16);
+    ternary_at!(ctx, Fma, Tol::Exact; f32, f64, f16, bf16);
+    ternary_at!(ctx, Lerp, Tol::Exact; f32, f64, f16, bf16);
 }
 
 // ---- forms, widths and edges ------------------------------------------------------------

@@ -2,10 +2,16 @@
 //! device-to-device copies on a stream, synchronous and asynchronous.
 //!
 //! The synchronous forms take any layout and return a row-major tensor on the other side.
-//! The asynchronous forms borrow the host memory for as long as the copy runs (the returned
-//! [`PendingCopy`] holds the borrow and waits on drop), so the host cannot free or write the
-//! source of an upload, or read the target of a download, before the copy is done; they need
-//! a row-major host tensor because the DMA engine reads and writes one contiguous range.
+//! The asynchronous forms do not wait for the stream, but a host tensor's memory is pageable,
+//! so they return only once the copy is done with it: CUDA stages an upload's source before
+//! the call returns and finishes a download into pageable memory before returning (host
+//! memory that happens to be page-locked is waited for). What may still run is the device
+//! side of an upload; the returned [`PendingCopy`] keeps the host tensor borrowed and waits
+//! for the copy on [`PendingCopy::wait`] or drop. The GPU tensor's memory orders every later
+//! use after the copy, on any stream (docs/STREAMS.md). They need a row-major host tensor
+//! because the DMA engine reads and writes one contiguous range. Uploads and downloads that
+//! overlap host work go through a [`PinnedBuffer`](crate::runtime::PinnedBuffer)
+//! ([`GpuStorage::copy_from_pinned_async`], [`GpuStorage::copy_to_pinned_async`]).
 
 use crate::device::Cpu;
 use crate::element::Element;
@@ -39,10 +45,12 @@ impl<T: Element> Tensor<T, Cpu> {
         )?)
     }
 
-    /// Queues the upload of this row-major tensor to `gpu` on `stream` and returns at once
-    /// with the device tensor and a guard that keeps `self` borrowed until the copy is done.
-    /// Work queued later on `stream` sees the data; other streams must wait for the guard's
-    /// stream (`Stream::wait_stream`) first.
+    /// Queues the upload of this row-major tensor to `gpu` on `stream` (the new device memory
+    /// is allocated, zero-filled, on `stream` too) and returns without waiting for the
+    /// stream, once the driver has staged the host data (see the module docs), with the
+    /// device tensor and a guard that keeps `self` borrowed and waits for the copy on drop.
+    /// The device tensor orders every later use after the upload, on `stream` or any other
+    /// stream (docs/STREAMS.md): no `Stream::wait_stream` is needed.
     ///
     /// Errors with [`LayoutError::NotDense`] for a non-row-major tensor: call
     /// [`contiguous`](Tensor::contiguous) first, or use [`to_gpu_on`](Self::to_gpu_on).
@@ -86,7 +94,10 @@ impl<T: Element> Tensor<T, Gpu> {
     }
 
     /// Queues the download of this tensor into the row-major host tensor `out` (same shape)
-    /// on `stream` and returns at once; the guard keeps `out` borrowed until the copy is done.
+    /// on `stream`, after the last write to it on any stream, and returns once the copy is
+    /// done with `out` (CUDA finishes a copy into pageable memory before returning; see the
+    /// module docs), without waiting for other work on `stream`. The guard keeps `out`
+    /// borrowed until it is dropped.
     ///
     /// Errors: [`LayoutError::ShapeMismatch`] for another shape, [`LayoutError::NotDense`]
     /// when `self` does not cover its whole storage in row-major order or `out` is not

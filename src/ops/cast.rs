@@ -1,12 +1,17 @@
 //! Element conversion with C cast semantics, the one explicit way to change element type.
 //!
-//! Rules (what a CUDA C conversion of the kernel's compute-type value does):
-//! - from a float (`f32`, `f64`, `f16`, `bf16`): as [`Element::from_f64`] of the exact `f64`
-//!   value: round to nearest for floats, truncate toward zero and saturate for integers
-//!   (NaN gives 0), `!= 0` for `bool` (so NaN is `true`);
+//! Rules (what the kernel's store, `ts_conv` in `kernels/ops.cuh`, does with the input's
+//! compute-type value: `float` for `f32`, `f16` and `bf16`, `double` for `f64`):
+//! - from `f32`, `f16` or `bf16`: as [`Element::from_f32`] of the exact `f32` value: one
+//!   rounding to nearest even for the half types, truncate toward zero and saturate for
+//!   integers (NaN gives 0), `!= 0` for `bool` (so NaN is `true`);
+//! - from `f64`: as [`Element::from_f64`]: the same, except that the half types copy `half`
+//!   2.x as the kernels do (`kernels/half.cuh`): `f16` rounds to `f32` first, then to `f16`;
+//!   `bf16` rounds the top 20 mantissa bits of the `f64` to nearest even;
 //! - from an integer or `bool` (`false` = 0, `true` = 1): integers wrap (two's complement
-//!   truncation, as C does on every CUDA target), `f32`/`f64` round to nearest, the half types
-//!   round the `f64` value (exact below 2^53), `bool` is `!= 0`.
+//!   truncation, as C does on every CUDA target), `f32` rounds once from the integer, `f64`
+//!   rounds to nearest, the half types convert the `f64` value (exact below 2^53) as above,
+//!   `bool` is `!= 0`.
 //!
 //! The element types are a closed set, so [`cast_element`] dispatches on the concrete types
 //! with `Any` downcasts, which compile to nothing after monomorphisation.
@@ -78,7 +83,9 @@ pub const fn cast_name(to: DType) -> &'static str {
 pub fn cast_element<T: Element, U: Element>(a: T) -> U {
     match integer_value(a) {
         Some(v) => from_integer(v),
-        None => U::from_f64(a.to_f64()),
+        // f64 computes in double; every other float converts to f32 exactly.
+        None if T::DTYPE == DType::F64 => U::from_f64(a.to_f64()),
+        None => U::from_f32(a.to_f64() as f32),
     }
 }
 

@@ -5,7 +5,10 @@
 //! the half types), evaluates the whole expression there and rounds once on store. A CPU
 //! closure that chained `half::f16` operations would round after every step instead, so the
 //! float ops of [`super::table`] evaluate their body through the crate's `in_compute!` macro, which does
-//! exactly what the kernel does. For `f32` the conversions fold away.
+//! exactly what the kernel does. For `f32` the conversions fold away. The result is rounded
+//! to a half type with [`crate::element::Element::from_f32`], once, to nearest even, as the
+//! kernels' `cvt.rn.f16.f32` / `cvt.rn.bf16.f32` do (not through `f64`: `half::bf16::from_f64`
+//! drops the low mantissa bits of an `f32` and can round a value just above a tie down).
 
 /// Functions the op table needs in both compute types beyond `f32`/`f64`'s own methods.
 pub trait ComputeMath: Sized {
@@ -90,8 +93,8 @@ macro_rules! in_compute {
             // Exact: every non-f64 float element converts to f32 without rounding.
             $(let $x: f32 = <$t as $crate::element::Element>::to_f64($e) as f32;)+
             let r: f32 = $body;
-            // f32 -> f64 is exact, so this rounds once, from the f32 result.
-            <$t as $crate::element::Element>::from_f64(f64::from(r))
+            // Rounds once, to nearest even, from the f32 result (as the kernel's store).
+            <$t as $crate::element::Element>::from_f32(r)
         }
     }};
 }

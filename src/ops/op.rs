@@ -6,8 +6,9 @@
 //! ([`Element::CUDA_COMPUTE_TYPE`]: `float` for f16/bf16/f32, `double` for f64, the integer
 //! itself for integers): inputs are named `a`, `b`, `c` (a unary op's input is `a`), scalars
 //! `p0`, `p1` (already converted to the compute type). The kernel converts the expression's
-//! value to the output element type with the same rules as [`Element::from_f64`] for
-//! floats-to-ints (truncate, saturate, NaN to 0) and round-to-nearest for floats.
+//! value to the output element type with the rules of [`Element::from_f32`] (a `float`
+//! value: rounded once, to nearest even, to f16/bf16) or [`Element::from_f64`] (a `double`):
+//! floats to integers truncate, saturate and give 0 for NaN; floats round to nearest.
 //! The expression may call the helpers of `kernels/ops.cuh` (`ts_add`, `ts_div`, `ts_max`,
 //! ...), which mirror [`crate::element::Numeric`]'s total semantics on the GPU.
 //!

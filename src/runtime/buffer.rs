@@ -56,10 +56,13 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 ///   it before the free is done.
 ///
 /// Copies come in two forms. The plain ones (`copy_from_host`, ...) queue the copy on the
-/// given stream and wait for that stream before returning. The `_async` ones return once the
-/// copy is queued; those reading or writing host memory return a [`PendingCopy`] that keeps
-/// the host memory borrowed and waits when dropped. Only [`PinnedBuffer`] memory is copied
-/// truly asynchronously; see [`GpuStorage::copy_from_host_async`] for pageable slices.
+/// given stream and wait for that stream before returning. The `_async` ones do not wait for
+/// the stream: device-to-device and [`PinnedBuffer`] copies return once queued; copies from
+/// or to other host memory return once the copy is done with the host memory (CUDA stages
+/// a pageable source and finishes a pageable target before returning; page-locked memory
+/// they cannot track is waited for: see [`GpuStorage::copy_from_host_async`]). Those reading
+/// or writing host memory return a [`PendingCopy`] that keeps the host memory borrowed and
+/// waits when dropped. Only [`PinnedBuffer`] memory is copied truly asynchronously.
 ///
 /// Inside a CUDA graph capture ([`Gpu::capture`], docs/GRAPHS.md), on the capturing thread,
 /// every copy from or to the host and every call that waits is refused with
@@ -319,8 +322,8 @@ impl<T: Element> GpuStorage<T> {
     }
 
     /// Queues a copy of `src` (device memory of the same GPU) into this memory on `stream`
-    /// and returns at once. Later work on `stream` sees the copy; other streams must wait
-    /// for it ([`Stream::wait_event`]).
+    /// and returns at once. Both orders keep it (docs/STREAMS.md): later work on any stream
+    /// that uses this memory runs after the copy, and a later write of `src` waits for it.
     pub fn copy_from_device_async(
         &mut self,
         src: &GpuStorage<T>,

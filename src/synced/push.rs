@@ -5,8 +5,11 @@
 //! the GPU copy on another stream (which the copy is writing). Here the push gives
 //! [`InFlight`], which offers neither: [`SyncedMemory::wait`] gives `Synced`, and
 //! [`SyncedMemory::gpu_after`] lends the GPU copy, which orders every use after the copy
-//! itself, on any stream (docs/STREAMS.md). The CPU copy is the memory's own page-locked buffer, which tracks the copy
-//! itself, so dropping or leaking the memory mid-copy frees nothing under the DMA engine.
+//! itself, on any stream (docs/STREAMS.md). Only memory that owns its CPU copy may push. A
+//! page-locked CPU copy (what memory tied to a GPU allocates) tracks the copy itself, so the
+//! push returns once the copy is queued, and dropping or leaking the memory mid-copy frees
+//! nothing under the DMA engine; an adopted pageable vector
+//! ([`SyncedMemory::from_vec_with_gpu`]) is copied before the push returns.
 
 use super::any::AnySyncedMemory;
 use super::host::{HostSlot, OwnsHost};
@@ -23,8 +26,9 @@ impl<T: Element, H: HostSlot<T>> SyncedMemory<T, HeadAtCpu, H> {
     /// CPU copy is page-locked (memory tied to a GPU allocates it so); an adopted pageable
     /// vector is copied before this returns.
     ///
-    /// Returns once the copy is queued: the page-locked CPU copy tracks the copy (its host
-    /// access and its free wait for it), and the GPU copy orders later work after it.
+    /// Returns once the copy is queued (page-locked CPU copy: it tracks the copy, its host
+    /// access and its free wait for it) or done (pageable); either way the GPU copy orders
+    /// later work after it, on any stream.
     pub fn async_gpu_push(
         mut self,
         stream: &Stream,

@@ -24,15 +24,6 @@ pub trait TestDevice: Backend {
     /// error), against the CPU tolerances of 2 (`TRANS`) and 3 (`pow`).
     const LIBM_EXTRA_ULPS: i64 = 0;
 
-    /// Ulps of `bf16` by which a `bf16` result rounded from an inexact `f32` value (a
-    /// quotient, a cast from `f32`/`f64`/large integers) may differ from the references.
-    /// The references and the CPU engine round through `half::bf16::from_f64`, which keeps
-    /// only the top 20 mantissa bits of the `f64` before rounding to nearest even, so a value
-    /// just above a tie can round down; the GPU rounds the `f32` correctly
-    /// (`cvt.rn.bf16.f32`, `kernels/half.cuh`). 0 on the CPU, 1 on the GPU (about 1 value in
-    /// 4 * 10^4).
-    const BF16_ROUNDING_ULPS: i64 = 0;
-
     /// A copy of the host tensor `t` on this device (on the CPU, `clone`, which keeps the
     /// strides; on the GPU, `to_gpu`, which makes it row-major).
     fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Self>;
@@ -95,7 +86,6 @@ impl TestDevice for Cpu {
 
 impl TestDevice for Gpu {
     const LIBM_EXTRA_ULPS: i64 = 2;
-    const BF16_ROUNDING_ULPS: i64 = 1;
 
     fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Gpu> {
         t.to_gpu(self).expect("upload to the GPU")

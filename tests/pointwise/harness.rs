@@ -14,7 +14,7 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice, Zip};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use typestate_tensor::element::{DType, Element};
+use typestate_tensor::element::Element;
 use typestate_tensor::ops::{BinaryOp, TernaryOp, UnaryOp};
 use typestate_tensor::tensor::ops::{
     map, map_inplace, map_into, zip, zip3, zip3_inplace, zip3_into, zip_inplace, zip_into,
@@ -160,18 +160,18 @@ impl TestElem for bool {
 }
 
 /// Allowed error: `ulps` in the output type, or `abs` (in units of the type's epsilon, times
-/// 8); for `bf16` outputs at least `bf16` ulps.
+/// 8). Both engines round `f32` results to `f16`/`bf16` once, to nearest even
+/// (`tests/bf16_rounding.rs`), so exact ops are exact for every float type on every device.
 #[derive(Clone, Copy, Debug)]
 pub struct Tol {
     pub ulps: i64,
     pub abs: f64,
-    pub bf16: i64,
 }
 
 pub const EXACT: Tol = tol(0, 0.0);
 
 pub const fn tol(ulps: i64, abs: f64) -> Tol {
-    Tol { ulps, abs, bf16: 0 }
+    Tol { ulps, abs }
 }
 
 pub const fn ulps(u: i64) -> Tol {
@@ -184,15 +184,6 @@ impl Tol {
     pub fn libm<D: TestDevice>(self) -> Tol {
         Tol {
             ulps: self.ulps + D::LIBM_EXTRA_ULPS,
-            ..self
-        }
-    }
-
-    /// For an op whose `f32` result may be inexact before rounding to `bf16`: `bf16` outputs
-    /// may be [`TestDevice::BF16_ROUNDING_ULPS`] off (0 on the CPU).
-    pub fn rounded<D: TestDevice>(self) -> Tol {
-        Tol {
-            bf16: D::BF16_ROUNDING_ULPS,
             ..self
         }
     }
@@ -209,12 +200,7 @@ pub fn close<U: TestElem>(got: U, want: U, tol: Tol) -> bool {
     if g == w {
         return true;
     }
-    let ulps = if U::DTYPE == DType::BF16 {
-        tol.ulps.max(tol.bf16)
-    } else {
-        tol.ulps
-    };
-    if got.ordered().abs_diff(want.ordered()) <= ulps as u64 {
+    if got.ordered().abs_diff(want.ordered()) <= tol.ulps as u64 {
         return true;
     }
     (g - w).abs() <= tol.abs * U::EPS * 8.0

@@ -12,6 +12,20 @@
 //! recompiled and overwritten. The cache never fails a compile: I/O errors only mean the
 //! kernel is compiled again.
 //!
+//! # Stale temporary files
+//!
+//! A temporary file is named `.<key>.<pid>.<n>.tmp` after the process writing it. One left by
+//! a killed process would stay forever, so the first lookup or store of each process in a
+//! folder (after the folder passes its checks) removes the temporaries that are stale
+//! ([`DiskCache::sweep_stale_temps`]): those not modified for [`STALE_TMP_AGE`] (an hour;
+//! a write takes milliseconds), and, on Linux, those of a process that no longer exists
+//! (`/proc/<pid>` missing, `/proc` mounted) once not modified for [`DEAD_WRITER_GRACE`] (a
+//! minute). The grace keeps a live writer's file safe even where its pid does not show in
+//! our `/proc` (another pid namespace sharing the folder). Only regular files with exactly
+//! that name pattern are touched, never an entry. Were a live writer's file removed all the
+//! same, its rename would fail and that one entry would not be stored: the kernel is still
+//! compiled and used.
+//!
 //! # Trust: a file another user could write is never loaded
 //!
 //! A CUBIN from the cache is loaded and launched from safe code, so it must be the crate's
@@ -56,6 +70,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use super::arch::{Arch, Target};
 use super::fnv::Fnv128;
@@ -70,6 +85,13 @@ pub const MAGIC: [u8; 8] = *b"TTKERNEL";
 pub const FORMAT_VERSION: u32 = 1;
 /// Bytes before the payload.
 pub const HEADER_LEN: usize = 64;
+
+/// A temporary file not modified for this long is removed, whoever wrote it (see the module
+/// docs).
+pub const STALE_TMP_AGE: Duration = Duration::from_secs(60 * 60);
+/// A temporary file of a process that no longer exists is removed once not modified for
+/// this long (see the module docs).
+pub const DEAD_WRITER_GRACE: Duration = Duration::from_secs(60);
 
 const KIND_CUBIN: u32 = 1;
 const KIND_PTX: u32 = 2;
@@ -424,7 +446,7 @@ impl DiskCache {
             return Lookup::Miss;
         };
         match self.check_dirs(dir) {
-            Ok(true) => {}
+            Ok(true) => sweep_once(dir),
             Ok(false) => return Lookup::Miss,
             Err(bypass) => return Lookup::Bypassed(self.record(bypass)),
         }
@@ -452,7 +474,7 @@ impl DiskCache {
         };
         create_private_dir(dir)?;
         match self.check_dirs(dir) {
-            Ok(true) => {}
+            Ok(true) => sweep_once(dir),
             Ok(false) => return Err(std::io::ErrorKind::NotFound.into()),
             Err(bypass) => {
                 let bypass = self.record(bypass);
@@ -463,6 +485,7 @@ impl DiskCache {
             }
         }
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        // The name `parse_temp_name` reads back.
         let tmp = dir.join(format!(
             ".{key:032x}.{}.{}.tmp",
             std::process::id(),
@@ -474,6 +497,19 @@ impl DiskCache {
             let _ = fs::remove_file(&tmp);
         }
         renamed
+    }
+
+    /// Removes the stale temporary files of the folder (see the module docs) and returns
+    /// how many it removed. Lookups and stores already do this once per process and folder;
+    /// this runs it again. Nothing is removed from a folder that fails its checks, or on a
+    /// platform without them. Never fails: a file that cannot be read or removed is left.
+    pub fn sweep_stale_temps(&self) -> usize {
+        match self.dir.as_deref() {
+            Some(dir) if self.check_dirs(dir) == Ok(true) => {
+                sweep_temps(dir, SystemTime::now(), process_exists)
+            }
+            _ => 0,
+        }
     }
 
     /// The entry for `key`, or `compile()`'s image, which is then stored. Only `compile`'s
@@ -504,6 +540,83 @@ impl DiskCache {
         let stored = self.dir.is_some() && self.store(key, &image).is_ok();
         Ok((image, Origin::Compiled { replaced, stored }))
     }
+}
+
+/// Sweeps `dir` once per process (the first lookup or store there; later ones return at
+/// once).
+fn sweep_once(dir: &Path) {
+    static SWEPT: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
+    let mut swept = SWEPT
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if !swept.iter().any(|d| d == dir) {
+        swept.push(dir.to_owned());
+        // Under the lock, so that two threads do not sweep one folder at once.
+        sweep_temps(dir, SystemTime::now(), process_exists);
+    }
+}
+
+/// The pid in a temporary file's name `.<32 hex digits>.<pid>.<n>.tmp`, or `None` for any
+/// other name.
+fn parse_temp_name(name: &OsStr) -> Option<u32> {
+    let rest = name.to_str()?.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let mut parts = rest.split('.');
+    let (key, pid, n) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str, hex: bool| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (hex && matches!(b, b'a'..=b'f')))
+    };
+    let well_formed = parts.next().is_none()
+        && key.len() == 32
+        && digits(key, true)
+        && digits(pid, false)
+        && digits(n, false);
+    well_formed.then(|| pid.parse().ok()).flatten()
+}
+
+/// Whether process `pid` exists: `Some` on Linux with `/proc` mounted, else `None` (unknown).
+fn process_exists(pid: u32) -> Option<bool> {
+    if cfg!(target_os = "linux") && Path::new("/proc/self").exists() {
+        Some(Path::new("/proc").join(pid.to_string()).exists())
+    } else {
+        None
+    }
+}
+
+/// Removes the stale temporary files in `dir` as of `now` (see the module docs), asking
+/// `exists` whether a writer's process is alive; returns how many it removed.
+fn sweep_temps(dir: &Path, now: SystemTime, exists: impl Fn(u32) -> Option<bool>) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let own = std::process::id();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = parse_temp_name(&entry.file_name()) else {
+            continue;
+        };
+        // `DirEntry::metadata` does not follow symlinks.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if !meta.file_type().is_file() {
+            continue;
+        }
+        // A modification time in the future (clock skew) counts as fresh.
+        let idle = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .unwrap_or(Duration::ZERO);
+        let dead = pid != own && exists(pid) == Some(false);
+        let stale = idle >= STALE_TMP_AGE || (dead && idle >= DEAD_WRITER_GRACE);
+        if stale && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// The effective user id, learned once from the owner of a file this process creates (the
