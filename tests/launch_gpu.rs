@@ -181,7 +181,11 @@ fn repeated_fused_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
         // Out of place: a new output each round.
         let want = ((x_view.lazy() * s + &y_host) * t).eval().unwrap();
         let got = ((x_gview.lazy() * s + &y_gpu) * t).eval().unwrap();
-        assert_eq!(got.to_cpu().unwrap().to_vec(), want.to_vec(), "round {round}");
+        assert_eq!(
+            got.to_cpu().unwrap().to_vec(),
+            want.to_vec(),
+            "round {round}"
+        );
         // In place, into the (permuted when square) output.
         let mut z_host = y_host.clone();
         let mut z_gpu = y_gpu.try_clone().unwrap();
@@ -193,6 +197,10 @@ fn repeated_fused_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
             z_host.update(|z| z * s + &x_view).unwrap();
             z_gpu.update(|z| z * s + &x_gview).unwrap();
         }
-        assert_eq!(z_gpu.to_cpu().unwrap().to_vec(), z_host.to_vec(), "round {round}");
+        assert_eq!(
+            z_gpu.to_cpu().unwrap().to_vec(),
+            z_host.to_vec(),
+            "round {round}"
+        );
     }
 }

@@ -1,8 +1,8 @@
-//! [`Dims`]: a layout's sizes or strides, inline up to [`INLINE`] dims.
+//! [`Dims`]: a layout's sizes or strides, inline up to [`INLINE_DIMS`] dims.
 //!
 //! Every op clones layouts (a view per operand, a broadcast input, the destination's layout
 //! for the engine), so with `Vec` fields each clone was two heap allocations on the hot path
-//! of a small op. Almost every tensor has at most [`INLINE`] dims; those clone as a copy of
+//! of a small op. Almost every tensor has at most [`INLINE_DIMS`] dims; those clone as a copy of
 //! a few words. Higher ranks (up to [`super::MAX_DIMS`]) spill to the heap.
 
 use std::fmt;
@@ -10,9 +10,9 @@ use std::hash::{Hash, Hasher};
 use std::ops::{Deref, DerefMut};
 
 /// Dims stored inline; more go to the heap.
-pub const INLINE: usize = 8;
+pub const INLINE_DIMS: usize = 8;
 
-/// Up to [`INLINE`] values inline, more on the heap. Behaves as a slice (`Deref`); equality,
+/// Up to [`INLINE_DIMS`] values inline, more on the heap. Behaves as a slice (`Deref`); equality,
 /// hashing and `Debug` are the slice's, so two `Dims` with the same values are equal
 /// however they are stored.
 #[derive(Clone)]
@@ -20,9 +20,9 @@ pub struct Dims<T: Copy + Default>(Repr<T>);
 
 #[derive(Clone)]
 enum Repr<T: Copy + Default> {
-    /// `buf[..len]` are the values (`len <= INLINE`).
-    Inline { len: u8, buf: [T; INLINE] },
-    /// More than [`INLINE`] values.
+    /// `buf[..len]` are the values (`len <= INLINE_DIMS`).
+    Inline { len: u8, buf: [T; INLINE_DIMS] },
+    /// More than [`INLINE_DIMS`] values.
     Heap(Vec<T>),
 }
 
@@ -31,16 +31,16 @@ impl<T: Copy + Default> Dims<T> {
     pub fn new() -> Self {
         Dims(Repr::Inline {
             len: 0,
-            buf: [T::default(); INLINE],
+            buf: [T::default(); INLINE_DIMS],
         })
     }
 
     /// A copy of `values`.
     pub fn from_slice(values: &[T]) -> Self {
-        if values.len() <= INLINE {
-            let mut buf = [T::default(); INLINE];
+        if values.len() <= INLINE_DIMS {
+            let mut buf = [T::default(); INLINE_DIMS];
             buf[..values.len()].copy_from_slice(values);
-            // `values.len() <= INLINE = 8` fits a `u8`.
+            // `values.len() <= INLINE_DIMS = 8` fits a `u8`.
             Dims(Repr::Inline {
                 len: values.len() as u8,
                 buf,
@@ -118,7 +118,7 @@ impl<T: Copy + Default> From<&[T]> for Dims<T> {
 
 impl<T: Copy + Default> From<Vec<T>> for Dims<T> {
     fn from(values: Vec<T>) -> Self {
-        if values.len() <= INLINE {
+        if values.len() <= INLINE_DIMS {
             Self::from_slice(&values)
         } else {
             Dims(Repr::Heap(values))
@@ -128,10 +128,10 @@ impl<T: Copy + Default> From<Vec<T>> for Dims<T> {
 
 impl<T: Copy + Default> FromIterator<T> for Dims<T> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let mut buf = [T::default(); INLINE];
+        let mut buf = [T::default(); INLINE_DIMS];
         let mut iter = iter.into_iter();
         let mut len = 0;
-        while len < INLINE {
+        while len < INLINE_DIMS {
             match iter.next() {
                 Some(v) => {
                     buf[len] = v;
@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn inline_and_heap_behave_as_the_same_slice() {
-        for n in [0, 1, INLINE - 1, INLINE, INLINE + 1, 32] {
+        for n in [0, 1, INLINE_DIMS - 1, INLINE_DIMS, INLINE_DIMS + 1, 32] {
             let values: Vec<isize> = (0..n as isize).map(|i| i * 3 - 7).collect();
             let a = Dims::from_slice(&values);
             let b: Dims<isize> = values.iter().copied().collect();

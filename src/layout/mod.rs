@@ -15,7 +15,7 @@ mod view;
 
 pub use broadcast::broadcast_shapes;
 pub use collapse::{collapse, CollapsedLayout};
-pub use dims::Dims;
+pub use dims::{Dims, INLINE_DIMS};
 
 use crate::error::LayoutError;
 
