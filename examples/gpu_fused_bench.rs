@@ -15,24 +15,13 @@ use typestate_tensor::device::Device;
 use typestate_tensor::gpu::{Gpu, Stream};
 use typestate_tensor::tensor::{expr, Tensor};
 
-type Res<T> = Result<T, Box<dyn std::error::Error>>;
+mod common;
 
-/// Median of `repeats` CUDA-event timings of `f` on `stream`, after warm-up.
-fn time_ms(stream: &Stream, repeats: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
-    for _ in 0..3 {
-        f()?;
-    }
-    stream.synchronize()?;
-    let mut times = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
-        let start = stream.record_timing_event()?;
-        f()?;
-        let end = stream.record_timing_event()?;
-        end.synchronize()?;
-        times.push(f64::from(start.elapsed_ms(&end)?));
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+use common::{time_ms, Res};
+
+/// Host time per call of `f` in µs (median over 50 batches of 200).
+fn host_us(stream: &Stream, f: impl FnMut() -> Res<()>) -> Res<f64> {
+    common::host_us(stream, 10_000, f)
 }
 
 /// Wall time of the first call of `f` (a new expression: compile or disk-cache load), in ms.
@@ -42,26 +31,6 @@ fn first_ms(stream: &Stream, f: impl FnOnce() -> Res<()>) -> Res<f64> {
     f()?;
     stream.synchronize()?;
     Ok(t.elapsed().as_secs_f64() * 1e3)
-}
-
-/// Median host time of one call of `f` in µs, over batches of 200 calls.
-fn host_us(stream: &Stream, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
-    const BATCH: usize = 200;
-    for _ in 0..BATCH {
-        f()?;
-    }
-    let mut per_call = Vec::new();
-    for _ in 0..50 {
-        stream.synchronize()?;
-        let t = Instant::now();
-        for _ in 0..BATCH {
-            f()?;
-        }
-        per_call.push(t.elapsed().as_secs_f64() / BATCH as f64 * 1e6);
-    }
-    stream.synchronize()?;
-    per_call.sort_by(f64::total_cmp);
-    Ok(per_call[per_call.len() / 2])
 }
 
 fn random_f32(shape: &[usize], seed: u64) -> Res<Tensor<f32>> {

@@ -26,9 +26,7 @@
 //! `cuMemcpyDtoDAsync` of one 1 GiB f32 tensor. The small-op case is host time: 1024-element
 //! adds launched back to back, microseconds per call. Without a GPU it says so and exits.
 
-use std::error::Error;
 use std::fmt::Write as _;
-use std::time::Instant;
 
 use half::{bf16, f16};
 
@@ -39,7 +37,9 @@ use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
 use typestate_tensor::layout::{collapse, Layout};
 use typestate_tensor::ops::table::{Add, Exp};
 
-type Res<T> = Result<T, Box<dyn Error>>;
+mod common;
+
+use common::{time_ms, Res};
 
 const N: usize = 16384;
 
@@ -91,44 +91,6 @@ fn random<T: Element>(len: usize, seed: u64) -> Vec<T> {
         })
         .collect()
 }
-
-/// Host time per call of `f`, in µs: the median over batches of 200 calls, each batch
-/// started on an idle stream so that the launch queue never fills (a full queue would make
-/// the host wait for the GPU and measure the kernel instead).
-fn host_us_per_call(stream: &Stream, calls: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
-    const BATCH: usize = 200;
-    let mut per_call = Vec::new();
-    for _ in 0..(calls / BATCH).max(5) {
-        stream.synchronize()?;
-        let start = Instant::now();
-        for _ in 0..BATCH {
-            f()?;
-        }
-        per_call.push(start.elapsed().as_secs_f64() / BATCH as f64 * 1e6);
-    }
-    stream.synchronize()?;
-    per_call.sort_by(f64::total_cmp);
-    Ok(per_call[per_call.len() / 2])
-}
-
-/// Median of `repeats` CUDA-event timings of `f` on `stream`, after warm-up.
-fn time_ms(stream: &Stream, repeats: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
-    for _ in 0..3 {
-        f()?;
-    }
-    stream.synchronize()?;
-    let mut times = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
-        let start = stream.record_timing_event()?;
-        f()?;
-        let end = stream.record_timing_event()?;
-        end.synchronize()?;
-        times.push(f64::from(start.elapsed_ms(&end)?));
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
-}
-
 struct Row {
     case: &'static str,
     shape: &'static str,
@@ -637,7 +599,7 @@ fn main() -> Res<()> {
         for _ in 0..100 {
             pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
         }
-        host_us_per_call(&stream, opts.small_calls, || {
+        common::host_us(&stream, opts.small_calls, || {
             pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
             Ok(())
         })?
@@ -653,7 +615,7 @@ fn main() -> Res<()> {
         for _ in 0..100 {
             pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
         }
-        host_us_per_call(&stream, opts.small_calls, || {
+        common::host_us(&stream, opts.small_calls, || {
             pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
             Ok(())
         })?

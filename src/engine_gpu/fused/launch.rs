@@ -284,21 +284,9 @@ fn go<const N: usize>(
     // `order_write`).
     unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), &mut args) }?;
     if cacheable {
-        let mut first_byte = [0u64; MAX_LAUNCH_OPERANDS];
-        for k in 0..N {
-            // `operand_addresses` computed `ptr + offset * size` without overflow.
-            first_byte[k] = (layout.offsets[k] as u64).wrapping_mul(sizes[k] as u64);
-        }
-        plan_cache::insert(
-            &words,
-            CachedLaunch {
-                kernel,
-                grid,
-                block: spec.block(),
-                args,
-                first_byte,
-            },
-        );
+        let block = spec.block();
+        let cached = CachedLaunch::new(kernel, grid, block, args, &layout.offsets, &sizes);
+        plan_cache::insert(&words, cached);
     }
     SIGNATURE.with(|w| *w.borrow_mut() = words);
     Ok(())

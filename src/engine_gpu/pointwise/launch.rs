@@ -397,22 +397,9 @@ unsafe fn launch<const N: usize>(
     unsafe { launch_kernel(stream, &kernel, grid, spec.block(), &mut args) }?;
     lap.lap(Stage::Driver);
     if let Some(signature) = &signature {
-        let mut first_byte = [0u64; plan_cache::MAX_LAUNCH_OPERANDS];
-        for k in 0..N {
-            // `prepare` computed `ptr + offset * size` without overflow, so this fits.
-            first_byte[k] =
-                (layout.offsets[k] as u64).wrapping_mul(types[k].dtype.size_in_bytes() as u64);
-        }
-        plan_cache::insert(
-            signature.words(),
-            CachedLaunch {
-                kernel,
-                grid,
-                block: spec.block(),
-                args,
-                first_byte,
-            },
-        );
+        let sizes = types.map(|t| t.dtype.size_in_bytes());
+        let cached = CachedLaunch::new(kernel, grid, spec.block(), args, &layout.offsets, &sizes);
+        plan_cache::insert(signature.words(), cached);
     }
     Ok(())
 }

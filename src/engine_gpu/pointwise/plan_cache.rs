@@ -150,6 +150,33 @@ pub(crate) struct CachedLaunch {
     pub(crate) first_byte: [u64; MAX_LAUNCH_OPERANDS],
 }
 
+impl CachedLaunch {
+    /// The plan of a launch of `kernel` with `grid` blocks of `block` threads and arguments
+    /// `args`, whose operands' first elements lie `offsets[k]` elements of `sizes[k]` bytes
+    /// into their buffers (the collapsed layout's offsets; the launch computed each
+    /// `ptr + offset * size` without overflow).
+    pub(crate) fn new(
+        kernel: Arc<LoadedKernel>,
+        grid: u32,
+        block: u32,
+        args: KernelArgs,
+        offsets: &[usize],
+        sizes: &[usize],
+    ) -> Self {
+        let mut first_byte = [0u64; MAX_LAUNCH_OPERANDS];
+        for ((f, &o), &z) in first_byte.iter_mut().zip(offsets).zip(sizes) {
+            *f = (o as u64).wrapping_mul(z as u64);
+        }
+        CachedLaunch {
+            kernel,
+            grid,
+            block,
+            args,
+            first_byte,
+        }
+    }
+}
+
 /// A bounded map from signatures to values: by hash, with the whole signature kept to tell
 /// colliding signatures apart.
 struct PlanMap<V> {
