@@ -45,3 +45,7 @@ pub use element::{DType, Element, FloatElement, Numeric, Signed};
 pub use error::{Error, Result};
 pub use layout::Layout;
 pub use tensor::{Tensor, TensorView, TensorViewMut};
+
+/// The `ndarray` this crate converts to and from (`Tensor::from_ndarray`, `to_ndarray`):
+/// use it through this path to get the same version, whatever version your crate depends on.
+pub use ndarray;

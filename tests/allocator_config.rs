@@ -368,3 +368,22 @@ fn pooled_config_new_and_hand_built_roundings_are_checked() {
     assert_eq!(PoolRounding::MXNET_PAGE.round(5000), Ok(8192));
     assert_eq!(PoolRounding::MXNET_ROUND.round(5000), Ok(8192));
 }
+
+#[test]
+fn configs_parse_through_from_str_and_allocators_debug_print_their_settings() {
+    use typestate_tensor::storage::{CachingAllocator, HostMemorySource};
+    let text = "max_split_size_mb:64,garbage_collection_threshold:0.5";
+    let c: CachingConfig = text.parse().unwrap();
+    assert_eq!(c, CachingConfig::parse(text).unwrap());
+    assert!("max_split_size_mb:nope".parse::<CachingConfig>().is_err());
+    let p: PooledConfig = "page_size:8192".parse().unwrap();
+    assert_eq!(p, PooledConfig::parse("page_size:8192").unwrap());
+    assert!("no_such_key:1".parse::<PooledConfig>().is_err());
+    let a = CachingAllocator::with_config(HostMemorySource::new(1 << 20), c);
+    let shown = format!("{a:?}");
+    assert!(shown.starts_with("CachingAllocator"), "{shown}");
+    assert!(
+        shown.contains("config") && shown.contains("stats"),
+        "{shown}"
+    );
+}

@@ -204,3 +204,15 @@ proptest! {
         prop_assert_eq!(t.neg().unwrap().to_ndarray().unwrap(), vb.mapv(|x| -x));
     }
 }
+
+#[test]
+fn the_reexported_ndarray_is_the_one_tensors_convert_with() {
+    let a: typestate_tensor::ndarray::ArrayD<f32> =
+        typestate_tensor::ndarray::ArrayD::from_shape_vec(
+            IxDyn(&[2, 3]),
+            vec![1.0, -2.0, 3.5, 0.0, 5.0, -6.25],
+        )
+        .unwrap();
+    let t = Tensor::from_ndarray(&a).unwrap();
+    assert_eq!(t.to_ndarray().unwrap(), a);
+}

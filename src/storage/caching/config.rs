@@ -440,3 +440,12 @@ mod tests {
         assert!(CachingConfig::parse("roundup_power2_divisions:[4:3]").is_err());
     }
 }
+
+impl std::str::FromStr for CachingConfig {
+    type Err = AllocError;
+
+    /// [`CachingConfig::parse`], so that `"key:value".parse::<CachingConfig>()` works.
+    fn from_str(input: &str) -> Result<Self, AllocError> {
+        Self::parse(input)
+    }
+}

@@ -72,6 +72,18 @@ pub struct CachingAllocator<S: MemorySource> {
     state: Mutex<State<S::Event>>,
 }
 
+impl<S: MemorySource> std::fmt::Debug for CachingAllocator<S> {
+    /// The source, the settings and the current statistics (taking the allocator's lock
+    /// briefly).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachingAllocator")
+            .field("source", &self.source.name())
+            .field("config", self.config())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
 impl<S: MemorySource> CachingAllocator<S> {
     /// An allocator over `source` with the default settings.
     pub fn new(source: S) -> Self {

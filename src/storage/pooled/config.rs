@@ -325,3 +325,12 @@ fn not_a_pooled_key(key: &str) -> &'static str {
         }
     }
 }
+
+impl std::str::FromStr for PooledConfig {
+    type Err = AllocError;
+
+    /// [`PooledConfig::parse`], so that `"key:value".parse::<PooledConfig>()` works.
+    fn from_str(input: &str) -> Result<Self, AllocError> {
+        Self::parse(input)
+    }
+}
