@@ -418,6 +418,15 @@ fn parse_divisions(
     }
 }
 
+impl std::str::FromStr for CachingConfig {
+    type Err = AllocError;
+
+    /// [`CachingConfig::parse`], so that `"key:value".parse::<CachingConfig>()` works.
+    fn from_str(input: &str) -> Result<Self, AllocError> {
+        Self::parse(input)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,14 +447,5 @@ mod tests {
         assert!(CachingConfig::parse("roundup_power2_divisions:[>:1,256:2]").is_err());
         assert!(CachingConfig::parse("roundup_power2_divisions:[3:1]").is_err());
         assert!(CachingConfig::parse("roundup_power2_divisions:[4:3]").is_err());
-    }
-}
-
-impl std::str::FromStr for CachingConfig {
-    type Err = AllocError;
-
-    /// [`CachingConfig::parse`], so that `"key:value".parse::<CachingConfig>()` works.
-    fn from_str(input: &str) -> Result<Self, AllocError> {
-        Self::parse(input)
     }
 }
