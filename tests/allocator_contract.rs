@@ -345,6 +345,10 @@ fn a_block_freed_by_a_and_offered_again_through_b_is_refused_by_both() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_storage_refuses_a_short_block_from_an_allocator_claiming_device_memory() {
     if !Gpu::available() {
         println!("skipping: no CUDA driver");

@@ -235,6 +235,10 @@ fn sharing_checks_the_count() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn sharing_checks_the_device() {
     let Some(gpu) = gpu_or_skip("sharing_checks_the_device") else {
         return;
@@ -518,6 +522,10 @@ fn math_on_gpu<T: BlobElement>(gpu: &Gpu, seed: u64) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn math_gpu_f32() {
     if let Some(gpu) = gpu_or_skip("math_gpu_f32") {
         math_on_gpu::<f32>(&gpu, 42);
@@ -525,6 +533,10 @@ fn math_gpu_f32() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn math_gpu_f64() {
     if let Some(gpu) = gpu_or_skip("math_gpu_f64") {
         math_on_gpu::<f64>(&gpu, 43);
@@ -532,6 +544,10 @@ fn math_gpu_f64() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head() {
     let Some(gpu) = gpu_or_skip("math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head")
     else {
@@ -552,6 +568,10 @@ fn math_on_synced_data_runs_on_the_gpu_and_leaves_it_the_head() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn large_gpu_sums_match_the_reference() {
     let Some(gpu) = gpu_or_skip("large_gpu_sums_match_the_reference") else {
         return;

@@ -1118,6 +1118,10 @@ fn gpu_or_skip(test: &str) -> Option<Arc<cudarc::driver::CudaContext>> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_compile_load_launch() {
     use cudarc::driver::{LaunchConfig, PushKernelArg};
     let Some(ctx) = gpu_or_skip("gpu_compile_load_launch") else {
@@ -1161,6 +1165,10 @@ extern "C" __global__ void axpb(float* out, const float* x, float a, float b, un
 /// The CUDA `IntDivider` and `OffsetCalculator`, fed the Rust byte images (in device memory
 /// for dividers, by value for calculators), give the Rust results.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_layouts_and_math_match_rust() {
     use cudarc::driver::{LaunchConfig, PushKernelArg};
     use typestate_tensor::int_divider::IntDivider;

@@ -316,6 +316,10 @@ fn bad_shapes_are_typed_errors<D: TestDevice>(dev: &D) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
     let Some(gpu) = common::device::gpu_or_skip("a_new_scalar_reuses_the_kernel") else {
         return;
@@ -673,6 +677,10 @@ fn blob_sgd_update_and_momentum_step_on_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn blob_sgd_update_on_the_gpu_is_one_in_place_kernel() {
     use typestate_tensor::synced::{Blob, HeadAtGpu, Synced};
     let Some(gpu) = common::device::gpu_or_skip("blob_sgd_update_on_the_gpu") else {

@@ -134,6 +134,10 @@ fn missing_driver_or_device_is_an_error_not_a_panic() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn device_properties_match_the_driver() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let reference = cudarc::driver::CudaContext::new(0).expect("cudarc opens GPU 0");
@@ -163,6 +167,10 @@ fn device_properties_match_the_driver() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn streams_have_distinct_ids_and_clones_are_equal() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let default = gpu.default_stream();
@@ -182,6 +190,10 @@ fn streams_have_distinct_ids_and_clones_are_equal() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn events_complete_and_time() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -228,6 +240,10 @@ fn round_trip<T: Random>(gpu: &Gpu, stream: &Stream, len: usize, seed: u64) -> T
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn host_device_round_trip_every_element_type() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -248,6 +264,10 @@ fn host_device_round_trip_every_element_type() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn host_device_round_trip_property() {
     let Some(gpu) = gpu() else { return };
     let stream = gpu.new_stream().expect("stream");
@@ -267,6 +287,10 @@ fn host_device_round_trip_property() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn device_to_device_copies() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -298,6 +322,10 @@ fn device_to_device_copies() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn host_copy_length_mismatch_is_an_error() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -327,6 +355,10 @@ fn host_copy_length_mismatch_is_an_error() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn zero_filled_memory_reads_zero_after_reuse() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -350,6 +382,10 @@ fn zero_filled_memory_reads_zero_after_reuse() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn async_copies_ordered_across_two_streams_by_events() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let upload = gpu.new_stream()?;
@@ -379,6 +415,10 @@ fn async_copies_ordered_across_two_streams_by_events() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn pageable_async_copies_hold_the_borrow_until_done() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -408,6 +448,10 @@ fn pageable_async_copies_hold_the_borrow_until_done() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn pinned_buffers_round_trip_even_when_guards_are_leaked() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -436,6 +480,10 @@ fn pinned_buffers_round_trip_even_when_guards_are_leaked() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn pinned_buffers_reuse_cached_host_blocks() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -515,6 +563,10 @@ fn pinned_buffers_reuse_cached_host_blocks() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn dropping_a_pinned_buffer_mid_copy_defers_its_reuse() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;
@@ -555,6 +607,10 @@ fn dropping_a_pinned_buffer_mid_copy_defers_its_reuse() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn device_source_allocates_aligned_memory_and_maps_oom() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let source = gpu.device_memory_source();
@@ -590,6 +646,10 @@ fn device_source_allocates_aligned_memory_and_maps_oom() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn pinned_source_allocates_page_locked_memory() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let source = gpu.pinned_source();
@@ -607,6 +667,10 @@ fn pinned_source_allocates_page_locked_memory() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn driver_pool_allocates_frees_and_counts() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let pool = DriverPoolAllocator::new(0, DriverPoolOptions::default())?;
@@ -696,6 +760,10 @@ fn driver_pool_allocates_frees_and_counts() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn driver_pool_refuses_unknown_streams() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let pool = DriverPoolAllocator::new(0, DriverPoolOptions::default())?;
@@ -711,6 +779,10 @@ fn driver_pool_refuses_unknown_streams() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_uses_the_allocator_it_is_given() -> TestResult {
     let Some(_) = gpu() else { return Ok(()) };
     // Default options: the release threshold is a setting of the device's shared default
@@ -734,6 +806,10 @@ fn gpu_uses_the_allocator_it_is_given() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn many_threads_allocate_copy_and_free_on_one_gpu() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let threads: Vec<_> = (0..8u64)
@@ -777,6 +853,10 @@ fn many_threads_allocate_copy_and_free_on_one_gpu() -> TestResult {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn one_storage_read_from_many_threads_and_streams() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     let data: Vec<u8> = random_vec(3_000_000, 123);
@@ -810,6 +890,10 @@ fn one_storage_read_from_many_threads_and_streams() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn streams_of_another_gpu_are_refused() -> TestResult {
     let Some(gpu) = gpu() else { return Ok(()) };
     if Gpu::device_count()? < 2 {

@@ -92,6 +92,10 @@ fn chain<D: Backend>(
 /// Eager ops, a fused expression into a new tensor and one into a bound output, in place
 /// on a bound input: the first run and replays with new inputs equal the CPU engine.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn capture_and_replay_equal_the_cpu_engine() -> Result<()> {
     let Some(gpu) = gpu_or_skip("capture_and_replay_equal_the_cpu_engine") else {
         return Ok(());
@@ -177,6 +181,10 @@ fn capture_and_replay_equal_the_cpu_engine() -> Result<()> {
 
 /// A chain of 100 eager ops on 1024 elements, replayed with new inputs.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn a_hundred_op_chain_replays_like_eager() -> Result<()> {
     let Some(gpu) = gpu_or_skip("a_hundred_op_chain_replays_like_eager") else {
         return Ok(());
@@ -239,6 +247,10 @@ impl ViewThrough for Tensor<f32, Gpu> {
 /// within the capture), nothing of it lands in the GPU's allocator, and dropping the graph
 /// gives it all back to the driver.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn the_private_pool_is_returned_when_the_graph_drops() -> Result<()> {
     let Some(gpu) = gpu_or_skip("the_private_pool_is_returned_when_the_graph_drops") else {
         return Ok(());
@@ -303,6 +315,10 @@ fn the_private_pool_is_returned_when_the_graph_drops() -> Result<()> {
 /// Host reads, synchronisations, other streams and unbound buffers are refused with
 /// `NotCapturable`; the capture is discarded and the stream (and capturing) works after.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn a_non_capturable_call_is_a_typed_error_and_the_stream_stays_usable() -> Result<()> {
     let Some(gpu) =
         gpu_or_skip("a_non_capturable_call_is_a_typed_error_and_the_stream_stays_usable")
@@ -363,6 +379,10 @@ fn a_non_capturable_call_is_a_typed_error_and_the_stream_stays_usable() -> Resul
 /// buffers, or a second capture on the same GPU handle, is refused with
 /// `CaptureInProgress`.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn another_threads_work_during_a_capture_is_refused_or_left_out() -> Result<()> {
     let Some(gpu) = gpu_or_skip("another_threads_work_during_a_capture_is_refused_or_left_out")
     else {
@@ -414,6 +434,10 @@ fn another_threads_work_during_a_capture_is_refused_or_left_out() -> Result<()> 
 /// fails the capture with `CaptureEscape`; it holds what the closure computed and stays
 /// usable. One that escapes a capture failing for another reason is refused for good.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn an_escaped_buffer_fails_the_capture() -> Result<()> {
     let Some(gpu) = gpu_or_skip("an_escaped_buffer_fails_the_capture") else {
         return Ok(());
@@ -459,6 +483,10 @@ fn an_escaped_buffer_fails_the_capture() -> Result<()> {
 /// a non-blocking stream, and a replay for a refill queued on the legacy stream behind a
 /// sleep; the output read on the legacy stream waits for the replay.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn replays_are_ordered_after_writes_on_other_streams() -> Result<()> {
     let Some(gpu) = gpu_or_skip("replays_are_ordered_after_writes_on_other_streams") else {
         return Ok(());
@@ -500,6 +528,10 @@ fn replays_are_ordered_after_writes_on_other_streams() -> Result<()> {
 
 /// Forgetting a graph leaks it; nothing replays it, and its bound tensor is usable again.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn forgetting_a_graph_only_leaks() -> Result<()> {
     let Some(gpu) = gpu_or_skip("forgetting_a_graph_only_leaks") else {
         return Ok(());

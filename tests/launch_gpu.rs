@@ -37,6 +37,10 @@ fn random_i32(rng: &mut SmallRng, shape: &[usize]) -> Tensor<i32, Cpu> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn repeated_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
     let Some(gpu) = gpu() else { return };
     let mut rng = SmallRng::seed_from_u64(0x1a0c);
@@ -74,6 +78,10 @@ fn repeated_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn a_cached_plan_is_not_reused_across_element_types_or_ops() {
     let Some(gpu) = gpu() else { return };
     let mut rng = SmallRng::seed_from_u64(7);
@@ -109,6 +117,10 @@ fn a_cached_plan_is_not_reused_across_element_types_or_ops() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn threads_launch_with_their_own_plans() {
     let Some(gpu) = gpu() else { return };
     std::thread::scope(|s| {
@@ -136,6 +148,10 @@ fn threads_launch_with_their_own_plans() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn the_profiler_sees_the_cached_path() {
     let Some(gpu) = gpu() else { return };
     let mut rng = SmallRng::seed_from_u64(3);
@@ -165,6 +181,10 @@ fn the_profiler_sees_the_cached_path() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn repeated_fused_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
     let Some(gpu) = gpu() else { return };
     let mut rng = SmallRng::seed_from_u64(0xf05e);

@@ -489,6 +489,10 @@ macro_rules! elements {
 const TRANSCENDENTAL: Tol = Tol::Ulps(8.0);
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn unary_ops_match_the_cpu() {
     let Some(ctx) = ctx() else { return };
     each!(check_unary, ctx, Neg, Tol::Exact; f32, f64, f16, bf16, i32, i64);
@@ -524,6 +528,10 @@ macro_rules! scalar_op {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn scalar_ops_match_the_cpu() {
     let Some(ctx) = ctx() else { return };
     scalar_op!(ctx, AddScalar(2.5); f32, f64, f16, bf16);
@@ -546,6 +554,10 @@ macro_rules! casts_to {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn casts_match_the_cpu() {
     let Some(ctx) = ctx() else { return };
     casts_to!(ctx, f32);
@@ -559,6 +571,10 @@ fn casts_match_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn binary_ops_match_the_cpu() {
     let Some(ctx) = ctx() else { return };
     numeric!(check_binary, ctx, Add, Tol::Exact);
@@ -590,6 +606,10 @@ macro_rules! ternary_at {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn ternary_ops_match_the_cpu() {
     let Some(ctx) = ctx() else { return };
     where_at!(ctx; f32, f64, f16, bf16, i32, i64, u8, bool);
@@ -657,6 +677,10 @@ fn transposed(rows: usize, cols: usize) -> (Layout, usize) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn transposed_inputs_take_the_tiled_form() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(11);
@@ -715,6 +739,10 @@ fn transposed_inputs_take_the_tiled_form() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn broadcasts_take_the_inner_vector_form() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(21);
@@ -756,6 +784,10 @@ fn broadcasts_take_the_inner_vector_form() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn misaligned_contiguous_views_fall_back_to_narrower_vectors() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(31);
@@ -770,6 +802,10 @@ fn misaligned_contiguous_views_fall_back_to_narrower_vectors() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn fill_writes_the_view_and_nothing_else() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(41);
@@ -803,6 +839,10 @@ fn fill_writes_the_view_and_nothing_else() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn in_place_ops_read_before_they_write() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(51);
@@ -832,6 +872,10 @@ fn in_place_ops_read_before_they_write() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn bad_layouts_are_errors_and_write_nothing() {
     let Some(ctx) = ctx() else { return };
     let a = upload(ctx, &[1.0f32; 64]);
@@ -868,6 +912,10 @@ fn bad_layouts_are_errors_and_write_nothing() {
 
 /// Views whose offsets pass 2^31 with few elements: rows 2^31 elements apart.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn far_offsets_use_64_bit_index_math() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(61);
@@ -905,6 +953,10 @@ fn far_offsets_use_64_bit_index_math() {
 /// 2^31 + 4097 bytes: a contiguous add_scalar and a strided (reversed) copy, both at 64-bit
 /// index width, compared in full.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn more_than_2_pow_31_elements() {
     let Some(ctx) = ctx() else { return };
     let n = (1usize << 31) + 4097;
@@ -965,6 +1017,10 @@ fn more_than_2_pow_31_elements() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn index_widths_agree_on_a_contiguous_and_a_strided_case() {
     let Some(ctx) = ctx() else { return };
     let mut rng = SmallRng::seed_from_u64(71);

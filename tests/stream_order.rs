@@ -50,6 +50,10 @@ fn assert_all_eq(what: &str, got: &[f32], want: impl Fn(usize) -> f32) {
 /// A push on a non-blocking stream, the GPU copy lent with `gpu_after`, then a tensor op
 /// on it (which runs on the default stream): the op must read the pushed data.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn op_on_the_default_stream_reads_a_push_made_on_another_stream() -> Result<()> {
     let Some(gpu) = gpu_or_skip("op_on_the_default_stream_reads_a_push_made_on_another_stream")
     else {
@@ -79,6 +83,10 @@ fn op_on_the_default_stream_reads_a_push_made_on_another_stream() -> Result<()> 
 /// Memory whose own stream is `s`, written by a tensor op on the default stream, then
 /// `into_cpu()` (which copies on `s`): the copy must see the write.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn download_on_the_memory_stream_sees_a_default_stream_write() -> Result<()> {
     let Some(gpu) = gpu_or_skip("download_on_the_memory_stream_sees_a_default_stream_write") else {
         return Ok(());
@@ -102,6 +110,10 @@ fn download_on_the_memory_stream_sees_a_default_stream_write() -> Result<()> {
 /// A second push of the same memory on the same stream while a kernel on the default
 /// stream still reads the first contents: the push must wait for the read.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn a_second_push_waits_for_a_reader_on_another_stream() -> Result<()> {
     let Some(gpu) = gpu_or_skip("a_second_push_waits_for_a_reader_on_another_stream") else {
         return Ok(());
@@ -126,6 +138,10 @@ fn a_second_push_waits_for_a_reader_on_another_stream() -> Result<()> {
 /// A copy between storages on a third stream, between a write on one stream and a read on
 /// another: every hop is ordered.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn copies_chain_across_three_streams() -> Result<()> {
     let Some(gpu) = gpu_or_skip("copies_chain_across_three_streams") else {
         return Ok(());
@@ -154,6 +170,10 @@ fn copies_chain_across_three_streams() -> Result<()> {
 
 /// One stream throughout: the memory never reports another stream to wait for.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn one_stream_throughout_tracks_nothing() -> Result<()> {
     let Some(gpu) = gpu_or_skip("one_stream_throughout_tracks_nothing") else {
         return Ok(());
@@ -276,6 +296,10 @@ fn triple<T>(v: &mut [T], d: usize, a: usize, b: usize) -> (&mut T, &T, &T) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn random_sequences_over_four_streams_match_a_cpu_model() -> Result<()> {
     let Some(gpu) = gpu_or_skip("random_sequences_over_four_streams_match_a_cpu_model") else {
         return Ok(());
@@ -376,6 +400,10 @@ fn random_sequences_over_four_streams_match_a_cpu_model() -> Result<()> {
 /// A fused expression (one generated kernel, on the default stream) reading memory pushed on
 /// another stream behind a sleep: the kernel must see the pushed data, every element.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn a_fused_kernel_reads_a_push_made_on_another_stream() -> Result<()> {
     let Some(gpu) = gpu_or_skip("a_fused_kernel_reads_a_push_made_on_another_stream") else {
         return Ok(());
@@ -407,6 +435,10 @@ fn a_fused_kernel_reads_a_push_made_on_another_stream() -> Result<()> {
 /// A fused kernel on the default stream, behind a sleep, writing memory whose own stream is
 /// `s`, then `into_cpu()` on `s`: the copy must see the fused write.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn download_on_the_memory_stream_sees_a_fused_write() -> Result<()> {
     let Some(gpu) = gpu_or_skip("download_on_the_memory_stream_sees_a_fused_write") else {
         return Ok(());

@@ -321,6 +321,10 @@ fn copies(m: &TransferStats) -> (usize, usize) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn allocation_cpu_gpu() {
     let Some(gpu) = gpu_or_skip("allocation_cpu_gpu") else {
         return;
@@ -344,6 +348,10 @@ fn allocation_cpu_gpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn allocation_gpu() {
     let Some(gpu) = gpu_or_skip("allocation_gpu") else {
         return;
@@ -363,6 +371,10 @@ fn allocation_gpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_read() {
     let Some(gpu) = gpu_or_skip("gpu_read") else {
         return;
@@ -388,6 +400,10 @@ fn gpu_read() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_write() {
     let Some(gpu) = gpu_or_skip("gpu_write") else {
         return;
@@ -415,6 +431,10 @@ fn gpu_write() {
 /// The Caffe documentation's walkthrough, line by line: where a copy happens and where none
 /// does, and the values each side holds. It starts from data written on the CPU.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn caffe_walkthrough_gpu() {
     let Some(gpu) = gpu_or_skip("caffe_walkthrough_gpu") else {
         return;
@@ -482,6 +502,10 @@ fn caffe_walkthrough_gpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn async_push_then_wait_or_order_a_stream() {
     let Some(gpu) = gpu_or_skip("async_push_then_wait_or_order_a_stream") else {
         return;
@@ -507,6 +531,10 @@ fn async_push_then_wait_or_order_a_stream() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn async_push_of_cpu_only_memory_hands_it_back() {
     let Some(gpu) = gpu_or_skip("async_push_of_cpu_only_memory_hands_it_back") else {
         return;
@@ -519,6 +547,10 @@ fn async_push_of_cpu_only_memory_hands_it_back() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn adopted_gpu_storage_and_set_gpu_data() {
     let Some(gpu) = gpu_or_skip("adopted_gpu_storage_and_set_gpu_data") else {
         return;
@@ -548,6 +580,10 @@ fn adopted_gpu_storage_and_set_gpu_data() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn borrowed_buffer_round_trips_through_the_gpu() {
     let Some(gpu) = gpu_or_skip("borrowed_buffer_round_trips_through_the_gpu") else {
         return;
@@ -567,6 +603,10 @@ fn borrowed_buffer_round_trips_through_the_gpu() {
 /// A borrowed buffer whose memory ends with the GPU as head gets the GPU's data back: by
 /// `release()` (which returns errors) or by dropping the memory (which records them).
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn borrowed_buffer_gets_the_gpu_data_back_when_the_borrow_ends() {
     let Some(gpu) = gpu_or_skip("borrowed_buffer_gets_the_gpu_data_back_when_the_borrow_ends")
     else {
@@ -600,6 +640,10 @@ fn borrowed_buffer_gets_the_gpu_data_back_when_the_borrow_ends() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn erased_memory_runs_caffes_api_on_the_gpu() {
     let Some(gpu) = gpu_or_skip("erased_memory_runs_caffes_api_on_the_gpu") else {
         return;
@@ -680,6 +724,10 @@ impl Model {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn gpu_sequences_match_caffe_model() {
     let Some(gpu) = gpu_or_skip("gpu_sequences_match_caffe_model") else {
         return;

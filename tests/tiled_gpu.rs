@@ -252,6 +252,10 @@ fn permutes_of<T: Sample>(gpu: &Gpu, seed: u64, binary: Binary<T>) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn random_permutes_of_every_type_match_the_cpu() {
     let Some(gpu) = gpu_or_skip("random_permutes_of_every_type_match_the_cpu") else {
         return;
@@ -267,6 +271,10 @@ fn random_permutes_of_every_type_match_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn common_permutes_plan_tiles_and_match_the_cpu() {
     let Some(gpu) = gpu_or_skip("common_permutes_plan_tiles_and_match_the_cpu") else {
         return;
@@ -298,6 +306,10 @@ fn common_permutes_plan_tiles_and_match_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn zero_size_permutes_launch_nothing() {
     let Some(gpu) = gpu_or_skip("zero_size_permutes_launch_nothing") else {
         return;
@@ -314,6 +326,10 @@ fn zero_size_permutes_launch_nothing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn fused_expression_with_a_permuted_leaf_matches_eager() {
     let Some(gpu) = gpu_or_skip("fused_expression_with_a_permuted_leaf_matches_eager") else {
         return;
@@ -451,6 +467,10 @@ fn vector_cases_of<T: Sample>(gpu: &Gpu, seed: u64, binary: Binary<T>) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn vector_tiles_of_small_types_match_the_cpu() {
     let Some(gpu) = gpu_or_skip("vector_tiles_of_small_types_match_the_cpu") else {
         return;
@@ -527,6 +547,10 @@ fn unstaged_inputs_of<T: Sample + typestate_tensor::element::Numeric>(gpu: &Gpu,
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu() {
     let Some(gpu) = gpu_or_skip("vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu")
     else {
@@ -539,6 +563,10 @@ fn vector_tiles_with_unstaged_inputs_of_any_alignment_match_the_cpu() {
 
 /// A fused expression over a permuted `f16` leaf with vector tiles, one and two outputs.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn fused_vector_tiles_match_eager() {
     let Some(gpu) = gpu_or_skip("fused_vector_tiles_match_eager") else {
         return;
@@ -573,6 +601,10 @@ fn fused_vector_tiles_match_eager() {
 /// vector tiles of 4 elements) plus a scalar, checked against the formula the input was built from at every element of
 /// a few whole rows and columns and at 2^20 random places.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn more_than_2_pow_31_u8_elements_transpose() {
     let Some(gpu) = gpu_or_skip("more_than_2_pow_31_u8_elements_transpose") else {
         return;

@@ -27,6 +27,10 @@ fn random_tensor(rng: &mut SmallRng) -> Tensor<f32> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn round_trips_of_strided_tensors_keep_every_element() -> typestate_tensor::Result<()> {
     let Some(gpu) = gpu() else { return Ok(()) };
     let mut rng = SmallRng::seed_from_u64(7);
@@ -55,6 +59,10 @@ fn round_trips_of_strided_tensors_keep_every_element() -> typestate_tensor::Resu
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
 fn async_transfers_borrow_host_memory_until_done() -> typestate_tensor::Result<()> {
     let Some(gpu) = gpu() else { return Ok(()) };
     let stream = gpu.new_stream()?;

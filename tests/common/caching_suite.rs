@@ -425,10 +425,15 @@ pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, config: CachingCon
 /// a printed line, when it is false (a GPU source on a machine without a GPU).
 macro_rules! caching_suite_tests {
     ($make:expr) => {
-        crate::common::caching_suite::caching_suite_tests!($make, skip_unless: || true);
+        crate::common::caching_suite::caching_suite_tests!(@suite [] $make, || true);
     };
+    // `skip_unless` is the GPU's availability: these tests are also ignored (reported, not
+    // passed) unless the `gpu-tests` feature is on.
     ($make:expr, skip_unless: $available:expr) => {
-        crate::common::suite_module!(caching_suite, $make, $available; [
+        crate::common::caching_suite::caching_suite_tests!(@suite [gpu] $make, $available);
+    };
+    (@suite [$($gpu:ident)?] $make:expr, $available:expr) => {
+        crate::common::suite_module!($($gpu)? caching_suite, $make, $available; [
             requests_round_up_to_512_bytes,
             small_requests_share_a_2mib_segment,
             requests_up_to_10mib_share_20mib_segments,

@@ -3,7 +3,8 @@
 //! A test body is a generic function `fn name<D: TestDevice>(dev: &D)`; the [`test_device!`]
 //! macro instantiates it as `name_cpu` (on [`Cpu`]) and `name_gpu` (on GPU 0). Without a CUDA
 //! driver or a GPU, `name_gpu` prints
-//! `name_gpu: skipped, no CUDA driver or GPU on this machine` and passes.
+//! `name_gpu: skipped, no CUDA driver or GPU on this machine` and passes. Without the
+//! `gpu-tests` feature `name_gpu` is not run at all: it is reported as ignored.
 //!
 //! Bodies build their inputs on the host, move them with [`TestDevice::upload`], and read
 //! results back with [`host`]; the references (ndarray, plain loops) stay on the host and do
@@ -141,6 +142,10 @@ macro_rules! test_device {
         }
 
         #[test]
+        #[cfg_attr(
+            not(feature = "gpu-tests"),
+            ignore = "needs a GPU: cargo test --features gpu-tests"
+        )]
         fn $gpu() {
             if let Some(gpu) = $crate::common::device::gpu_or_skip(stringify!($gpu)) {
                 $body(&gpu);

@@ -107,10 +107,15 @@ pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, cases: u32) {
 /// a printed line, when it is false (a GPU source on a machine without a GPU).
 macro_rules! host_suite_tests {
     ($make:expr) => {
-        crate::common::host_suite::host_suite_tests!($make, skip_unless: || true);
+        crate::common::host_suite::host_suite_tests!(@suite [] $make, || true);
     };
+    // `skip_unless` is the GPU's availability: these tests are also ignored (reported, not
+    // passed) unless the `gpu-tests` feature is on.
     ($make:expr, skip_unless: $available:expr) => {
-        crate::common::suite_module!(host_suite, $make, $available; [
+        crate::common::host_suite::host_suite_tests!(@suite [gpu] $make, $available);
+    };
+    (@suite [$($gpu:ident)?] $make:expr, $available:expr) => {
+        crate::common::suite_module!($($gpu)? host_suite, $make, $available; [
             sizes_round_up_to_powers_of_two,
             a_freed_block_waits_for_its_streams_then_serves_its_class,
             empty_cache_and_free_direct_return_blocks,

@@ -95,6 +95,27 @@ macro_rules! suite_module {
             $($extra)*
         }
     };
+    // A suite over GPU memory: ignored (not passed) unless the `gpu-tests` feature is on.
+    (gpu $module:ident, $make:expr, $available:expr; [$($name:ident),+ $(,)?] $($extra:item)*) => {
+        mod $module {
+            use super::*;
+            use crate::common::run_if;
+            use crate::common::$module as suite;
+
+            $(
+                #[test]
+                #[cfg_attr(
+                    not(feature = "gpu-tests"),
+                    ignore = "needs a GPU: cargo test --features gpu-tests"
+                )]
+                fn $name() {
+                    run_if($available, || suite::$name(($make)()));
+                }
+            )+
+
+            $($extra)*
+        }
+    };
 }
 pub(crate) use suite_module;
 

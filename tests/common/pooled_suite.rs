@@ -146,10 +146,15 @@ pub fn random_sequences<S: SuiteSource>(make: impl Fn() -> S, cases: u32) {
 /// a printed line, when it is false (a GPU source on a machine without a GPU).
 macro_rules! pooled_suite_tests {
     ($make:expr) => {
-        crate::common::pooled_suite::pooled_suite_tests!($make, skip_unless: || true);
+        crate::common::pooled_suite::pooled_suite_tests!(@suite [] $make, || true);
     };
+    // `skip_unless` is the GPU's availability: these tests are also ignored (reported, not
+    // passed) unless the `gpu-tests` feature is on.
     ($make:expr, skip_unless: $available:expr) => {
-        crate::common::suite_module!(pooled_suite, $make, $available; [
+        crate::common::pooled_suite::pooled_suite_tests!(@suite [gpu] $make, $available);
+    };
+    (@suite [$($gpu:ident)?] $make:expr, $available:expr) => {
+        crate::common::suite_module!($($gpu)? pooled_suite, $make, $available; [
             only_requests_of_the_same_bucket_reuse_a_region,
             power2_buckets_reuse_across_their_range,
             streams_have_separate_buckets,
