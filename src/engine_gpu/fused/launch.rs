@@ -12,7 +12,7 @@ use crate::element::DType;
 use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
 use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
 use crate::engine_gpu::pointwise::launch::{
-    launch_kernel, operand_addresses, pack_args, patch_args,
+    launch_cached, launch_kernel, operand_addresses, pack_args,
 };
 use crate::engine_gpu::pointwise::plan::{
     launch_grid, plan_checked_outputs, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
@@ -211,29 +211,14 @@ fn go<const N: usize>(
             ops.ptrs,
             ops.n_out,
         );
-        let hit = plan_cache::with_hit(&words, |cached| {
-            let scalars = program.scalars.iter().map(scalar_arg_bytes);
-            if !patch_args(cached, ops.ptrs, scalars) {
-                return None;
-            }
-            // SAFETY: the cached arguments are those packed below for a launch with this
-            // signature: the same program, element types, views over the same shape and
-            // address alignments, so the same kernel, form, count and offset calculator.
-            // `patch_args` replaced the addresses with this launch's (each buffer's address
-            // plus the same first-element offset) and the scalars with this program's. The
-            // views were checked against these storages by the caller (`launch`), as for
-            // the uncached launch below, whose safety argument holds unchanged.
-            Some(unsafe {
-                launch_kernel(
-                    stream.cuda(),
-                    &cached.kernel,
-                    cached.grid,
-                    cached.block,
-                    &mut cached.args,
-                )
-            })
-        });
-        if let Some(Some(launched)) = hit {
+        let scalars = program.scalars.iter().map(scalar_arg_bytes);
+        // SAFETY: the caller (`launch`) checked these views against their storages, which
+        // the handles keep alive and whose frees are stream-ordered after the launch; the
+        // aliasing argument of the uncached launch below holds for any buffers with this
+        // signature (outputs borrowed mutably, `LeafOverlapsOutput`, current values read
+        // through their output's own layout); the scalars are this program's.
+        let hit = unsafe { launch_cached(stream.cuda(), &words, ops.ptrs, scalars, || ()) };
+        if let Some(launched) = hit {
             SIGNATURE.with(|w| *w.borrow_mut() = words);
             return launched;
         }

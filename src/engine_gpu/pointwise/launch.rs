@@ -338,30 +338,17 @@ unsafe fn launch<const N: usize>(
         // The output's layout is part of the signature and was checked writable when the
         // plan was cached, so a hit skips that check.
         lap.lap(Stage::Validate);
-        let hit = plan_cache::with_hit(signature.words(), |cached| {
-            let ptrs = operands.map(|(_, o)| o.ptr);
-            if !patch_args(cached, &ptrs, op.scalars.map(|s| (s.bytes, s.len))) {
-                return None;
-            }
-            lap.lap(Stage::CacheHit);
-            // SAFETY: the cached arguments are those `prepare` packed for a launch with this
-            // signature, so of the same kernel, form, count and offset calculator; `patch`
-            // replaced the addresses with this launch's buffers' (each buffer's address plus
-            // the same first-element offset) and the scalars with this op's. The views are
-            // the same as that launch's (the signature holds them) and were checked against
-            // these buffers above, so every access stays inside them, which the caller keeps
-            // alive (this function's contract).
-            Some(unsafe {
-                launch_kernel(
-                    stream,
-                    &cached.kernel,
-                    cached.grid,
-                    cached.block,
-                    &mut cached.args,
-                )
+        let ptrs = operands.map(|(_, o)| o.ptr);
+        let scalars = op.scalars.map(|s| (s.bytes, s.len));
+        // SAFETY: the views are those in the signature and were checked against these
+        // buffers above, which the caller keeps alive for the kernel (this function's
+        // contract); the scalars are this op's, of the signature's types.
+        let hit = unsafe {
+            launch_cached(stream, signature.words(), &ptrs, scalars, || {
+                lap.lap(Stage::CacheHit)
             })
-        });
-        if let Some(Some(launched)) = hit {
+        };
+        if let Some(launched) = hit {
             lap.lap(Stage::Driver);
             return launched;
         }
@@ -404,11 +391,53 @@ unsafe fn launch<const N: usize>(
     Ok(())
 }
 
+/// Launches the plan this thread cached for the signature `words`, with this launch's
+/// buffer addresses `ptrs` (operands in the signature's order) and `scalars` patched in
+/// (`patch_args`); `on_patched` runs between the patch and the driver call (the profiler's
+/// lap). `None` when there is no such plan or the patch does not fit it: the caller then
+/// takes the uncached path, which reports any error.
+///
+/// # Safety
+/// The launch's operand views are the ones the signature was made from, each checked to lie
+/// within its buffer (whose address is in `ptrs`) and kept alive until the kernel has run;
+/// the aliasing rules of the uncached launch that cached the plan hold for these buffers;
+/// `scalars` are the launch's scalars, of the types in the signature.
+pub(crate) unsafe fn launch_cached(
+    stream: &CudaStream,
+    words: &[u64],
+    ptrs: &[u64],
+    scalars: impl IntoIterator<Item = ([u8; 8], usize)>,
+    on_patched: impl FnOnce(),
+) -> Option<Result<(), Error>> {
+    plan_cache::with_hit(words, |cached| {
+        if !patch_args(cached, ptrs, scalars) {
+            return None;
+        }
+        on_patched();
+        // SAFETY: the cached arguments were packed by an uncached launch with this
+        // signature: the same kernel, form, count and offset calculator over the same views
+        // and address alignments. `patch_args` replaced the addresses with this launch's
+        // (each buffer's address plus the same first-element offset) and the scalars with
+        // this launch's, so every access stays inside the checked views of live buffers
+        // (this function's contract).
+        Some(unsafe {
+            launch_kernel(
+                stream,
+                &cached.kernel,
+                cached.grid,
+                cached.block,
+                &mut cached.args,
+            )
+        })
+    })
+    .flatten()
+}
+
 /// Puts a launch's operand addresses (`ptrs[k]` plus the cached first-element offset) and
 /// scalars into `cached`'s arguments: slots `0..ptrs.len()`, then, after the count, one slot
 /// per scalar (`pack_args`'s order). `false`, leaving the launch to the uncached path (which
 /// reports the error), when an address overflows or a scalar's size is not the cached one.
-pub(crate) fn patch_args(
+fn patch_args(
     cached: &mut CachedLaunch,
     ptrs: &[u64],
     scalars: impl IntoIterator<Item = ([u8; 8], usize)>,
