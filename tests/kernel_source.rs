@@ -451,7 +451,7 @@ fn the_whole_product_compiles() {
 /// every element type of the float chain) compile in every form and index width.
 #[test]
 fn fused_sources_compile_in_every_form() {
-    use typestate_tensor::gpu::fused::source::{FusedBody, FusedSpec};
+    use typestate_tensor::gpu::fused::source::{FusedBody, FusedSpec, Rounding};
     use typestate_tensor::tensor::expr::{self, program::Program};
     use typestate_tensor::tensor::Tensor;
     use typestate_tensor::Cpu;
@@ -489,7 +489,24 @@ fn fused_sources_compile_in_every_form() {
     let v = vc * 0.99f32 + a.lazy().square() * 0.01f32;
     let p = pc - m.clone() / (v.clone().sqrt() + 1e-8f32);
     let adam_in_place = (p, m, v);
+    // Ops exact in their half type (not rounded again in the lean form), outputs of half
+    // and u8 types returned in their storage type, one of them an exact op's value.
+    let b = Tensor::<half::bf16>::zeros(&[4, 4]).unwrap();
+    let hb = half::bf16::from_f32(0.5);
+    let exact = expr::where_(b.lazy().lt(&b), -b.lazy(), b.lazy().abs())
+        .maximum(&b)
+        .clamp_scalar(-hb, hb)
+        .floor();
+    let exact_u8 = (b.lazy() * hb).cast::<u8>();
+    let signed = b.lazy().sign() + hb;
     let mut programs = vec![gelu.program(), chain.program(), select.program()];
+    {
+        let mut two = Program::<Cpu>::default();
+        exact.build_output(&mut two);
+        exact_u8.build_output(&mut two);
+        signed.build_output(&mut two);
+        programs.push(two);
+    }
     {
         // p, m, v in one program, built as `eval_into` builds a tuple.
         let (p, m, v) = &adam;
@@ -561,13 +578,16 @@ fn fused_sources_compile_in_every_form() {
         assert!(n <= 12);
         for form in forms {
             for index in WIDTHS {
-                let spec = FusedSpec {
-                    signature: signature.clone(),
-                    form,
-                    index,
-                    vector: VectorShape::DEFAULT,
-                };
-                sources.push((spec.entry_name(), spec.source(&body)));
+                for rounding in [Rounding::Lean, Rounding::Every] {
+                    let spec = FusedSpec {
+                        signature: signature.clone(),
+                        form,
+                        index,
+                        vector: VectorShape::DEFAULT,
+                        rounding,
+                    };
+                    sources.push((spec.entry_name(), spec.source(&body)));
+                }
             }
         }
     }

@@ -21,7 +21,9 @@
 //!
 //! Semantics worth knowing: integer arithmetic wraps and integer division by zero gives 0
 //! ([`Numeric`]); `maximum`, `minimum` and both clamps propagate NaN (PyTorch's `maximum`);
-//! `relu(NaN)` is NaN and `relu(-0.0)` is `+0.0`; `round` rounds half to even (CUDA `rint`,
+//! `relu(NaN)` is NaN and `relu(-0.0)` is `+0.0`; on the GPU, `sigmoid` and `silu`
+//! (`ts_sigmoid`, `ts_silu` in `kernels/ops.cuh`) divide by `1 + e^-|a|` without an IEEE
+//! division, within the same tolerances; `round` rounds half to even (CUDA `rint`,
 //! `torch.round`); `fma` and `lerp` use one fused multiply-add, so NVRTC's `--fmad`
 //! contraction cannot make the GPU differ from the CPU; comparisons with NaN are false except
 //! `ne`; `exp` on `f32` is vectorised on the CPU (within 1 ulp).
@@ -104,7 +106,7 @@ macro_rules! for_each_unary_op {
                 |a| in_compute!(T as C; x = a => x.tanh())
                 => tanh, tanh_into, tanh_: "tanh(a)";
             /// `1 / (1 + e^-a)`.
-            Sigmoid: FloatElement => T, "sigmoid", "1 / (1 + exp(-a))",
+            Sigmoid: FloatElement => T, "sigmoid", "ts_sigmoid(a)",
                 |a| in_compute!(T as C; x = a => 1.0 / (1.0 + ComputeMath::exp(-x)))
                 => sigmoid, sigmoid_into, sigmoid_: "1 / (1 + e^-a)";
             /// GELU, erf form: `a / 2 * (1 + erf(a / sqrt 2))`.
@@ -114,7 +116,7 @@ macro_rules! for_each_unary_op {
                     x / 2.0 * (1.0 + ComputeMath::erf(x * std::f64::consts::FRAC_1_SQRT_2 as C)))
                 => gelu, gelu_into, gelu_: "gelu(a)";
             /// SiLU (swish): `a * sigmoid(a)`.
-            Silu: FloatElement => T, "silu", "a / (1 + exp(-a))",
+            Silu: FloatElement => T, "silu", "ts_silu(a)",
                 |a| in_compute!(T as C; x = a => x / (1.0 + ComputeMath::exp(-x)))
                 => silu, silu_into, silu_: "a * sigmoid(a)";
             /// `1 / a`.

@@ -10,6 +10,66 @@ use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VectorShape};
 use crate::engine_gpu::pointwise::source::{headers, write_entry, Entry, Operand};
 use crate::tensor::expr::program::{Instr, ScalarValue};
 
+/// How a fused functor rounds the values it computes. Either way every value equals what
+/// eager evaluation stores (each op's result rounded to its element type); the forms differ
+/// only in the instructions they take to say so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Rounding {
+    /// Skips what is the identity: an op of [`EXACT_IN_TYPE`] over values of its own half
+    /// type gives a value of that type, so its result is not rounded and widened again; and
+    /// an output's value is rounded once, straight into the stored type, not rounded,
+    /// widened and converted again by the store. Saves two instructions per such op and
+    /// per output element (an `f16` `abs`'s rounding is an `F2F` of the slow conversion
+    /// pipe).
+    #[default]
+    Lean,
+    /// Rounds and widens after every op and cast, and returns outputs in the compute type
+    /// (the generator's first form; [`ROUNDING_ENV`]` = every`).
+    Every,
+}
+
+/// The environment variable that picks [`Rounding`]: `every` for [`Rounding::Every`],
+/// anything else (or unset) for [`Rounding::Lean`]. Read once per process.
+pub const ROUNDING_ENV: &str = "TYPESTATE_TENSOR_FUSED_ROUNDING";
+
+impl Rounding {
+    /// This process's setting ([`ROUNDING_ENV`]).
+    pub fn current() -> Self {
+        static CURRENT: std::sync::OnceLock<Rounding> = std::sync::OnceLock::new();
+        *CURRENT.get_or_init(
+            || match std::env::var(ROUNDING_ENV).as_deref().map(str::trim) {
+                Ok("every") => Rounding::Every,
+                _ => Rounding::Lean,
+            },
+        )
+    }
+}
+
+/// Ops whose result, computed in `float` from `f16` (or `bf16`) values, is always an `f16`
+/// (`bf16`) value again, so rounding it changes nothing: sign and magnitude changes, a
+/// choice among the inputs (or 0, 1, -1 or NaN), and rounding to an integer (every integer
+/// up to an `f16`'s 2^11 and a `bf16`'s 2^8 is a value, and larger values are integers
+/// already). A NaN may keep another payload than a rounded one would; every consumer treats
+/// NaNs alike (arithmetic returns the canonical NaN, comparisons are false, conversions to
+/// integers give 0, stored NaNs compare equal in the tests). `tests` below checks the rule
+/// on every `f16` and `bf16` value through the CPU closures, which compute exactly what the
+/// CUDA expressions do for these ops.
+pub const EXACT_IN_TYPE: &[&str] = &[
+    "neg",
+    "abs",
+    "sign",
+    "relu",
+    "floor",
+    "ceil",
+    "round",
+    "copy",
+    "maximum",
+    "minimum",
+    "clamp",
+    "clamp_scalar",
+    "where",
+];
+
 /// What decides a fused kernel's code: the cache key of its module.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FusedSpec {
@@ -22,6 +82,8 @@ pub struct FusedSpec {
     pub index: IndexWidth,
     /// Work per thread and block size of the contiguous vector form.
     pub vector: VectorShape,
+    /// How the functor rounds.
+    pub rounding: Rounding,
 }
 
 /// The program text a [`FusedSpec`] is generated from (everything but the form).
@@ -126,12 +188,29 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
         s,
         "struct ts_fused {{\n{scalar_members}  __device__ __forceinline__ auto operator()({leaf_params}) const {{"
     );
+    let lean = spec.rounding == Rounding::Lean;
+    // Values returned in their storage type (`r{k}`), rounded once (lean form only).
+    let mut stored = vec![false; body.instrs.len()];
     for (k, instr) in body.instrs.iter().enumerate() {
         let t = body.types[k];
         let (ct, st) = (compute(t), storage(t));
-        let value = match instr {
-            Instr::Leaf { leaf } => format!("x{leaf}"),
-            Instr::Scalar { slot } => format!("s{slot}"),
+        // The value before rounding, for ops and casts.
+        let raw = match instr {
+            Instr::Leaf { leaf } => {
+                let _ = writeln!(s, "    const {ct} v{k} = x{leaf};");
+                continue;
+            }
+            Instr::Scalar { slot } => {
+                let _ = writeln!(s, "    const {ct} v{k} = s{slot};");
+                continue;
+            }
+            // The launch reads current values as extra leaves
+            // (`Program::instrs_with_currents_as_leaves`); a body given one directly names
+            // an undefined value, which NVRTC refuses.
+            Instr::Current { output } => {
+                let _ = writeln!(s, "    const {ct} v{k} = ts_current_not_bound_{output};");
+                continue;
+            }
             Instr::Op { args, params, .. } => {
                 let init = match params {
                     Some([p0, p1]) => format!("{{s{p0}, s{p1}}}"),
@@ -142,28 +221,44 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
                     .map(|(a, _)| format!("v{a}"))
                     .collect::<Vec<_>>()
                     .join(", ");
-                format!("ts_conv<{ct}>::from(ts_conv<{st}>::from(ts_op{k}{init}({call})))")
+                format!("ts_op{k}{init}({call})")
             }
-            Instr::Cast { arg, .. } => {
-                format!("ts_conv<{ct}>::from(ts_conv<{st}>::from(v{arg}))")
-            }
-            // The launch reads current values as extra leaves
-            // (`Program::instrs_with_currents_as_leaves`); a body given one directly names
-            // an undefined value, which NVRTC refuses.
-            Instr::Current { output } => format!("ts_current_not_bound_{output}"),
+            Instr::Cast { arg, .. } => format!("v{arg}"),
         };
-        let _ = writeln!(s, "    const {ct} v{k} = {value};");
+        let exact = lean && exact_in_type(instr);
+        let is_result = body.results.contains(&k);
+        if lean && is_result && ct != st {
+            // Rounded once into the stored type; the compute-type value only if read on.
+            stored[k] = true;
+            let _ = writeln!(s, "    const {st} r{k} = ts_conv<{st}>::from({raw});");
+            let widened = if exact {
+                raw
+            } else {
+                format!("ts_conv<{ct}>::from(r{k})")
+            };
+            let _ = writeln!(s, "    const {ct} v{k} = {widened};");
+        } else if exact {
+            let _ = writeln!(s, "    const {ct} v{k} = {raw};");
+        } else {
+            let _ = writeln!(
+                s,
+                "    const {ct} v{k} = ts_conv<{ct}>::from(ts_conv<{st}>::from({raw}));"
+            );
+        }
     }
+    let result = |r: &usize| {
+        if stored[*r] {
+            format!("r{r}")
+        } else {
+            format!("v{r}")
+        }
+    };
     match body.results {
         [one] => {
-            let _ = writeln!(s, "    return v{one};");
+            let _ = writeln!(s, "    return {};", result(one));
         }
         many => {
-            let list = many
-                .iter()
-                .map(|r| format!("v{r}"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = many.iter().map(result).collect::<Vec<_>>().join(", ");
             let _ = writeln!(s, "    return ts_make_tuple({list});");
         }
     }
@@ -209,6 +304,22 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
     );
 }
 
+/// Whether `instr` is an op of [`EXACT_IN_TYPE`] whose result is `f16` or `bf16` and whose
+/// float arguments all have that type (a `where` mask is `bool`), so its result needs no
+/// rounding.
+fn exact_in_type(instr: &Instr) -> bool {
+    match instr {
+        Instr::Op {
+            name, args, out, ..
+        } => {
+            matches!(out, DType::F16 | DType::BF16)
+                && EXACT_IN_TYPE.contains(name)
+                && args.iter().all(|&(_, t)| t == *out || t == DType::Bool)
+        }
+        _ => false,
+    }
+}
+
 /// A scalar's kernel-argument bytes: its value in its compute type (`f16`/`bf16` widened to
 /// `float`, `u8` to `unsigned int`), little-endian like the device.
 pub fn scalar_arg(v: &ScalarValue) -> Vec<u8> {
@@ -232,4 +343,117 @@ pub fn scalar_arg_bytes(v: &ScalarValue) -> ([u8; 8], usize) {
         DType::Bool => put(&[u8::from(b != 0)]),
     };
     (out, len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::table::{
+        Abs, Ceil, Clamp, ClampScalar, Floor, Identity, Maximum, Minimum, Neg, Relu, Round, Sign,
+        Where,
+    };
+    use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
+    use half::{bf16, f16};
+
+    /// Every value of a half type, widened to `f32`, and whether an `f32` is one.
+    struct Half {
+        values: Vec<f32>,
+        holds: fn(f32) -> bool,
+    }
+
+    fn halves() -> [Half; 2] {
+        [
+            Half {
+                values: (0..=u16::MAX).map(|b| f16::from_bits(b).to_f32()).collect(),
+                holds: |x| f16::from_f32(x).to_f32().to_bits() == x.to_bits(),
+            },
+            Half {
+                values: (0..=u16::MAX)
+                    .map(|b| bf16::from_bits(b).to_f32())
+                    .collect(),
+                holds: |x| bf16::from_f32(x).to_f32().to_bits() == x.to_bits(),
+            },
+        ]
+    }
+
+    /// The rule behind [`EXACT_IN_TYPE`], on every value: each op, computed in `f32` (the
+    /// compute type of both half types) from values of the type, gives a value of the type
+    /// (or a NaN). Binary and ternary ops pair every value with a sample of others.
+    #[test]
+    fn exact_ops_keep_half_values() {
+        for h in halves() {
+            let sample: Vec<f32> = h.values.iter().step_by(1021).copied().collect();
+            let check = |name: &str, y: f32| {
+                assert!(y.is_nan() || (h.holds)(y), "{name} gave {y:e}");
+            };
+            let mut covered = Vec::new();
+            for &name in EXACT_IN_TYPE {
+                for &x in &h.values {
+                    match name {
+                        "neg" => check(name, UnaryOp::<f32>::cpu(&Neg, x)),
+                        "abs" => check(name, UnaryOp::<f32>::cpu(&Abs, x)),
+                        "sign" => check(name, UnaryOp::<f32>::cpu(&Sign, x)),
+                        "relu" => check(name, UnaryOp::<f32>::cpu(&Relu, x)),
+                        "floor" => check(name, UnaryOp::<f32>::cpu(&Floor, x)),
+                        "ceil" => check(name, UnaryOp::<f32>::cpu(&Ceil, x)),
+                        "round" => check(name, UnaryOp::<f32>::cpu(&Round, x)),
+                        "copy" => check(name, UnaryOp::<f32>::cpu(&Identity, x)),
+                        _ => {
+                            for &y in &sample {
+                                let z = sample[(y.to_bits() as usize) % sample.len()];
+                                let v = match name {
+                                    "maximum" => BinaryOp::<f32>::cpu(&Maximum, x, y),
+                                    "minimum" => BinaryOp::<f32>::cpu(&Minimum, x, y),
+                                    "clamp" => TernaryOp::<f32, f32>::cpu(&Clamp, x, y, z),
+                                    "clamp_scalar" => UnaryOp::<f32>::cpu(&ClampScalar(y, z), x),
+                                    "where" => TernaryOp::<bool, f32>::cpu(&Where, x < y, x, y),
+                                    other => panic!("{other} has no check here"),
+                                };
+                                check(name, v);
+                            }
+                        }
+                    }
+                }
+                covered.push(name);
+            }
+            assert_eq!(covered, EXACT_IN_TYPE);
+        }
+    }
+
+    /// The lean form leaves out exactly the round trips that are identities.
+    #[test]
+    fn lean_rounding_skips_only_exact_ops() {
+        let (h, b) = (DType::F16, DType::Bool);
+        let op = |name: &'static str, args: Vec<(usize, DType)>, out: DType| Instr::Op {
+            name,
+            cuda: "a",
+            args,
+            params: None,
+            out,
+        };
+        assert!(exact_in_type(&op("abs", vec![(0, h)], h)));
+        assert!(exact_in_type(&op("where", vec![(0, b), (1, h), (2, h)], h)));
+        assert!(exact_in_type(&op(
+            "neg",
+            vec![(0, DType::BF16)],
+            DType::BF16
+        )));
+        // f32 needs no rounding anyway; other ops round; mixed types are not covered.
+        assert!(!exact_in_type(&op(
+            "abs",
+            vec![(0, DType::F32)],
+            DType::F32
+        )));
+        assert!(!exact_in_type(&op("exp", vec![(0, h)], h)));
+        assert!(!exact_in_type(&op(
+            "maximum",
+            vec![(0, h), (1, DType::F32)],
+            h
+        )));
+        assert!(!exact_in_type(&Instr::Cast {
+            arg: 0,
+            from: DType::F32,
+            to: h
+        }));
+    }
 }
