@@ -4,13 +4,16 @@
 //!
 //! Per op, it prints the host+device time (wall clock over many chains or replays queued
 //! back to back, then one synchronisation, divided by the ops: what a loop of these ops
-//! costs) and the device time (CUDA events around the same work). Run
+//! costs) and the device time (CUDA events around the same work). The graph is captured
+//! twice, with programmatic dependent launch off and on (`PdlPolicy`, docs/GRAPHS.md), and
+//! eager launches run once more as programmatic dependents, for their host cost. Run
 //! `cargo run --release --example gpu_graph_bench [-- --repeats N]` and
 //! `python scripts/bench_torch_graph.py` in the same session for `torch.cuda.graph`.
 //! Without a GPU it prints a note and exits.
 
 use std::time::Instant;
 
+use typestate_tensor::gpu::pointwise::{set_pdl_policy, PdlPolicy};
 use typestate_tensor::gpu::{Gpu, Stream};
 use typestate_tensor::tensor::{Tensor, TensorView};
 
@@ -88,18 +91,38 @@ fn main() -> Res<()> {
         Ok(())
     })?;
     let eager = chain(&x.view(), &y.view())?.to_cpu()?.to_vec();
+    // Eager launches as programmatic dependents (cuLaunchKernelEx), for the host cost.
+    set_pdl_policy(PdlPolicy::Always);
+    let (eager_pdl_wall, eager_pdl_dev) = per_op(gpu.default_stream(), rounds, || {
+        chain(&x.view(), &y.view())?;
+        Ok(())
+    })?;
 
-    let t = Instant::now();
-    let mut graph = gpu.capture((&mut x, &y), |(x, y)| chain(&x.view(), &y.view()))?;
-    let capture_ms = t.elapsed().as_secs_f64() * 1e3;
-    let replayed = graph.outputs().to_cpu()?.to_vec();
-    let max_diff = eager
-        .iter()
-        .zip(&replayed)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    let stream = graph.stream().clone();
-    let (graph_wall, graph_dev) = per_op(&stream, rounds, || Ok(graph.replay()?))?;
+    // The same chain captured twice: kernel-to-kernel edges plain, then programmatic.
+    let mut rows = Vec::new();
+    for (name, policy) in [("PDL off", PdlPolicy::Off), ("PDL on", PdlPolicy::Always)] {
+        set_pdl_policy(policy);
+        let t = Instant::now();
+        let mut graph = gpu.capture((&mut x, &y), |(x, y)| chain(&x.view(), &y.view()))?;
+        let capture_ms = t.elapsed().as_secs_f64() * 1e3;
+        let replayed = graph.outputs().to_cpu()?.to_vec();
+        let max_diff = eager
+            .iter()
+            .zip(&replayed)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        let stream = graph.stream().clone();
+        let (wall, dev) = per_op(&stream, rounds, || Ok(graph.replay()?))?;
+        // Replayed again after the timing: still the eager result.
+        let again = graph.outputs().to_cpu()?.to_vec();
+        let diff_after = eager
+            .iter()
+            .zip(&again)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        rows.push((name, capture_ms, max_diff.max(diff_after), wall, dev));
+    }
+    set_pdl_policy(PdlPolicy::Capture);
 
     println!(
         "device: {} ({} SMs)",
@@ -107,12 +130,19 @@ fn main() -> Res<()> {
         gpu.multiprocessor_count()
     );
     println!("chain: {OPS} ops (* y, + x, exp in turn) on {N} f32 elements; {rounds} chains per measurement, median of 7");
-    println!("graph capture + first run: {capture_ms:.2} ms; graph output vs eager: max |diff| {max_diff:e}");
+    for (name, capture_ms, diff, _, _) in &rows {
+        println!(
+            "graph ({name}) capture + first run: {capture_ms:.2} ms; replayed output vs eager: max |diff| {diff:e}"
+        );
+    }
     println!();
     println!("| run | host+device µs/op | device µs/op |");
     println!("| --- | ---: | ---: |");
     println!("| typestate-tensor eager | {eager_wall:.3} | {eager_dev:.3} |");
-    println!("| typestate-tensor graph replay | {graph_wall:.3} | {graph_dev:.3} |");
+    println!("| typestate-tensor eager, PDL on (cuLaunchKernelEx) | {eager_pdl_wall:.3} | {eager_pdl_dev:.3} |");
+    for (name, _, _, wall, dev) in &rows {
+        println!("| typestate-tensor graph replay, {name} | {wall:.3} | {dev:.3} |");
+    }
     gpu.check_err()?;
     Ok(())
 }

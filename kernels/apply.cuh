@@ -32,6 +32,24 @@
 #ifndef TYPESTATE_TENSOR_APPLY_CUH
 #define TYPESTATE_TENSOR_APPLY_CUH
 
+// Programmatic dependent launch (sm_90 and later; src/engine_gpu/pointwise/pdl.rs). The first
+// statement of every pointwise and fused entry point, before any global memory access:
+// - griddepcontrol.launch_dependents: the next kernel on the stream, if it was launched as a
+//   programmatic dependent, may be scheduled once every block of this one has got here (it
+//   then waits at its own griddepcontrol.wait, so this only hides its launch latency);
+// - griddepcontrol.wait: if this kernel was launched as a programmatic dependent, blocks until
+//   the previous kernel on the stream has completed and its memory operations are visible;
+//   otherwise (a plain launch, or no kernel before it) returns at once.
+// The "memory" clobbers keep the compiler from moving any load or store above the wait.
+// Before sm_90 this is empty, and such images are never launched as dependents
+// (LoadedKernel::pdl).
+__device__ __forceinline__ void ts_pdl_enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // N elements of T in one naturally aligned aggregate, so that a load or store of it is one
 // vector memory instruction (ld.global.v4.u32 and the like).
 template <typename T, int N>

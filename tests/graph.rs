@@ -547,3 +547,65 @@ fn forgetting_a_graph_only_leaks() -> Result<()> {
     gpu.synchronize()?;
     Ok(())
 }
+
+/// Programmatic dependent launch (docs/GRAPHS.md): with every pointwise launch a
+/// programmatic dependent (`PdlPolicy::Always`), a chain of dependent kernels over 2^22
+/// elements (each reading the previous one's output while it may still be finishing), a
+/// memset between kernels and a fused expression give the CPU engine's results, eagerly and
+/// replayed from a capture; so does the same capture with PDL off.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn programmatic_dependent_launches_equal_the_cpu_engine() -> Result<()> {
+    use typestate_tensor::gpu::pointwise::{set_pdl_policy, PdlPolicy};
+    let Some(gpu) = gpu_or_skip("programmatic_dependent_launches_equal_the_cpu_engine") else {
+        return Ok(());
+    };
+    let n = 1 << 22;
+    let (x0, y0) = (random(30, n, -0.5, 0.5), random(31, n, 0.05, 0.15));
+    // A chain, then a memset (zeros) read by the next kernel, then a fused expression.
+    fn work<D: Backend>(
+        x: &TensorView<'_, f32, D>,
+        y: &TensorView<'_, f32, D>,
+        zeros: Tensor<f32, D>,
+    ) -> Result<Tensor<f32, D>> {
+        let t = chain(x, y, 9)?;
+        let mut z = zeros;
+        z.add_(&t)?;
+        (z.lazy() * y + x).tanh().eval()
+    }
+    let want = {
+        let (xc, yc) = (cpu(&[n], x0.clone()), cpu(&[n], y0.clone()));
+        work(&xc.view(), &yc.view(), Tensor::zeros(&[n])?)?.to_vec()
+    };
+    for policy in [PdlPolicy::Always, PdlPolicy::Off] {
+        set_pdl_policy(policy);
+        let mut x = cpu(&[n], x0.clone()).to_gpu(&gpu)?;
+        let y = cpu(&[n], y0.clone()).to_gpu(&gpu)?;
+        for round in 0..3 {
+            let eager = work(&x.view(), &y.view(), Tensor::zeros_on(&[n], &gpu)?)?;
+            assert_close(
+                &format!("eager, {policy:?}, round {round}"),
+                &eager.to_cpu()?.to_vec(),
+                &want,
+                1e-5,
+            );
+        }
+        let mut graph = gpu.capture((&mut x, &y), |(x, y)| {
+            work(&x.view(), &y.view(), Tensor::zeros_on(&[n], x.device())?)
+        })?;
+        for round in 0..3 {
+            graph.replay()?;
+            assert_close(
+                &format!("graph, {policy:?}, replay {round}"),
+                &graph.outputs().to_cpu()?.to_vec(),
+                &want,
+                1e-5,
+            );
+        }
+    }
+    set_pdl_policy(PdlPolicy::Capture);
+    Ok(())
+}

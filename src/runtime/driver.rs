@@ -461,6 +461,61 @@ pub(crate) unsafe fn launch_kernel(
     .call("cuLaunchKernel")
 }
 
+/// `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: queues
+/// `function` like [`launch_kernel`], but lets it start (up to its `griddepcontrol.wait`)
+/// before the kernel queued before it on `stream` has finished, once that kernel's blocks
+/// have all run `griddepcontrol.launch_dependents` (or exited). Only kernel-to-kernel order
+/// on the same stream is relaxed; a copy, a memset, an event wait or another stream before it
+/// orders it as usual (docs/GRAPHS.md, "Programmatic dependent launch").
+///
+/// # Safety
+/// As [`launch_kernel`], and: every thread of `function` executes `griddepcontrol.wait`
+/// before any access to global memory (read or write) that the previous work on `stream`
+/// may also access (the pointwise and fused entry points do so first thing, `ts_pdl_enter`
+/// in `kernels/apply.cuh`, in images compiled for `sm_90` and later).
+pub(crate) unsafe fn launch_kernel_programmatic(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    params: &mut [*mut c_void],
+) -> Result<(), GpuError> {
+    bind(stream.context())?;
+    let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: 0,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: `config` and the one attribute it points to live on this stack frame for the
+    // call; the caller upholds the parameter list, memory validity, context, size and wait
+    // requirements above; `function` and `stream` are live handles (borrowed). The driver
+    // copies the parameter values and the configuration before it returns.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            function.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+    .call("cuLaunchKernelEx")
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stream-ordered memory pools
 // ---------------------------------------------------------------------------------------------

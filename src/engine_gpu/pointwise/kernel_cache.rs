@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaFunction};
 
-use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
+use crate::engine_gpu::compile::{device_arch, target_for, KernelCache, KernelKey, NvrtcOptions};
 use crate::error::GpuError;
 use crate::runtime::driver;
 
@@ -63,6 +63,10 @@ pub struct LoadedKernel {
     /// Blocks of [`KernelSpec::block`] threads resident on the whole device at once (occupancy per
     /// multiprocessor times multiprocessors): the grid cap of the grid-stride loops.
     pub max_blocks: u32,
+    /// Whether the image was compiled for `sm_90` or later, so its entry point waits for
+    /// the previous kernel on its stream (`ts_pdl_enter`) and may be launched as a
+    /// programmatic dependent ([`super::pdl`]).
+    pub pdl: bool,
 }
 
 type Front = Mutex<HashMap<(usize, KernelSpec), Arc<LoadedKernel>, BuildHasherDefault<WordHasher>>>;
@@ -158,11 +162,15 @@ impl LoadedKernel {
             ctx,
             CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
         )?;
+        // The image's target is this NVRTC's choice for the device (the key of every cache
+        // layer includes it), so this names the architecture the code was compiled for.
+        let target = target_for(device_arch(ctx)?, "pdl")?;
         Ok(LoadedKernel {
             function,
             max_blocks: per_sm
                 .max(1)
                 .saturating_mul(u32::try_from(sms).unwrap_or(1).max(1)),
+            pdl: super::pdl::arch_has_griddepcontrol(target.arch_name()),
         })
     }
 }

@@ -631,8 +631,9 @@ fn calc_bytes<const N: usize>(
 /// build it on the heap.
 const STACK_PARAMS: usize = 24;
 
-/// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`), over
-/// borrowed arguments (the plan cache launches its cached ones in place).
+/// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`, or
+/// `driver::launch_kernel_programmatic`, `cuLaunchKernelEx`, when [`super::pdl`] says so),
+/// over borrowed arguments (the plan cache launches its cached ones in place).
 ///
 /// # Safety
 /// `args` are the parameters of `kernel`'s entry point, in order and of the declared sizes;
@@ -654,20 +655,21 @@ pub(crate) unsafe fn launch_kernel(
         &mut on_heap
     };
     args.write_pointers(params);
-    // SAFETY: the function's contract gives the parameter list and memory validity;
-    // `params` points into `args`, which is borrowed (unmoved, unchanged) until this call
-    // returns, and the driver copies the parameter values during the call. Block and grid
-    // sizes are within the device limits (`block` is the kernel's own `__launch_bounds__`,
-    // 128 or 256 threads; the grid is at most the resident-block count, or for a full grid
-    // at most 2^31 - 1 blocks, `launch_grid`).
-    unsafe {
-        driver::launch_kernel(
-            stream,
-            &kernel.function,
-            (grid, 1, 1),
-            (block, 1, 1),
-            params,
-        )
+    let (grid, block) = ((grid, 1, 1), (block, 1, 1));
+    if super::pdl::programmatic(kernel.pdl) {
+        // SAFETY: as for the plain launch below; and `kernel.pdl` says the image was compiled
+        // for `sm_90` or later, where every pointwise and fused entry point (`write_entry`)
+        // starts with `ts_pdl_enter()`: each thread waits for the previous kernel on the
+        // stream to complete before its first global memory access.
+        unsafe { driver::launch_kernel_programmatic(stream, &kernel.function, grid, block, params) }
+    } else {
+        // SAFETY: the function's contract gives the parameter list and memory validity;
+        // `params` points into `args`, which is borrowed (unmoved, unchanged) until this call
+        // returns, and the driver copies the parameter values during the call. Block and
+        // grid sizes are within the device limits (`block` is the kernel's own
+        // `__launch_bounds__`, 128 or 256 threads; the grid is at most the resident-block
+        // count, or for a full grid at most 2^31 - 1 blocks, `launch_grid`).
+        unsafe { driver::launch_kernel(stream, &kernel.function, grid, block, params) }
     }
     .map_err(Error::from)
 }

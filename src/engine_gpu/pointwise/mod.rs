@@ -18,10 +18,12 @@
 //! - `plan_cache`: the plans of repeated launches by layout signature, per thread, so a
 //!   repeated small op skips collapse, planning and packing.
 //! - [`profile`]: where a launch's host time goes, stage by stage (opt-in).
+//! - [`pdl`]: when a launch is a programmatic dependent of the kernel before it (Hopper).
 
 mod backend;
 pub mod kernel_cache;
 pub mod launch;
+pub mod pdl;
 pub mod plan;
 pub(crate) mod plan_cache;
 pub mod profile;
@@ -29,6 +31,7 @@ pub mod safe;
 pub mod source;
 
 pub use launch::{KernelArgs, ScalarBytes};
+pub use pdl::{pdl_policy, set_pdl_policy, PdlPolicy, PDL_ENV};
 pub use plan::{Form, IndexWidth, Plan};
 pub use plan_cache::PLAN_CACHE_ENV;
 pub use safe::{binary, binary_inplace, fill, ternary, ternary_inplace, unary, unary_inplace};

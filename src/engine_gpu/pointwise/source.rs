@@ -294,7 +294,10 @@ pub(crate) struct Entry<'a> {
     pub op: &'a str,
 }
 
-/// Writes `entry` as an `extern "C"` kernel calling the Apply template of its form.
+/// Writes `entry` as an `extern "C"` kernel calling the Apply template of its form. Its first
+/// statement is `ts_pdl_enter()` (`kernels/apply.cuh`): on `sm_90` and later the kernel waits
+/// there for the previous kernel on its stream before it touches global memory, which is
+/// what lets a launch be a programmatic dependent ([`super::pdl`]).
 pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
     let (index_t, offset_t) = entry.index.cuda_types();
     let mut params: Vec<String> = Vec::new();
@@ -355,7 +358,7 @@ pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{\n  \
-         {}\n  const auto outs = {outs};\n  {call}\n}}",
+         ts_pdl_enter();\n  {}\n  const auto outs = {outs};\n  {call}\n}}",
         entry.name,
         params.join(", "),
         entry.op,
