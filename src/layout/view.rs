@@ -1,6 +1,6 @@
 //! View methods: new layouts over the same storage. None of them touches memory.
 
-use super::{check_rank, checked_numel, contiguous_strides, normalize_dim, Layout};
+use super::{check_rank, checked_numel, contiguous_strides, normalize_dim, Dims, Layout};
 use crate::error::LayoutError;
 
 impl Layout {
@@ -182,7 +182,8 @@ impl Layout {
             return Err(mismatch());
         }
         let lead = shape.len() - self.rank();
-        let mut strides = vec![0isize; shape.len()];
+        // Inline up to 8 dims (`Dims`): broadcasting an operand allocates nothing.
+        let mut strides: Dims<isize> = shape.iter().map(|_| 0).collect();
         for (i, (&n, &s)) in self.shape.iter().zip(&self.strides).enumerate() {
             let target = shape[lead + i];
             strides[lead + i] = if n == target {
@@ -195,7 +196,7 @@ impl Layout {
         }
         Ok(Layout {
             shape: shape.into(),
-            strides: strides.into(),
+            strides,
             offset: self.offset,
         })
     }

@@ -19,10 +19,11 @@ use crate::engine_gpu::pointwise::plan::{
 };
 use crate::engine_gpu::pointwise::plan_cache::{self, CachedLaunch, MAX_LAUNCH_OPERANDS};
 use crate::error::{Error, GpuError, LayoutError};
-use crate::layout::{collapse, CollapsedLayout, Layout};
+use crate::layout::{collapse, CollapsedLayout, Dims, Layout};
 use crate::runtime::{Gpu, Stream};
+use crate::tensor::expr::inline::InlineList;
 use crate::tensor::expr::program::Program;
-use crate::tensor::expr::{FusedOutput, MAX_LEAVES, MAX_OUTPUTS};
+use crate::tensor::expr::{FusedOutputs, MAX_LEAVES, MAX_OUTPUTS};
 
 use super::signature;
 use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec, Rounding};
@@ -53,7 +54,15 @@ pub fn loaded_kernels_for(signature: &str) -> usize {
         .count()
 }
 
-/// Runs `program` into `outs` on `stream`.
+/// Most operands of a fused launch: outputs, then leaves and current values.
+const MAX_OPERANDS: usize = MAX_OUTPUTS + MAX_LEAVES;
+
+/// Every operand's layout over the output shape, outputs first.
+type OperandLayouts = InlineList<Layout, MAX_OPERANDS>;
+
+/// Runs `program` into `outs` on `stream`. Allocates nothing on the host when this thread
+/// has launched the same signature before (the plan cache hits) and every layout has at
+/// most 8 dims: the lists here are inline, the signature buffer is the thread's.
 ///
 /// # Errors
 /// [`LayoutError`]s for too many operands, leaves that do not broadcast to the outputs'
@@ -62,7 +71,7 @@ pub fn loaded_kernels_for(signature: &str) -> usize {
 pub(crate) fn launch(
     stream: &Stream,
     program: Program<'_, Gpu>,
-    mut outs: Vec<FusedOutput<'_, Gpu>>,
+    mut outs: FusedOutputs<'_, Gpu>,
 ) -> Result<(), Error> {
     let n_out = outs.len();
     // Current values of outputs (in-place updates) are read as extra inputs.
@@ -76,18 +85,19 @@ pub(crate) fn launch(
         }
         .into());
     }
-    let shape = outs[0].layout.shape().to_vec();
+    let shape: Dims<usize> = Dims::from_slice(outs[0].layout.shape());
     // Every operand's layout over the output shape, checked against its storage.
-    let mut layouts: Vec<Layout> = Vec::with_capacity(n_out + n_leaves);
-    for o in &outs {
+    let mut layouts = OperandLayouts::new();
+    for o in outs.iter() {
         o.layout.check_within(OP, o.handle.elements())?;
         o.layout.check_writable(OP)?;
         layouts.push(o.layout.clone());
     }
-    let out_spans: Vec<(u64, u64)> = outs
-        .iter_mut()
-        .map(|o| byte_span(o.handle.address_mut(), o.handle.elements(), o.dtype))
-        .collect();
+    let mut out_spans = [(0u64, 0u64); MAX_OUTPUTS];
+    for (span, o) in out_spans.iter_mut().zip(outs.iter_mut()) {
+        *span = byte_span(o.handle.address_mut(), o.handle.elements(), o.dtype);
+    }
+    let out_spans = &out_spans[..n_out];
     for (l, leaf) in program.leaves.iter().enumerate() {
         leaf.layout.check_within(OP, leaf.handle.elements())?;
         layouts.push(leaf.layout.broadcast_to(&shape)?);
@@ -119,38 +129,38 @@ pub(crate) fn launch(
         }
     }
     // Stream order: every leaf read and every output write waits for what it must.
-    for leaf in &program.leaves {
+    for leaf in program.leaves.iter() {
         leaf.handle.order_read(OP, stream)?;
     }
-    for o in &mut outs {
+    for o in outs.iter_mut() {
         o.handle.order_write(OP, stream)?;
     }
     if layouts[0].numel() == 0 {
         return Ok(());
     }
-    let mut ptrs: Vec<u64> = Vec::with_capacity(n_out + n_leaves);
-    for o in &mut outs {
-        ptrs.push(o.handle.address_mut());
+    let n = n_out + n_leaves;
+    let mut ptrs = [0u64; MAX_OPERANDS];
+    let mut dtypes = [DType::Bool; MAX_OPERANDS];
+    for (k, o) in outs.iter_mut().enumerate() {
+        ptrs[k] = o.handle.address_mut();
+        dtypes[k] = o.dtype;
     }
-    for leaf in &program.leaves {
-        ptrs.push(leaf.handle.address());
+    for (k, leaf) in program.leaves.iter().enumerate() {
+        ptrs[n_out + k] = leaf.handle.address();
+        dtypes[n_out + k] = leaf.dtype;
     }
-    for &(o, _) in &program.currents {
-        ptrs.push(ptrs[o]);
+    for (j, &(o, t)) in program.currents.iter().enumerate() {
+        let k = n_out + program.leaves.len() + j;
+        ptrs[k] = ptrs[o];
+        dtypes[k] = t;
     }
-    let dtypes: Vec<DType> = outs
-        .iter()
-        .map(|o| o.dtype)
-        .chain(program.leaves.iter().map(|l| l.dtype))
-        .chain(program.currents.iter().map(|&(_, t)| t))
-        .collect();
     let operands = Operands {
         layouts: &layouts,
-        ptrs: &ptrs,
-        dtypes: &dtypes,
+        ptrs: &ptrs[..n],
+        dtypes: &dtypes[..n],
         n_out,
     };
-    match n_out + n_leaves {
+    match n {
         1 => go::<1>(stream, &program, operands),
         2 => go::<2>(stream, &program, operands),
         3 => go::<3>(stream, &program, operands),
@@ -174,7 +184,7 @@ fn byte_span(address: u64, elements: usize, dtype: DType) -> (u64, u64) {
 
 /// Every operand of one launch, outputs first.
 struct Operands<'a> {
-    layouts: &'a [Layout],
+    layouts: &'a OperandLayouts,
     ptrs: &'a [u64],
     dtypes: &'a [DType],
     n_out: usize,
@@ -195,7 +205,7 @@ fn go<const N: usize>(
     ops: Operands<'_>,
 ) -> Result<(), Error> {
     debug_assert_eq!(ops.layouts.len(), N);
-    const { assert!(N <= MAX_LAUNCH_OPERANDS) };
+    const { assert!(N <= MAX_LAUNCH_OPERANDS && N <= MAX_OPERANDS) };
     let ordinal = stream.cuda().context().ordinal();
     let cacheable = plan_cache::is_enabled();
     // Borrowed out of the thread-local and put back below (a nested launch, impossible

@@ -11,6 +11,7 @@
 use crate::element::DType;
 use crate::layout::Layout;
 use crate::runtime::Gpu;
+use crate::tensor::expr::inline::InlineList;
 use crate::tensor::expr::program::{Instr, Program};
 
 /// The first word of every fused signature.
@@ -29,11 +30,11 @@ fn text(words: &mut Vec<u64>, s: &'static str) {
 /// Writes the signature of launching `program` on device `ordinal` over `layouts` (outputs
 /// then inputs, all over the output shape), of element types `dtypes`, at addresses `ptrs`,
 /// into `words` (cleared first).
-pub(crate) fn write(
+pub(crate) fn write<const N: usize>(
     words: &mut Vec<u64>,
     ordinal: usize,
     program: &Program<'_, Gpu>,
-    layouts: &[Layout],
+    layouts: &InlineList<Layout, N>,
     dtypes: &[DType],
     ptrs: &[u64],
     n_out: usize,
@@ -65,7 +66,7 @@ pub(crate) fn write(
                 text(words, name);
                 text(words, cuda);
                 words.push(args.len() as u64);
-                for &(a, t) in args {
+                for &(a, t) in args.iter() {
                     words.extend([a as u64, dtype(t)]);
                 }
                 match params {

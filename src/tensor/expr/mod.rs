@@ -27,6 +27,7 @@
 //! outputs they write, go through [`Tensor::update`] and [`update`]; [`Expr::boxed`] erases
 //! the node type for expressions built at run time. See `docs/FUSION.md` for the design.
 
+pub mod inline;
 pub mod node;
 mod ops;
 pub mod program;
@@ -37,9 +38,10 @@ use std::any::Any;
 
 use crate::element::{DType, Element};
 use crate::error::{LayoutError, Result};
-use crate::layout::{broadcast_shapes, Layout};
+use crate::layout::{broadcast_shapes, Dims, Layout};
 use crate::tensor::{AsViewMut, Backend, HostBackend, ReadRepr, Tensor, TensorViewMut, WriteRepr};
 
+use inline::InlineList;
 use node::{Boxed, Current, Cursor, Leaf, Node, Scalar};
 use program::Program;
 
@@ -49,6 +51,16 @@ pub use ops::where_;
 pub const MAX_LEAVES: usize = 8;
 /// The most outputs one fused kernel writes.
 pub const MAX_OUTPUTS: usize = 4;
+
+/// The layouts of an expression's leaves, in [`node::Node::build`] order (a leaf reached
+/// twice is listed twice): inline for up to 16.
+pub type LeafLayouts<'s> = InlineList<&'s Layout, 16>;
+
+/// The current values an expression reads ([`node::Current`]): output and element type.
+pub type CurrentReads = InlineList<(usize, DType), 8>;
+
+/// The outputs of a fused program, in output order.
+pub type FusedOutputs<'s, D> = InlineList<FusedOutput<'s, D>, MAX_OUTPUTS>;
 
 /// A pointwise expression of element type `T` on device `D`, not yet evaluated.
 ///
@@ -188,7 +200,7 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
     /// [`LayoutError::BroadcastMismatch`] naming two shapes that do not broadcast;
     /// [`LayoutError::NoTensorInExpression`] when it reads no tensor.
     pub fn shape(&self) -> Result<Vec<usize>> {
-        let mut layouts = Vec::new();
+        let mut layouts = LeafLayouts::new();
         self.node.leaf_layouts(&mut layouts);
         let shapes: Vec<&[usize]> = layouts.iter().map(|l| l.shape()).collect();
         if shapes.is_empty() {
@@ -250,6 +262,16 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
         self.node.first_device(&mut found);
         found.ok_or_else(|| LayoutError::NoTensorInExpression { op: "Expr::eval" }.into())
     }
+}
+
+/// Whether `leaf` broadcasts to exactly `shape` (no longer, and every dim equal or 1).
+fn broadcasts_to(leaf: &[usize], shape: &[usize]) -> bool {
+    leaf.len() <= shape.len()
+        && leaf
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&l, &s)| l == s || l == 1)
 }
 
 /// The shape every shape of `shapes` broadcasts to.
@@ -328,12 +350,8 @@ pub trait Targets<D: Backend> {
 
 /// Checks that every current value the expressions read is one of `outs`, with its element
 /// type (`None`: the evaluation writes nothing in place).
-fn check_currents(
-    op: &'static str,
-    reads: &[(usize, DType)],
-    outs: Option<&[DType]>,
-) -> Result<()> {
-    for &(output, dtype) in reads {
+fn check_currents(op: &'static str, reads: &CurrentReads, outs: Option<&[DType]>) -> Result<()> {
+    for &(output, dtype) in reads.iter() {
         let reason = match outs {
             None => Some("a plain evaluation (`eval`, `eval_into`) writes no output in place"),
             Some(o) => match o.get(output) {
@@ -378,7 +396,7 @@ trait RunBound<D: Backend, O> {
 pub trait Fused<D: Backend> {
     /// The program for a code generator, with the outputs' element types, layouts and
     /// handles in output order.
-    fn program(&mut self) -> (Program<'_, D>, Vec<FusedOutput<'_, D>>);
+    fn program(&mut self) -> (Program<'_, D>, FusedOutputs<'_, D>);
 
     /// One pass over the elements on the host: every output element written once, from the
     /// expressions evaluated at that element.
@@ -401,15 +419,15 @@ pub struct FusedOutput<'s, D: Backend> {
 pub struct Assignment<'o, E, O> {
     exprs: E,
     outs: O,
-    shape: Vec<usize>,
+    shape: Dims<usize>,
     _o: PhantomData<&'o mut ()>,
 }
 
 /// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
 /// order, calling `f` at every element with the leaves' and the outputs' offsets.
-fn walk(
+fn walk<const N: usize>(
     shape: &[usize],
-    layouts: &[Layout],
+    layouts: &InlineList<Layout, N>,
     mut f: impl FnMut(&[usize]) -> Result<()>,
 ) -> Result<()> {
     let numel: usize = shape.iter().product();
@@ -418,12 +436,13 @@ fn walk(
     }
     let n = layouts.len();
     let rank = shape.len();
-    let mut idx = vec![0usize; rank];
-    let mut offs: Vec<isize> = layouts.iter().map(|l| l.offset() as isize).collect();
-    let mut cur = vec![0usize; n];
+    // Inline up to 8 dims and 8 operands (`Dims`): no allocation for ordinary expressions.
+    let mut idx: Dims<usize> = shape.iter().map(|_| 0).collect();
+    let mut offs: Dims<isize> = layouts.iter().map(|l| l.offset() as isize).collect();
+    let mut cur: Dims<usize> = layouts.iter().map(|_| 0).collect();
     let inner = rank.checked_sub(1);
     let inner_len = inner.map_or(1, |d| shape[d]);
-    let inner_strides: Vec<isize> = layouts
+    let inner_strides: Dims<isize> = layouts
         .iter()
         .map(|l| inner.map_or(0, |d| l.strides()[d]))
         .collect();
@@ -442,14 +461,14 @@ fn walk(
         while d > 0 {
             d -= 1;
             idx[d] += 1;
-            for k in 0..n {
-                offs[k] += layouts[k].strides()[d];
+            for (k, l) in layouts.iter().enumerate() {
+                offs[k] += l.strides()[d];
             }
             if idx[d] < shape[d] {
                 break;
             }
-            for k in 0..n {
-                offs[k] -= layouts[k].strides()[d] * shape[d] as isize;
+            for (k, l) in layouts.iter().enumerate() {
+                offs[k] -= l.strides()[d] * shape[d] as isize;
             }
             idx[d] = 0;
         }
@@ -477,34 +496,36 @@ macro_rules! tuple_exprs {
         {
             fn run_bound(self, outs: ($(&mut $w,)+), in_place: bool) -> Result<()> {
                 let op: &'static str = if in_place { "expr::update" } else { "expr::eval_into" };
-                let mut reads = Vec::new();
+                // Nothing here allocates unless it fails (or an expression is larger than
+                // the inline lists): a cached evaluation stays allocation-free.
+                let mut reads = CurrentReads::new();
                 $( self.$i.node.current_reads(&mut reads); )+
                 let dtypes = [$(<$t as Element>::DTYPE),+];
                 check_currents(op, &reads, in_place.then_some(&dtypes[..]))?;
                 let outs = ($(outs.$i.view_mut(),)+);
-                let out_shapes: Vec<&[usize]> = vec![$(outs.$i.shape()),+];
-                let shape = out_shapes[0].to_vec();
-                for s in &out_shapes {
-                    if *s != shape.as_slice() {
+                let shape = Dims::from_slice(outs.0.shape());
+                for s in [$(outs.$i.shape()),+] {
+                    if s != &shape[..] {
                         return Err(LayoutError::ShapeMismatch {
                             op,
-                            expected: shape.clone(),
+                            expected: shape.to_vec(),
                             got: s.to_vec(),
                         }
                         .into());
                     }
                 }
-                let mut leaf_layouts: Vec<&Layout> = Vec::new();
+                let mut leaf_layouts = LeafLayouts::new();
                 $( self.$i.node.leaf_layouts(&mut leaf_layouts); )+
-                let leaves: Vec<&[usize]> = leaf_layouts.iter().map(|l| l.shape()).collect();
-                let mut all = vec![shape.as_slice()];
-                all.extend_from_slice(&leaves);
-                let fitted = broadcast_all(op, &all)?;
-                if fitted != shape {
+                if !leaf_layouts.iter().all(|l| broadcasts_to(l.shape(), &shape)) {
+                    // Some leaf does not fit: the general check names the error.
+                    let leaves: Vec<&[usize]> = leaf_layouts.iter().map(|l| l.shape()).collect();
+                    let mut all = vec![&shape[..]];
+                    all.extend_from_slice(&leaves);
+                    let fitted = broadcast_all(op, &all)?;
                     return Err(LayoutError::ShapeMismatch {
                         op,
-                        expected: shape,
-                        got: broadcast_all(op, &leaves)?,
+                        expected: shape.to_vec(),
+                        got: if fitted == shape[..] { fitted } else { broadcast_all(op, &leaves)? },
                     }
                     .into());
                 }
@@ -523,35 +544,36 @@ macro_rules! tuple_exprs {
         impl<'o, D: Backend, $($t: Element, $n: Node<D, Out = $t>),+> Fused<D>
             for Assignment<'o, ($($n,)+), ($(TensorViewMut<'o, $t, D>,)+)>
         {
-            fn program(&mut self) -> (Program<'_, D>, Vec<FusedOutput<'_, D>>) {
+            fn program(&mut self) -> (Program<'_, D>, FusedOutputs<'_, D>) {
                 let Assignment { exprs, outs, .. } = self;
                 let mut p = Program::default();
                 $( let r = exprs.$i.build(&mut p); p.results.push(r); )+
-                let outs = vec![$(
-                    FusedOutput {
+                let mut list = FusedOutputs::new();
+                $(
+                    list.push(FusedOutput {
                         dtype: <$t as Element>::DTYPE,
                         layout: outs.$i.layout().clone(),
                         handle: D::out_handle(outs.$i.slice_mut()),
-                    },
-                )+];
-                (p, outs)
+                    });
+                )+
+                (p, list)
             }
 
             fn run_host(&mut self) -> Result<()>
             where
                 D: HostBackend,
             {
-                let mut layouts: Vec<Layout> = Vec::new();
+                let mut layouts: InlineList<Layout, 16> = InlineList::new();
                 {
-                    let mut leaves = Vec::new();
+                    let mut leaves = LeafLayouts::new();
                     $( self.exprs.$i.leaf_layouts(&mut leaves); )+
-                    for l in leaves {
+                    for l in leaves.iter() {
                         layouts.push(l.broadcast_to(&self.shape)?);
                     }
                 }
                 let n_leaves = layouts.len();
                 $( layouts.push(self.outs.$i.layout().clone()); )+
-                let mut reads = Vec::new();
+                let mut reads = CurrentReads::new();
                 $( self.exprs.$i.current_reads(&mut reads); )+
                 let in_place = !reads.is_empty();
                 let exprs = &self.exprs;

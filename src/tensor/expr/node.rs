@@ -9,12 +9,12 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::element::{DType, Element};
-use crate::layout::Layout;
+use crate::element::Element;
 use crate::ops::{BinaryOp, Cast, TernaryOp, UnaryOp};
 use crate::tensor::{Backend, HostBackend, TensorView};
 
 use super::program::Program;
+use super::{CurrentReads, LeafLayouts};
 
 /// Where the host evaluation is: the storage offset of every leaf at the current element,
 /// the next leaf to read (leaves are read in the order [`Node::build`] numbers them), and,
@@ -61,7 +61,7 @@ pub trait Node<D: Backend>: Clone {
         D: HostBackend;
 
     /// Adds the layouts of the node's leaves to `layouts`, in [`Node::build`] order.
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>);
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
 
     /// Sets `device` to the device of the node's first leaf, if it has one and `device` is
     /// `None`.
@@ -69,7 +69,7 @@ pub trait Node<D: Backend>: Clone {
 
     /// Adds the outputs whose current value the node reads ([`Current`]), with the element
     /// type it reads each as.
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>);
+    fn current_reads(&self, reads: &mut CurrentReads);
 }
 
 /// A tensor or view read element by element.
@@ -100,7 +100,7 @@ impl<T: Element, D: Backend> Node<D> for Leaf<'_, T, D> {
         D::host(self.view.storage())[off]
     }
 
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         layouts.push(self.view.layout());
     }
 
@@ -110,7 +110,7 @@ impl<T: Element, D: Backend> Node<D> for Leaf<'_, T, D> {
         }
     }
 
-    fn current_reads(&self, _: &mut Vec<(usize, DType)>) {}
+    fn current_reads(&self, _: &mut CurrentReads) {}
 }
 
 /// A constant, passed to kernels as an argument.
@@ -133,11 +133,11 @@ impl<T: Element, D: Backend> Node<D> for Scalar<T> {
         self.value
     }
 
-    fn leaf_layouts<'s>(&'s self, _: &mut Vec<&'s Layout>) {}
+    fn leaf_layouts<'s>(&'s self, _: &mut LeafLayouts<'s>) {}
 
     fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
 
-    fn current_reads(&self, _: &mut Vec<(usize, DType)>) {}
+    fn current_reads(&self, _: &mut CurrentReads) {}
 }
 
 /// A unary op of the table (or a cast) applied to a node.
@@ -168,7 +168,7 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> Node<D> for Unary<O, A> {
         self.op.cpu(self.a.eval(at))
     }
 
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.a.leaf_layouts(layouts);
     }
 
@@ -176,7 +176,7 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> Node<D> for Unary<O, A> {
         self.a.first_device(device);
     }
 
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
     }
 }
@@ -211,7 +211,7 @@ impl<D: Backend, A: Node<D>, U: Element> Node<D> for CastTo<U, A> {
         UnaryOp::<A::Out>::cpu(&self.cast, self.a.eval(at))
     }
 
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.a.leaf_layouts(layouts);
     }
 
@@ -219,7 +219,7 @@ impl<D: Backend, A: Node<D>, U: Element> Node<D> for CastTo<U, A> {
         self.a.first_device(device);
     }
 
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
     }
 }
@@ -262,7 +262,7 @@ where
         self.op.cpu(a, b)
     }
 
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.a.leaf_layouts(layouts);
         self.b.leaf_layouts(layouts);
     }
@@ -272,7 +272,7 @@ where
         self.b.first_device(device);
     }
 
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
         self.b.current_reads(reads);
     }
@@ -320,7 +320,7 @@ where
         self.op.cpu(a, b, c)
     }
 
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.a.leaf_layouts(layouts);
         self.b.leaf_layouts(layouts);
         self.c.leaf_layouts(layouts);
@@ -332,7 +332,7 @@ where
         self.c.first_device(device);
     }
 
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
         self.b.current_reads(reads);
         self.c.current_reads(reads);
@@ -387,11 +387,11 @@ impl<T: Element, D: Backend, const K: usize> Node<D> for Current<T, K> {
             .unwrap_or(T::ZERO)
     }
 
-    fn leaf_layouts<'s>(&'s self, _: &mut Vec<&'s Layout>) {}
+    fn leaf_layouts<'s>(&'s self, _: &mut LeafLayouts<'s>) {}
 
     fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
 
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads(&self, reads: &mut CurrentReads) {
         reads.push((K, T::DTYPE));
     }
 }
@@ -402,9 +402,9 @@ trait ErasedNode<D: Backend, T> {
     fn eval_erased(&self, at: &mut Cursor<'_>) -> T
     where
         D: HostBackend;
-    fn leaf_layouts_erased<'s>(&'s self, layouts: &mut Vec<&'s Layout>);
+    fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
     fn first_device_erased<'s>(&'s self, device: &mut Option<&'s D>);
-    fn current_reads_erased(&self, reads: &mut Vec<(usize, DType)>);
+    fn current_reads_erased(&self, reads: &mut CurrentReads);
 }
 
 impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
@@ -417,13 +417,13 @@ impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
     {
         self.eval(at)
     }
-    fn leaf_layouts_erased<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.leaf_layouts(layouts);
     }
     fn first_device_erased<'s>(&'s self, device: &mut Option<&'s D>) {
         self.first_device(device);
     }
-    fn current_reads_erased(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads_erased(&self, reads: &mut CurrentReads) {
         self.current_reads(reads);
     }
 }
@@ -466,7 +466,7 @@ impl<T: Element, D: Backend> Node<D> for Boxed<'_, T, D> {
         self.node.eval_erased(at)
     }
 
-    fn leaf_layouts<'s>(&'s self, layouts: &mut Vec<&'s Layout>) {
+    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.node.leaf_layouts_erased(layouts);
     }
 
@@ -474,7 +474,7 @@ impl<T: Element, D: Backend> Node<D> for Boxed<'_, T, D> {
         self.node.first_device_erased(device);
     }
 
-    fn current_reads(&self, reads: &mut Vec<(usize, DType)>) {
+    fn current_reads(&self, reads: &mut CurrentReads) {
         self.node.current_reads_erased(reads);
     }
 }

@@ -7,11 +7,16 @@
 //! the evaluator broadcasts them to the output shape.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::ops::Deref;
 
 use crate::element::{DType, Element};
 use crate::layout::Layout;
 use crate::tensor::{Backend, TensorView};
+
+use super::inline::InlineList;
+use super::MAX_LEAVES;
 
 /// A scalar constant of an expression, passed to a kernel as an argument (never part of the
 /// generated code, so a new value does not recompile).
@@ -55,6 +60,54 @@ impl ScalarValue {
     }
 }
 
+/// The arguments of an [`Instr::Op`]: value and element type of `a`, `b` and `c` (an op of
+/// the table takes one to three), in place, so that building a program allocates nothing
+/// per op. Reads as a slice.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ArgList {
+    items: [(usize, DType); 3],
+    len: u8,
+}
+
+impl ArgList {
+    /// The arguments `args`.
+    ///
+    /// # Panics
+    /// With more than three (no op of the table takes more).
+    pub fn from_slice(args: &[(usize, DType)]) -> Self {
+        assert!(args.len() <= 3, "an op takes at most three arguments");
+        let mut items = [(0, DType::Bool); 3];
+        items[..args.len()].copy_from_slice(args);
+        ArgList {
+            items,
+            len: args.len() as u8,
+        }
+    }
+}
+
+impl Deref for ArgList {
+    type Target = [(usize, DType)];
+
+    fn deref(&self) -> &[(usize, DType)] {
+        &self.items[..usize::from(self.len)]
+    }
+}
+
+impl<'a> IntoIterator for &'a ArgList {
+    type Item = &'a (usize, DType);
+    type IntoIter = std::slice::Iter<'a, (usize, DType)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for ArgList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// One step of a fused expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Instr {
@@ -74,8 +127,8 @@ pub enum Instr {
         name: &'static str,
         /// The op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`.
         cuda: &'static str,
-        /// The element type of each argument (`a`, `b`, `c`).
-        args: Vec<(usize, DType)>,
+        /// The value and element type of each argument (`a`, `b`, `c`).
+        args: ArgList,
         /// The scalar slots bound to `p0` and `p1` (ops without scalars have none).
         params: Option<[usize; 2]>,
         /// The result's element type (the op's output): the value is rounded to it, as an
@@ -111,9 +164,13 @@ pub struct ProgramLeaf<'s, D: Backend> {
 }
 
 /// A fused expression (or several, one per output) as instructions over leaves and scalars.
+///
+/// Built on every evaluation, so it allocates nothing in the steady state: the leaves are
+/// kept in place (up to [`MAX_LEAVES`], which is all a kernel takes), and the other lists
+/// reuse buffers a dropped program of the same thread gave back.
 pub struct Program<'s, D: Backend> {
     /// The leaves, in the order the trees reach them (a view reached twice is one leaf).
-    pub leaves: Vec<ProgramLeaf<'s, D>>,
+    pub leaves: InlineList<ProgramLeaf<'s, D>, MAX_LEAVES>,
     /// The scalars, in the order the trees reach them.
     pub scalars: Vec<ScalarValue>,
     /// The instructions; value `k` is the result of `instrs[k]`.
@@ -131,17 +188,67 @@ pub struct Program<'s, D: Backend> {
     leaf_keys: Vec<(u64, usize)>,
 }
 
+/// The heap buffers of a program's lists, emptied, for the next program of the thread.
+#[derive(Default)]
+struct Buffers {
+    scalars: Vec<ScalarValue>,
+    instrs: Vec<Instr>,
+    results: Vec<usize>,
+    currents: Vec<(usize, DType)>,
+    types: Vec<DType>,
+    leaf_keys: Vec<(u64, usize)>,
+}
+
+/// Buffers kept per thread: enough for a program and one built while it is alive.
+const POOLED: usize = 4;
+
+thread_local! {
+    static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+}
+
 impl<'s, D: Backend> Default for Program<'s, D> {
     fn default() -> Self {
+        let b = POOL
+            .try_with(|p| p.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         Program {
-            leaves: Vec::new(),
-            scalars: Vec::new(),
-            instrs: Vec::new(),
-            results: Vec::new(),
-            currents: Vec::new(),
-            types: Vec::new(),
-            leaf_keys: Vec::new(),
+            leaves: InlineList::new(),
+            scalars: b.scalars,
+            instrs: b.instrs,
+            results: b.results,
+            currents: b.currents,
+            types: b.types,
+            leaf_keys: b.leaf_keys,
         }
+    }
+}
+
+impl<D: Backend> Drop for Program<'_, D> {
+    fn drop(&mut self) {
+        let mut b = Buffers {
+            scalars: std::mem::take(&mut self.scalars),
+            instrs: std::mem::take(&mut self.instrs),
+            results: std::mem::take(&mut self.results),
+            currents: std::mem::take(&mut self.currents),
+            types: std::mem::take(&mut self.types),
+            leaf_keys: std::mem::take(&mut self.leaf_keys),
+        };
+        b.scalars.clear();
+        b.instrs.clear();
+        b.results.clear();
+        b.currents.clear();
+        b.types.clear();
+        b.leaf_keys.clear();
+        // At thread exit the pool may be gone already: the buffers are then just freed.
+        let _ = POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() < POOLED {
+                    p.push(b);
+                }
+            }
+        });
     }
 }
 
@@ -232,7 +339,11 @@ impl<'s, D: Backend> Program<'s, D> {
         params: Option<[P; 2]>,
         out: DType,
     ) -> usize {
-        let args = args.iter().map(|&a| (a, self.types[a])).collect();
+        let mut typed = [(0, DType::Bool); 3];
+        for (t, &a) in typed.iter_mut().zip(args) {
+            *t = (a, self.types[a]);
+        }
+        let args = ArgList::from_slice(&typed[..args.len().min(3)]);
         // Scalars become kernel arguments only for ops whose expression reads them.
         let reads_params = cuda.contains("p0") || cuda.contains("p1");
         let params = params.filter(|_| reads_params).map(|[p0, p1]| {
