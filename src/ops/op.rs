@@ -86,10 +86,11 @@ pub trait TernaryOp<A: Element, T: Element>: sealed::Sealed + Copy + Send + Sync
 /// Identifiers a CUDA op expression may use: the operands, the scalars, the `kernels/ops.cuh`
 /// helpers and the CUDA math functions the table calls (each with `float` and `double`
 /// overloads).
+#[rustfmt::skip]
 pub const CUDA_IDENTIFIERS: &[&str] = &[
     "a", "b", "c", "p0", "p1", "ts_add", "ts_sub", "ts_mul", "ts_div", "ts_max", "ts_min",
-    "ts_abs", "ts_sign", "ts_neg", "ts_pow", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-    "floor", "ceil", "rint", "erf", "fma", "decltype",
+    "ts_abs", "ts_sign", "ts_neg", "ts_pow", "ts_sigmoid", "ts_silu", "exp", "log", "sqrt",
+    "rsqrt", "sin", "cos", "tanh", "floor", "ceil", "rint", "erf", "fma", "decltype",
 ];
 
 /// Punctuation a CUDA op expression may use besides identifiers, digits, `.` and spaces:

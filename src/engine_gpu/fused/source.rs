@@ -353,6 +353,7 @@ mod tests {
         Where,
     };
     use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
+    use crate::tensor::expr::program::ArgList;
     use half::{bf16, f16};
 
     /// Every value of a half type, widened to `f32`, and whether an `f32` is one.
@@ -427,7 +428,7 @@ mod tests {
         let op = |name: &'static str, args: Vec<(usize, DType)>, out: DType| Instr::Op {
             name,
             cuda: "a",
-            args,
+            args: ArgList::from_slice(&args),
             params: None,
             out,
         };
