@@ -422,7 +422,7 @@ __device__ __forceinline__ void ts_apply_strided_vec(
 // vectors of 1-byte elements may meet pairwise on a bank). Each tile's byte
 // size is rounded up to 16 so the next one keeps its alignment (the host's
 // TileShape::smem_bytes computes the same size for its budget).
-template <int W, int TR, int TC, int VEC, unsigned STAGED, typename... In>
+template <int W, int TR, int TC, int VEC, unsigned STAGED, unsigned DIRECT, typename... In>
 struct ts_tiled_inputs {
   static constexpr int SMEM_BYTES = 0;
   __device__ __forceinline__ explicit ts_tiled_inputs(char*) {}
@@ -437,11 +437,15 @@ struct ts_tiled_inputs {
   }
 };
 
-template <int W, int TR, int TC, int VEC, unsigned STAGED, typename H, typename... T>
-struct ts_tiled_inputs<W, TR, TC, VEC, STAGED, H, T...> {
+template <int W, int TR, int TC, int VEC, unsigned STAGED, unsigned DIRECT, typename H,
+          typename... T>
+struct ts_tiled_inputs<W, TR, TC, VEC, STAGED, DIRECT, H, T...> {
   typedef typename ts_compute<H>::type compute_t;
-  typedef ts_tiled_inputs<W, TR, TC, VEC, (STAGED >> 1), T...> rest_t;
+  typedef ts_tiled_inputs<W, TR, TC, VEC, (STAGED >> 1), (DIRECT >> 1), T...> rest_t;
   static constexpr bool IS_STAGED = (STAGED & 1u) != 0;
+  // An unstaged input read as one aligned vector of VEC columns (host-planned: stride 1
+  // along the columns, its other strides multiples of VEC, its pointer VEC-aligned).
+  static constexpr bool IS_DIRECT_VEC = !IS_STAGED && VEC > 1 && (DIRECT & 1u) != 0;
   static constexpr int PITCH = VEC == 1 ? TR + 1 : TR + VEC;
   static constexpr int TILE_BYTES =
       IS_STAGED ? ((int)sizeof(H) * TC * PITCH + 15) / 16 * 16 : 0;
@@ -471,10 +475,17 @@ struct ts_tiled_inputs<W, TR, TC, VEC, STAGED, H, T...> {
     rest.stage(col, row, off + 1);
   }
   // Values j*VEC .. j*VEC + VEC - 1 of an input that is not staged: VEC consecutive columns
-  // from offset off[0], step[0] (its stride along the columns) apart, one element each.
+  // from offset off[0], step[0] (its stride along the columns) apart, one element each, or
+  // (bit 0 of DIRECT) one aligned vector.
   template <typename offset_t, typename stride_t>
   __device__ __forceinline__ void load_direct(int j, const offset_t* off, const stride_t* step) {
-    if constexpr (!IS_STAGED) {
+    if constexpr (IS_DIRECT_VEC) {
+      const ts_vec<H, VEC> x = *reinterpret_cast<const ts_vec<H, VEC>*>(ptr + off[0]);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        v[j * VEC + e] = ts_conv<compute_t>::from(x.v[e]);
+      }
+    } else if constexpr (!IS_STAGED) {
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
         v[j * VEC + e] = ts_conv<compute_t>::from(ptr[off[0] + (offset_t)e * step[0]]);
@@ -536,7 +547,8 @@ __device__ __forceinline__ void ts_batch_offsets(
 // consecutive threads walking columns (coalesced for the output and the inputs read along C).
 // Each thread does W = TR * TC / BLOCK elements of a tile, as W / VEC accesses of VEC
 // consecutive elements: VEC rows of a staged input per load, VEC columns of every output per
-// store (one aligned vector each), VEC columns of an unstaged input one element at a time.
+// store (one aligned vector each), VEC columns of an unstaged input one element at a time, or
+// as one aligned vector for the inputs of DIRECT (bit k: input k).
 // Every global load of a tile (the staged inputs' and the others') is issued before the
 // barrier, the stores after it.
 //
@@ -545,9 +557,11 @@ __device__ __forceinline__ void ts_batch_offsets(
 // without wrapping; every offset r * stride + c * stride + batch offset fits offset_t (the
 // host's extent check covers the sum over all dims). For VEC > 1 also: rows and cols are
 // multiples of VEC; every output has stride 1 along C and every staged input stride 1 along
-// D; their other strides are multiples of VEC and their pointers VEC-element aligned.
-template <int BLOCK, int TR, int TC, int VEC, unsigned STAGED, int NDIMS, typename index_t,
-          typename offset_t, typename Op, typename Outs, typename... In>
+// D; their other strides are multiples of VEC and their pointers VEC-element aligned; every
+// input of DIRECT has stride 1 along C, its other strides multiples of VEC and its pointer
+// VEC-element aligned.
+template <int BLOCK, int TR, int TC, int VEC, unsigned STAGED, unsigned DIRECT, int NDIMS,
+          typename index_t, typename offset_t, typename Op, typename Outs, typename... In>
 __device__ __forceinline__ void ts_apply_tiled(
     const Op& op,
     const OffsetCalculator<NDIMS, Outs::COUNT + sizeof...(In), index_t, offset_t>& calc,
@@ -563,7 +577,7 @@ __device__ __forceinline__ void ts_apply_tiled(
   static_assert((VEC & (VEC - 1)) == 0 && WV >= 1 && WV * VEC == W && TR % VEC == 0 &&
                     TC % VEC == 0,
                 "a thread moves whole vectors");
-  typedef ts_tiled_inputs<W, TR, TC, VEC, STAGED, In...> inputs_t;
+  typedef ts_tiled_inputs<W, TR, TC, VEC, STAGED, DIRECT, In...> inputs_t;
   __shared__ __align__(16) char smem[inputs_t::SMEM_BYTES > 0 ? inputs_t::SMEM_BYTES : 16];
   inputs_t ins(smem, in...);
 

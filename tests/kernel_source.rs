@@ -217,6 +217,7 @@ fn tiled_forms(inst: &Instance) -> Vec<Form> {
             staged,
             tile: nominal,
             vec: 1,
+            direct: 0,
         })
         .collect();
     let shapes = [
@@ -233,16 +234,22 @@ fn tiled_forms(inst: &Instance) -> Vec<Form> {
         staged: 1 << (rank % n as u8),
         tile,
         vec: 1,
+        direct: 0,
     }));
     let mut vec = tiled_vec(inst);
     while vec > 1 {
         let nominal = tile_shape(1 << 12, 1 << 12, vec);
-        forms.extend((1..(1u8 << n)).map(|staged| Form::Tiled {
-            rank: 2,
-            dim: 0,
-            staged,
-            tile: nominal,
-            vec,
+        // Every unstaged input read as vectors, or none (the masks `tiled_direct_vec` picks).
+        let all = (1u8 << n) - 1;
+        forms.extend((1..(1u8 << n)).flat_map(|staged| {
+            [0, all & !staged].map(|direct| Form::Tiled {
+                rank: 2,
+                dim: 0,
+                staged,
+                tile: nominal,
+                vec,
+                direct,
+            })
         }));
         let shapes = [
             tile_shape(1 << 20, 8, vec),
@@ -250,12 +257,16 @@ fn tiled_forms(inst: &Instance) -> Vec<Form> {
             tile_shape(20, 20, vec),
             nominal,
         ];
-        forms.extend((3..=6u8).zip(shapes).map(|(rank, tile)| Form::Tiled {
-            rank,
-            dim: rank % (rank - 1),
-            staged: 1 << (rank % n as u8),
-            tile,
-            vec,
+        forms.extend((3..=6u8).zip(shapes).map(|(rank, tile)| {
+            let staged = 1 << (rank % n as u8);
+            Form::Tiled {
+                rank,
+                dim: rank % (rank - 1),
+                staged,
+                tile,
+                vec,
+                direct: all & !staged,
+            }
         }));
         vec /= 2;
     }
@@ -551,6 +562,7 @@ fn fused_sources_compile_in_every_form() {
                 staged: 1,
                 tile: TileShape { rows: 32, cols: 32 },
                 vec: 1,
+                direct: 0,
             },
             Form::Tiled {
                 rank: 5,
@@ -558,6 +570,7 @@ fn fused_sources_compile_in_every_form() {
                 staged: 1,
                 tile: TileShape { rows: 64, cols: 64 },
                 vec: 1,
+                direct: 0,
             },
             // Vector accesses (whatever the types: the kernel compiles for any).
             Form::Tiled {
@@ -566,6 +579,7 @@ fn fused_sources_compile_in_every_form() {
                 staged: 1,
                 tile: TileShape { rows: 64, cols: 64 },
                 vec: 4,
+                direct: 0b110,
             },
             Form::Tiled {
                 rank: 2,
@@ -573,6 +587,7 @@ fn fused_sources_compile_in_every_form() {
                 staged: 1,
                 tile: TileShape { rows: 64, cols: 32 },
                 vec: 2,
+                direct: 0b110,
             },
         ];
         assert!(n <= 12);

@@ -544,6 +544,56 @@ fn unstaged_inputs_of<T: Sample + typestate_tensor::element::Numeric>(gpu: &Gpu,
         col.broadcast_to(&[100, 68]).unwrap(),
         col_g.broadcast_to(&[100, 68]).unwrap(),
     );
+    // Read as one vector per access where the planner allows it (`tiled_direct_vec`): a
+    // contiguous `y`, a window whose rows stay aligned, a broadcast row; not the others.
+    let y = Tensor::<T, Cpu>::from_fn(&[100, 68], |_| T::sample(&mut rng)).unwrap();
+    let y_g = y.to_gpu(gpu).unwrap();
+    let aligned = Tensor::<T, Cpu>::from_fn(&[100, 72], |_| T::sample(&mut rng)).unwrap();
+    let aligned_g = aligned.to_gpu(gpu).unwrap();
+    let elem = T::DTYPE.size_in_bytes();
+    let direct = |y: &TensorView<'_, T, Cpu>| {
+        direct_of(form_at(&[&out_layout, xc.layout(), y.layout()], elem))
+    };
+    let on = if full > 1 { 0b10 } else { 0 };
+    assert_eq!(direct(&y.view()), on, "{} contiguous y", T::NAME);
+    assert_eq!(
+        direct(&aligned.narrow(1, 0, 68).unwrap()),
+        on,
+        "{} aligned window",
+        T::NAME
+    );
+    assert_eq!(
+        direct(&row.broadcast_to(&[100, 68]).unwrap()),
+        on,
+        "{} broadcast row",
+        T::NAME
+    );
+    assert_eq!(
+        direct(&wide.narrow(1, 1, 68).unwrap()),
+        0,
+        "{} 1 element in",
+        T::NAME
+    );
+    assert_eq!(
+        direct(&col.broadcast_to(&[100, 68]).unwrap()),
+        0,
+        "{} broadcast column",
+        T::NAME
+    );
+    check("contiguous", y.view(), y_g.view());
+    check(
+        "aligned window",
+        aligned.narrow(1, 0, 68).unwrap(),
+        aligned_g.narrow(1, 0, 68).unwrap(),
+    );
+}
+
+/// The unstaged inputs a tiled form reads as vectors (0 for any other form).
+fn direct_of(form: Form) -> u8 {
+    match form {
+        Form::Tiled { direct, .. } => direct,
+        _ => 0,
+    }
 }
 
 #[test]

@@ -285,6 +285,10 @@ pub enum Form {
         /// [`tiled_vec`]): a staged input is read `vec` rows at a time and the outputs are
         /// written `vec` columns at a time, one aligned vector each.
         vec: u8,
+        /// Bit `k` set: input `k`, not staged, is read `vec` columns at a time as one
+        /// aligned vector ([`tiled_direct_vec`]); the other unstaged inputs one element per
+        /// access. 0 when `vec` is 1.
+        direct: u8,
     },
 }
 
@@ -361,6 +365,7 @@ impl fmt::Display for Form {
                 staged,
                 tile,
                 vec,
+                direct,
             } => {
                 write!(
                     f,
@@ -369,6 +374,9 @@ impl fmt::Display for Form {
                 )?;
                 if *vec > 1 {
                     write!(f, "_v{vec}")?;
+                }
+                if *direct != 0 {
+                    write!(f, "_u{direct}")?;
                 }
                 Ok(())
             }
@@ -467,6 +475,7 @@ pub fn plan_outputs<const N: usize>(
             staged: t.staged,
             tile: t.tile,
             vec: t.vec,
+            direct: t.direct,
         }
     } else if let Some((vec, bcast)) = inner_vector(layout, sizes, addrs, n_out) {
         Form::StridedVec { rank, vec, bcast }
@@ -487,6 +496,9 @@ pub struct TiledPlan {
     pub tile: TileShape,
     /// Elements per global access along the contiguous dims ([`tiled_vec`]).
     pub vec: u8,
+    /// The unstaged inputs read as vectors ([`tiled_direct_vec`], when
+    /// [`TILED_DIRECT_ENV`] allows it).
+    pub direct: u8,
 }
 
 /// Bytes one thread moves per global access in the tiled form when the layout allows it
@@ -582,13 +594,69 @@ pub fn tiled_plan<const N: usize>(
         v /= 2;
     }
     let (_, tile, staged) = best;
+    let direct = if tiled_direct_enabled() {
+        tiled_direct_vec(layout, sizes, addrs, n_out, vec, staged)
+    } else {
+        0
+    };
     // d < c <= CALC_MAX_DIMS, so it fits.
     (staged != 0).then_some(TiledPlan {
         dim: d as u8,
         staged,
         tile,
         vec,
+        direct,
     })
+}
+
+/// The environment variable that turns off vector reads of unstaged inputs in the tiled form
+/// ([`tiled_direct_vec`]): `scalar` (or `off`, `0`) reads them one element per access, as
+/// before; anything else, or unset, plans the vectors. Read once per process.
+pub const TILED_DIRECT_ENV: &str = "TYPESTATE_TENSOR_TILED_DIRECT";
+
+fn tiled_direct_enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| {
+        !matches!(
+            std::env::var(TILED_DIRECT_ENV).as_deref().map(str::trim),
+            Ok("scalar" | "off" | "0")
+        )
+    })
+}
+
+/// The inputs of a tiled launch (`layout` tiling `D` by the last dim `C`, `vec` elements per
+/// access, the inputs of `staged` through tiles) that are not staged yet can be read `vec`
+/// columns at a time as one aligned vector, as a bit mask (bit `k`: input `k`, numbered after
+/// the `n_out` outputs; among the first 8): stride +1 along `C`, every other stride a
+/// multiple of `vec`, and the first element aligned to `vec` elements. Then each of the
+/// kernel's accesses (columns `c .. c + vec` of one row, `c` a multiple of `vec`, the column
+/// count a multiple of `vec` as [`tiled_vec`] requires) is one aligned vector inside the
+/// tensor. The kernel used to read such an input (`y` of `x.permute(p) + y`) one 1- or
+/// 2-byte element per access; deciding per access in the kernel whether a vector fits was
+/// measured slower (docs/PERFORMANCE.md), so the planner decides once. 0 when `vec` is 1.
+pub fn tiled_direct_vec<const N: usize>(
+    layout: &CollapsedLayout<N>,
+    sizes: [usize; N],
+    addrs: [u64; N],
+    n_out: usize,
+    vec: u8,
+    staged: u8,
+) -> u8 {
+    let rank = layout.rank();
+    let v = usize::from(vec);
+    if v < 2 || rank < 2 || layout.shape[rank - 1] % v != 0 {
+        return 0;
+    }
+    let c = rank - 1;
+    (n_out..N.min(n_out + 8))
+        .filter(|&k| staged & (1 << (k - n_out)) == 0)
+        .filter(|&k| {
+            let s = &layout.strides[k];
+            s[c] == 1
+                && addrs[k] % (v * sizes[k]) as u64 == 0
+                && (0..c).all(|d| s[d].unsigned_abs() % v == 0)
+        })
+        .fold(0u8, |mask, k| mask | (1 << (k - n_out)))
 }
 
 /// The fraction of the elements of whole `tile`s covering `rows x cols` that lie inside it,
@@ -613,10 +681,11 @@ pub fn tile_use(rows: usize, cols: usize, tile: TileShape) -> usize {
 /// - every other stride of those operands is a multiple of `v` and their first elements are
 ///   aligned to `v` elements (so each vector access is aligned);
 ///
-/// else 1, one element per access. Inputs read directly (not staged) put no condition on `v`
-/// and are read one element at a time whatever `v` is (a vector load where the kernel found
-/// such an input contiguous and aligned, checked per access, was measured slower: `add` at
-/// 0.48-0.60 of copy against 0.58-0.78 for f16 and u8 on an H100, docs/PERFORMANCE.md). For
+/// else 1, one element per access. Inputs read directly (not staged) put no condition on `v`;
+/// [`tiled_direct_vec`] picks those read as vectors of `v` columns (a vector load where the
+/// kernel found such an input contiguous and aligned, checked per access, was measured
+/// slower: `add` at 0.48-0.60 of copy against 0.58-0.78 for f16 and u8 on an H100,
+/// docs/PERFORMANCE.md; the planned one has no check in the kernel). For
 /// 4- and 8-byte elements this is always 1: the tiled kernel of `f32` and `f64` is the scalar
 /// one.
 pub fn tiled_vec<const N: usize>(
@@ -929,12 +998,17 @@ mod tests {
     }
 
     fn tiled_v(rank: u8, dim: u8, staged: u8, tile: TileShape, vec: u8) -> Form {
+        tiled_vd(rank, dim, staged, tile, vec, 0)
+    }
+
+    fn tiled_vd(rank: u8, dim: u8, staged: u8, tile: TileShape, vec: u8, direct: u8) -> Form {
         Form::Tiled {
             rank,
             dim,
             staged,
             tile,
             vec,
+            direct,
         }
     }
 
@@ -968,6 +1042,67 @@ mod tests {
             .unwrap();
         let p = plan(&collapse([&out, &col, &at]), [4; 3], [0; 3]);
         assert_eq!(p.form, tiled(2, 0, 0b10, t));
+    }
+
+    /// `x.permute(p) + y`: the unstaged `y` is read as vectors of `vec` columns exactly when
+    /// it runs along the output's contiguous dim with aligned rows and first element.
+    #[test]
+    fn unstaged_inputs_read_as_vectors_when_aligned() {
+        let out = Layout::contiguous(&[64, 48]).unwrap();
+        let at = Layout::contiguous(&[48, 64]).unwrap().t();
+        let b = Layout::contiguous(&[64, 48]).unwrap();
+        let t = tile_shape(64, 48, 4);
+        // u8: 4 elements per access; y (input 1) is contiguous along the columns.
+        let c = collapse([&out, &at, &b]);
+        let p = plan(&c, [1; 3], [0; 3]);
+        let Form::Tiled {
+            vec,
+            staged,
+            direct,
+            ..
+        } = p.form
+        else {
+            panic!("{}", p.form)
+        };
+        assert_eq!((vec, staged), (4, 0b01));
+        assert_eq!(direct, 0b10, "{}", p.form);
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 4, 0b01), 0b10);
+        // Its first element not 4-byte aligned: one element per access.
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0, 0, 2], 1, 4, 0b01), 0);
+        // f16 at 2 elements per access: 2-element alignment is enough.
+        assert_eq!(tiled_direct_vec(&c, [2; 3], [0, 0, 4], 1, 2, 0b01), 0b10);
+        assert_eq!(tiled_direct_vec(&c, [2; 3], [0, 0, 2], 1, 2, 0b01), 0);
+        // Scalar accesses, or the input staged: nothing.
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 1, 0b01), 0);
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 4, 0b11), 0);
+        // Rows 50 apart (a slice of a wider tensor): not a multiple of 4 (u8), of 2 (f16) yes.
+        let wide = Layout::new(&[64, 48], &[50, 1], 0).unwrap();
+        let c = collapse([&out, &at, &wide]);
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 4, 0b01), 0);
+        assert_eq!(tiled_direct_vec(&c, [2; 3], [0; 3], 1, 2, 0b01), 0b10);
+        // Broadcast along the columns or flipped along them: one element per access.
+        let row = Layout::contiguous(&[64, 1])
+            .unwrap()
+            .broadcast_to(&[64, 48])
+            .unwrap();
+        let c = collapse([&out, &at, &row]);
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 4, 0b01), 0);
+        let flipped = b.flip(1).unwrap();
+        let c = collapse([&out, &at, &flipped]);
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 4, 0b01), 0);
+        // Batch dims (rank 3) must keep the alignment too.
+        let out3 = Layout::contiguous(&[3, 64, 48]).unwrap();
+        let x3 = Layout::contiguous(&[3, 48, 64])
+            .unwrap()
+            .permute(&[0, 2, 1])
+            .unwrap();
+        let y3 = Layout::contiguous(&[3, 64, 48]).unwrap();
+        let c = collapse([&out3, &x3, &y3]);
+        assert_eq!(tiled_direct_vec(&c, [1; 3], [0; 3], 1, 4, 0b01), 0b10);
+        assert_eq!(
+            plan(&c, [1; 3], [0; 3]).form,
+            tiled_vd(3, 1, 0b01, t, 4, 0b10)
+        );
     }
 
     /// `out = f(x.permute(perm))` for a contiguous `x` of `shape` (the permuted shape is the
@@ -1030,6 +1165,7 @@ mod tests {
                     staged,
                     tile,
                     vec,
+                    ..
                 } = p.form
                 else {
                     panic!("rank {rank}, {elem} bytes: {}", p.form)

@@ -344,6 +344,7 @@ pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
             staged,
             tile,
             vec,
+            direct,
             ..
         } => {
             // The calculator's dims are already in the kernel's order (batch, D, C):
@@ -351,7 +352,7 @@ pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
             params.push(calc(rank));
             let (tr, tc) = (tile.rows, tile.cols);
             format!(
-                "ts_apply_tiled<{block}, {tr}, {tc}, {vec}, {staged}u, {rank}, {index_t}, {offset_t}>(op, calc, outs{ins});"
+                "ts_apply_tiled<{block}, {tr}, {tc}, {vec}, {staged}u, {direct}u, {rank}, {index_t}, {offset_t}>(op, calc, outs{ins});"
             )
         }
     };
