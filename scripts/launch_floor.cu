@@ -1,0 +1,186 @@
+// The host cost of launching a kernel, with nothing else around it: the floor under
+// `examples/gpu_launch_bench` (ours) and `scripts/bench_torch_launch.py` (PyTorch), measured
+// in the same device call as both.
+//
+//   nvcc -O2 -arch=sm_90 -o launch_floor scripts/launch_floor.cu -lcuda
+//   ./launch_floor [--batches 50] [--batch 200]
+//
+// Each case launches an empty kernel (one block of 128 threads) `--batch` times in a row,
+// starting on an idle stream (synchronised before each batch, so the launch queue never
+// fills), and reports the median over `--batches` batches of the host time per launch, in µs:
+// the method of gpu_launch_bench. Cases:
+// - driver `cuLaunchKernel` on a created non-blocking stream and on the legacy stream, with
+//   no parameters and with the six parameters of a binary pointwise kernel (out, a, b, n,
+//   p0, p1);
+// - the same preceded by `cuCtxGetCurrent` (what our launch does to check the bound context);
+// - `cuLaunchKernelEx` without attributes and with programmatic stream serialization (PDL);
+// - the runtime's `cudaLaunchKernel` (what PyTorch's launches go through) on both streams.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+__global__ void empty_kernel() {}
+
+__global__ void params_kernel(float* out, const float* a, const float* b, unsigned int n,
+                              float p0, float p1) {
+  // Never true for the launches below (n == 0): the parameters are used, nothing is written.
+  if (threadIdx.x < n) out[threadIdx.x] = a[threadIdx.x] * p0 + b[threadIdx.x] * p1;
+}
+
+static void check_cu(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    cuGetErrorName(r, &name);
+    std::fprintf(stderr, "%s failed: %s\n", what, name ? name : "?");
+    std::exit(1);
+  }
+}
+
+static void check_rt(cudaError_t r, const char* what) {
+  if (r != cudaSuccess) {
+    std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(r));
+    std::exit(1);
+  }
+}
+
+// Median over `batches` batches of `batch` calls of `launch`, in µs per call; `sync` waits
+// for the stream before each batch.
+static double per_launch_us(int batches, int batch, const std::function<void()>& launch,
+                            const std::function<void()>& sync) {
+  for (int i = 0; i < 2 * batch; ++i) launch();  // warm-up
+  sync();
+  std::vector<double> us;
+  us.reserve(batches);
+  for (int b = 0; b < batches; ++b) {
+    sync();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < batch; ++i) launch();
+    const auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / batch);
+  }
+  sync();
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  int batches = 50, batch = 200;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--batches")) batches = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--batch")) batch = std::atoi(argv[i + 1]);
+  }
+  check_rt(cudaSetDevice(0), "cudaSetDevice");
+  check_rt(cudaFree(nullptr), "cudaFree(0)");  // creates and binds the primary context
+  cudaDeviceProp prop;
+  check_rt(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  int driver = 0;
+  check_cu(cuDriverGetVersion(&driver), "cuDriverGetVersion");
+
+  CUfunction f_empty, f_params;
+  check_rt(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&f_empty),
+                               reinterpret_cast<const void*>(empty_kernel)),
+           "cudaGetFuncBySymbol");
+  check_rt(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&f_params),
+                               reinterpret_cast<const void*>(params_kernel)),
+           "cudaGetFuncBySymbol");
+
+  cudaStream_t created;
+  check_rt(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
+  struct Named {
+    const char* name;
+    cudaStream_t rt;
+    CUstream cu;
+  };
+  const Named streams[] = {{"non-blocking stream", created, reinterpret_cast<CUstream>(created)},
+                           {"legacy stream", cudaStreamLegacy, CU_STREAM_LEGACY}};
+
+  float* buf = nullptr;
+  check_rt(cudaMalloc(&buf, 4096), "cudaMalloc");
+  float* out = buf;
+  const float* a = buf + 256;
+  const float* b = buf + 512;
+  unsigned int n = 0;
+  float p0 = 1.0f, p1 = 2.0f;
+  void* params[] = {&out, &a, &b, &n, &p0, &p1};
+
+  std::printf("device: %s (sm_%d%d), driver %d; %d batches of %d launches, median\n\n",
+              prop.name, prop.major, prop.minor, driver, batches, batch);
+  std::printf("| launch | stream | host µs per launch |\n| --- | --- | ---: |\n");
+  for (const Named& s : streams) {
+    auto sync = [&] { check_rt(cudaStreamSynchronize(s.rt), "cudaStreamSynchronize"); };
+    auto row = [&](const char* what, const std::function<void()>& launch) {
+      std::printf("| %s | %s | %.3f |\n", what, s.name, per_launch_us(batches, batch, launch, sync));
+      std::fflush(stdout);
+    };
+    row("cuLaunchKernel, empty kernel", [&] {
+      check_cu(cuLaunchKernel(f_empty, 1, 1, 1, 128, 1, 1, 0, s.cu, nullptr, nullptr),
+               "cuLaunchKernel");
+    });
+    row("cuLaunchKernel, 6 parameters", [&] {
+      check_cu(cuLaunchKernel(f_params, 1, 1, 1, 128, 1, 1, 0, s.cu, params, nullptr),
+               "cuLaunchKernel");
+    });
+    row("cuCtxGetCurrent + cuLaunchKernel, 6 parameters", [&] {
+      CUcontext ctx;
+      check_cu(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+      check_cu(cuLaunchKernel(f_params, 1, 1, 1, 128, 1, 1, 0, s.cu, params, nullptr),
+               "cuLaunchKernel");
+    });
+    row("cuLaunchKernelEx, 6 parameters, no attribute", [&] {
+      CUlaunchConfig config = {};
+      config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+      config.blockDimX = 128;
+      config.blockDimY = config.blockDimZ = 1;
+      config.hStream = s.cu;
+      check_cu(cuLaunchKernelEx(&config, f_params, params, nullptr), "cuLaunchKernelEx");
+    });
+    if (prop.major >= 9) {
+      row("cuLaunchKernelEx, 6 parameters, PDL attribute", [&] {
+        CUlaunchAttribute attr = {};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config = {};
+        config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+        config.blockDimX = 128;
+        config.blockDimY = config.blockDimZ = 1;
+        config.hStream = s.cu;
+        config.attrs = &attr;
+        config.numAttrs = 1;
+        check_cu(cuLaunchKernelEx(&config, f_params, params, nullptr), "cuLaunchKernelEx");
+      });
+    }
+    row("cudaLaunchKernel, empty kernel", [&] {
+      check_rt(cudaLaunchKernel(reinterpret_cast<const void*>(empty_kernel), dim3(1), dim3(128),
+                                nullptr, 0, s.rt),
+               "cudaLaunchKernel");
+    });
+    row("cudaLaunchKernel, 6 parameters", [&] {
+      check_rt(cudaLaunchKernel(reinterpret_cast<const void*>(params_kernel), dim3(1), dim3(128),
+                                params, 0, s.rt),
+               "cudaLaunchKernel");
+    });
+    row("<<<>>>, 6 parameters", [&] {
+      params_kernel<<<1, 128, 0, s.rt>>>(out, a, b, n, p0, p1);
+    });
+  }
+  {
+    // The context check alone.
+    CUcontext ctx;
+    auto nothing = [] {};
+    const double us = per_launch_us(batches, batch * 10,
+                                    [&] { check_cu(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"); },
+                                    nothing);
+    std::printf("| cuCtxGetCurrent alone | - | %.3f |\n", us);
+  }
+  check_rt(cudaFree(buf), "cudaFree");
+  check_rt(cudaStreamDestroy(created), "cudaStreamDestroy");
+  check_rt(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return 0;
+}
