@@ -35,6 +35,7 @@
 pub use crate::engine_gpu::{compile, fused, pointwise};
 pub use crate::runtime::{
     AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,
-    Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PendingCopy, PinnedBuffer,
-    PinnedHostAllocator, PinnedHostOptions, PinnedHostSource, Stream,
+    Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PeerPath, PeerRoute,
+    PendingCopy, PinnedBuffer, PinnedHostAllocator, PinnedHostOptions, PinnedHostSource, Stream,
+    PEER_PATH_ENV, STAGE_CHUNK,
 };
