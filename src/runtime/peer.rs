@@ -631,25 +631,48 @@ impl<T: Element> GpuStorage<T> {
         stream: &Stream,
         path: PeerPath,
     ) -> Result<(GpuStorage<T>, PeerRoute), Error> {
-        const OP: &str = "GpuStorage::peer_copy";
-        let home = if stream.ordinal() == gpu.ordinal() {
-            stream
-        } else {
-            gpu.default_stream()
-        };
-        if stream.ordinal() != gpu.ordinal() && stream.ordinal() != self.gpu().ordinal() {
-            return Err(GpuError::DeviceMismatch {
-                op: OP,
-                lhs: self.gpu().ordinal(),
-                rhs: stream.ordinal(),
-            }
-            .into());
-        }
-        // SAFETY: `copy_range` writes all `len` elements before anything can read them: the
-        // copy is recorded as this memory's write, so every later access, on any stream, is
-        // ordered after it. If it fails, the memory is dropped here unread.
-        let mut out = unsafe { GpuStorage::uninit(gpu, self.len(), home) }?;
-        let route = copy_range(OP, &mut out, 0, self, 0, self.len(), stream, path)?;
-        Ok((out, route))
+        peer_copy_range(
+            "GpuStorage::peer_copy",
+            self,
+            0,
+            self.len(),
+            gpu,
+            stream,
+            path,
+        )
     }
+}
+
+/// New memory on `gpu` holding `len` elements of `src` from element `src_offset`, copied on
+/// `stream` (a stream of either GPU) as `path` says; its home stream is `stream` if it
+/// belongs to `gpu`, else `gpu`'s default stream. Returns once the copy is queued.
+pub(crate) fn peer_copy_range<T: Element>(
+    op: &'static str,
+    src: &GpuStorage<T>,
+    src_offset: usize,
+    len: usize,
+    gpu: &Gpu,
+    stream: &Stream,
+    path: PeerPath,
+) -> Result<(GpuStorage<T>, PeerRoute), Error> {
+    if stream.ordinal() != gpu.ordinal() && stream.ordinal() != src.gpu().ordinal() {
+        return Err(GpuError::DeviceMismatch {
+            op,
+            lhs: src.gpu().ordinal(),
+            rhs: stream.ordinal(),
+        }
+        .into());
+    }
+    check_range(op, src_offset, len, src.len())?;
+    let home = if stream.ordinal() == gpu.ordinal() {
+        stream
+    } else {
+        gpu.default_stream()
+    };
+    // SAFETY: `copy_range` writes all `len` elements before anything can read them: the
+    // copy is recorded as this memory's write, so every later access, on any stream, is
+    // ordered after it. If it fails, the memory is dropped here unread.
+    let mut out = unsafe { GpuStorage::uninit(gpu, len, home) }?;
+    let route = copy_range(op, &mut out, 0, src, src_offset, len, stream, path)?;
+    Ok((out, route))
 }
