@@ -297,7 +297,14 @@ pub(crate) fn copy_range<T: Element>(
     }
     check_range(op, src_offset, len, src.len())?;
     check_range(op, dst_offset, len, dst.len())?;
-    let (src_s, dst_s) = (side(src, stream).clone(), side(dst, stream).clone());
+    let (src_s, dst_s) = if j == k && path == PeerPath::Staged {
+        // A staged copy on one GPU (a test of the fallback) reads on the source's home
+        // stream and writes on `stream`, so that its two streams are ordered by events as
+        // between two GPUs whenever the two differ.
+        (src.stream().clone(), stream.clone())
+    } else {
+        (side(src, stream).clone(), side(dst, stream).clone())
+    };
     for s in [stream, &src_s, &dst_s] {
         state::check_host_sync(op, s.capture_owner(), state::EVENTS)?;
     }
