@@ -134,12 +134,15 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
     /// assert_eq!(m.stats().peer_copies, 1);
     /// # Ok(()) }
     /// ```
-    pub fn into_gpu_of(
+    // `N` rather than `<S as ToGpu>::Next` in the signature: with the projection in the
+    // return type, a state without `ToGpu` makes the method vanish from lookup (E0599)
+    // instead of reporting the trait's message; `N` is inferred from `S`.
+    pub fn into_gpu_of<N: HeadState>(
         self,
         gpu: &Gpu,
-    ) -> Result<SyncedMemory<T, <S as ToGpu>::Next, H>, TransitionError<Self>>
+    ) -> Result<SyncedMemory<T, N, H>, TransitionError<Self>>
     where
-        S: ToGpu,
+        S: ToGpu<Next = N>,
     {
         match PeerPath::from_env() {
             Ok(path) => self.into_gpu_of_via(gpu, path),
@@ -150,13 +153,13 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
     /// [`into_gpu_of`](Self::into_gpu_of), with the GPU-to-GPU copy going as `path` says.
     /// With [`PeerPath::Staged`] the device copy is rebuilt even on the same GPU (through
     /// pinned host memory), which tests the staged path on one GPU.
-    pub fn into_gpu_of_via(
+    pub fn into_gpu_of_via<N: HeadState>(
         mut self,
         gpu: &Gpu,
         path: PeerPath,
-    ) -> Result<SyncedMemory<T, <S as ToGpu>::Next, H>, TransitionError<Self>>
+    ) -> Result<SyncedMemory<T, N, H>, TransitionError<Self>>
     where
-        S: ToGpu,
+        S: ToGpu<Next = N>,
     {
         let here = self.gpu_device().map(Gpu::ordinal) == Some(gpu.ordinal());
         if here && path == PeerPath::Auto {
@@ -164,7 +167,7 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
         }
         match prepare(&self.raw, gpu, S::HEAD, path) {
             Ok(moved) => {
-                debug_assert_eq!(moved.head, <S as ToGpu>::Next::HEAD);
+                debug_assert_eq!(moved.head, N::HEAD);
                 commit(&mut self.raw, moved);
                 Ok(SyncedMemory::from_raw(self.raw))
             }

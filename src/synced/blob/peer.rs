@@ -4,13 +4,9 @@ use super::{Blob, BlobSide, OwnedSide};
 use crate::element::Element;
 use crate::runtime::{Gpu, PeerPath};
 use crate::synced::peer::{commit, prepare};
-use crate::synced::state::{Head, ToGpu};
+use crate::synced::state::{Head, HeadState, ToGpu};
 use crate::synced::synced_memory::SyncedMemory;
 use crate::synced::transition_error::TransitionError;
-
-/// The blob after `into_gpu_of`: each side in the state `into_gpu` gives.
-type OnGpu<T, D, G> =
-    Blob<T, <<D as BlobSide>::Base as ToGpu>::Next, <<G as BlobSide>::Base as ToGpu>::Next>;
 
 impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// Moves both sides to `gpu` ([`SyncedMemory::into_gpu_of`] for the data and the diff):
@@ -35,13 +31,19 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// assert_eq!(b.gpu_device().map(Gpu::ordinal), Some(1));
     /// # Ok(()) }
     /// ```
-    #[allow(clippy::type_complexity)] // the next states are computed by the trait
-    pub fn into_gpu_of(self, gpu: &Gpu) -> Result<OnGpu<T, D, G>, TransitionError<Self>>
+    ///
+    /// (The next states are the parameters `D2` and `G2`, inferred from `D` and `G`, rather
+    /// than projections in the return type, so that a side without `ToGpu` reports the
+    /// trait's message.)
+    pub fn into_gpu_of<D2: HeadState, G2: HeadState>(
+        self,
+        gpu: &Gpu,
+    ) -> Result<Blob<T, D2, G2>, TransitionError<Self>>
     where
         D: OwnedSide,
         G: OwnedSide,
-        D::Base: ToGpu,
-        G::Base: ToGpu,
+        D::Base: ToGpu<Next = D2>,
+        G::Base: ToGpu<Next = G2>,
     {
         match PeerPath::from_env() {
             Ok(path) => self.into_gpu_of_via(gpu, path),
@@ -52,17 +54,16 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// [`into_gpu_of`](Self::into_gpu_of), with GPU-to-GPU copies going as `path` says
     /// ([`PeerPath::Staged`] rebuilds both sides through pinned host memory even on the
     /// blob's own GPU).
-    #[allow(clippy::type_complexity)] // the next states are computed by the trait
-    pub fn into_gpu_of_via(
+    pub fn into_gpu_of_via<D2: HeadState, G2: HeadState>(
         self,
         gpu: &Gpu,
         path: PeerPath,
-    ) -> Result<OnGpu<T, D, G>, TransitionError<Self>>
+    ) -> Result<Blob<T, D2, G2>, TransitionError<Self>>
     where
         D: OwnedSide,
         G: OwnedSide,
-        D::Base: ToGpu,
-        G::Base: ToGpu,
+        D::Base: ToGpu<Next = D2>,
+        G::Base: ToGpu<Next = G2>,
     {
         let here = self.gpu_device().map(Gpu::ordinal) == Some(gpu.ordinal());
         let Blob { shape, data, diff } = self;
