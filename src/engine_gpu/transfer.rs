@@ -344,7 +344,7 @@ impl<T: Element, S: WriteRepr<T, Gpu>> Tensor<T, Gpu, S> {
         let numel = dst_layout.numel();
         if dst_layout.is_contiguous() {
             let dst_offset = first_index(&dst_layout);
-            return Ok(copy_range(
+            return copy_range(
                 OP,
                 dst.slice_mut(),
                 dst_offset,
@@ -353,7 +353,7 @@ impl<T: Element, S: WriteRepr<T, Gpu>> Tensor<T, Gpu, S> {
                 numel,
                 stream,
                 path,
-            )?);
+            );
         }
         // A strided destination: a row-major temporary on its GPU, then a copy kernel there
         // (on `stream` if it is the destination's, else on the destination's default stream).

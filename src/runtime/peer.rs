@@ -421,11 +421,10 @@ impl Staging {
         }
     }
 
-    /// Leaks the block (a copy may still use it and could not be waited for).
+    /// Leaks the block (a copy may still use it and could not be waited for): it is never
+    /// given back, so the allocator never hands its memory out again.
     fn leak(mut self) {
-        if let Some(block) = self.block.take() {
-            std::mem::forget(block);
-        }
+        self.block = None;
     }
 }
 
