@@ -544,6 +544,29 @@ pub enum GpuError {
         /// Buffers of the capture's private pool alive besides the outputs.
         escaped: usize,
     },
+    /// An environment variable that picks how copies between GPUs go
+    /// (`TYPESTATE_TENSOR_PEER_PATH`) holds a value it does not know.
+    #[error("invalid {var}={value:?}: expected `auto` (peer-to-peer where the GPUs allow it) or `staged` (always through pinned host memory)")]
+    InvalidPeerPath {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// A kernel key names another compute capability than the device it is loaded on
+    /// ([`KernelCache::function`](crate::gpu::compile::KernelCache::function)): the image
+    /// built for the key would not run there. Nothing was loaded.
+    #[error("kernel {kernel} is keyed for compute capability {}.{} but GPU {ordinal} has {}.{}", key.0, key.1, device.0, device.1)]
+    ArchMismatch {
+        /// The kernel's entry point.
+        kernel: String,
+        /// The GPU it was to be loaded on.
+        ordinal: usize,
+        /// `(major, minor)` in the key.
+        key: (u32, u32),
+        /// `(major, minor)` of the device.
+        device: (u32, u32),
+    },
 }
 
 /// Errors of run-time checked state conversions (the erased end of the type-state ladder).

@@ -12,8 +12,10 @@
 //!   [`Stream`], [`Event`], the memory sources [`DeviceMemorySource`] and
 //!   [`PinnedHostSource`] that the [`crate::storage`] allocators run on, the
 //!   [`DriverPoolAllocator`], the device buffer [`GpuStorage`] with its copies, the staging
-//!   buffer [`PinnedBuffer`] (from the caching [`PinnedHostAllocator`]), and [`compile`]
-//!   (NVRTC and the kernel caches).
+//!   buffer [`PinnedBuffer`] (from the caching [`PinnedHostAllocator`]), copies between
+//!   GPUs ([`Gpu::enable_peer_access`], [`GpuStorage::copy_from_peer_async`], [`PeerPath`],
+//!   [`PeerRoute`]; `Tensor::to_device`, `SyncedMemory::into_gpu_of` build on them), and
+//!   [`compile`] (NVRTC and the kernel caches).
 //!
 //! Every entry point first checks that libcuda can be loaded, so on a machine without a
 //! driver `Gpu::new` returns [`GpuError::NoDriver`](crate::error::GpuError::NoDriver) instead
@@ -35,6 +37,7 @@
 pub use crate::engine_gpu::{compile, fused, pointwise};
 pub use crate::runtime::{
     AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,
-    Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PendingCopy, PinnedBuffer,
-    PinnedHostAllocator, PinnedHostOptions, PinnedHostSource, Stream,
+    Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PeerPath, PeerRoute,
+    PendingCopy, PinnedBuffer, PinnedHostAllocator, PinnedHostOptions, PinnedHostSource, Stream,
+    PEER_PATH_ENV, STAGE_CHUNK,
 };

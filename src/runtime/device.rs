@@ -18,6 +18,7 @@ use super::pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSou
 use super::stream::Stream;
 use crate::error::{Error, GpuError};
 use crate::storage::allocator::{AllocatorStats, DeviceAllocator};
+use crate::storage::snapshot::MemorySnapshot;
 use crate::storage::source::MemoryLocation;
 use crate::storage::{
     CachingAllocator, CachingConfig, NaiveAllocator, PooledAllocator, PooledConfig,
@@ -400,6 +401,24 @@ impl Gpu {
     /// The device allocator's statistics.
     pub fn allocator_stats(&self) -> AllocatorStats {
         self.inner.allocator.stats()
+    }
+
+    /// The device allocator's statistics and segments now, carrying this GPU's ordinal
+    /// ([`MemorySnapshot`]): with several GPUs, one per device, as PyTorch's
+    /// `memory_snapshot()` tags each segment with its device.
+    pub fn memory_snapshot(&self) -> MemorySnapshot {
+        let mut snapshot = self.inner.allocator.memory_snapshot();
+        snapshot.ordinal = Some(self.ordinal());
+        snapshot
+    }
+
+    /// The pinned-host allocator's statistics and blocks now
+    /// ([`host_allocator`](Gpu::host_allocator)), tagged with this GPU's ordinal (the memory
+    /// is host memory; the allocator is this GPU's).
+    pub fn host_memory_snapshot(&self) -> MemorySnapshot {
+        let mut snapshot = self.inner.host_allocator.memory_snapshot();
+        snapshot.ordinal = Some(self.ordinal());
+        snapshot
     }
 
     /// Returns the allocator's cached, unused memory to the driver.

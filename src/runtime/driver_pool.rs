@@ -9,7 +9,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::driver::{self, AllocFailure, MemPool, PoolAttribute};
 use super::event::Event;
-use super::stream::live_stream;
+use super::stream::{live_stream, live_stream_anywhere};
 use crate::error::{AllocError, GpuError};
 use crate::storage::allocator::{AllocatorStats, Block, DeviceAllocator, Stat};
 use crate::storage::oom_error;
@@ -201,8 +201,10 @@ impl DriverPoolAllocator {
         let free_stream = live_stream(block.stream, &self.ctx)
             .unwrap_or_else(|| driver::legacy_default_stream(&self.ctx));
         for &other in &block.also_used_on {
-            if let Some(other) = live_stream(other, &self.ctx) {
-                let used = Event::create(&self.ctx, false)?;
+            // A stream of another GPU gets an event of its own context (see
+            // `memory_source::record_on_stream_id`).
+            if let Some(other) = live_stream_anywhere(other, &self.ctx) {
+                let used = Event::create(other.context(), false)?;
                 driver::event_record(used.cuda(), &other)?;
                 driver::stream_wait_event(&free_stream, used.cuda())?;
             }

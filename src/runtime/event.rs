@@ -53,8 +53,16 @@ impl Event {
     }
 
     /// Milliseconds of GPU time from `self` to `end` (`cuEventElapsedTime`), waiting for both.
-    /// Both must be timing events recorded on streams of one device.
+    /// Both must be timing events recorded on streams of one device: events of two GPUs give
+    /// [`GpuError::DeviceMismatch`].
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32, GpuError> {
+        if self.ordinal() != end.ordinal() {
+            return Err(GpuError::DeviceMismatch {
+                op: "Event::elapsed_ms",
+                lhs: self.ordinal(),
+                rhs: end.ordinal(),
+            });
+        }
         if !(self.timing && end.timing) {
             // Refused here rather than by the driver: same error, no failed API call.
             return Err(GpuError::Driver {
@@ -75,6 +83,17 @@ impl Event {
     /// The cudarc event, for modules that launch through cudarc.
     pub(crate) fn cuda(&self) -> &CudaEvent {
         &self.inner
+    }
+
+    /// The ordinal of the GPU whose context the event was made in (it can be recorded only
+    /// on that GPU's streams, and waited on by any GPU's).
+    pub fn ordinal(&self) -> usize {
+        self.inner.context().ordinal()
+    }
+
+    /// The context the event was made in.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        self.inner.context()
     }
 }
 

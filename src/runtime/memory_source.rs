@@ -8,7 +8,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::driver::{self, AllocFailure};
 use super::event::Event;
-use super::stream::live_stream;
+use super::stream::live_stream_anywhere;
 use crate::error::GpuError;
 use crate::storage::source::{MemoryLocation, MemorySource, SourceError, StreamId};
 
@@ -35,7 +35,15 @@ pub(crate) fn synchronize_context(ctx: &CudaContext) -> Result<(), SourceError> 
     driver::context_synchronize(ctx).map_err(other)
 }
 
-/// Records an event on stream `id` of `ctx`, for the sources' [`MemorySource::record_event`].
+/// Records an event on stream `id` (of `ctx`, or of another GPU's context), for the
+/// sources' [`MemorySource::record_event`].
+///
+/// A stream of another context gets an event made in that context (an event can only be
+/// recorded on its own context's streams, and is queried from any): memory of one GPU used
+/// by a copy queued on another GPU's stream is then reused only after that copy. (The
+/// crate's own buffers never name another GPU's stream: cross-device copies order
+/// themselves on each buffer's own GPU, see `runtime/peer.rs`; this covers blocks announced
+/// by hand through `record_stream`.)
 ///
 /// A stream id with no live stream gets an event never recorded, which is complete: every
 /// stream this crate creates is synchronised before it leaves the registry (see
@@ -45,11 +53,14 @@ pub(crate) fn record_on_stream_id(
     ctx: &Arc<CudaContext>,
     id: StreamId,
 ) -> Result<Event, SourceError> {
-    let event = Event::create(ctx, false).map_err(other)?;
-    if let Some(stream) = live_stream(id, ctx) {
-        record_raw(&event, &stream).map_err(other)?;
+    match live_stream_anywhere(id, ctx) {
+        Some(stream) => {
+            let event = Event::create(stream.context(), false).map_err(other)?;
+            record_raw(&event, &stream).map_err(other)?;
+            Ok(event)
+        }
+        None => Event::create(ctx, false).map_err(other),
     }
-    Ok(event)
 }
 
 fn record_raw(event: &Event, stream: &CudaStream) -> Result<(), GpuError> {

@@ -13,6 +13,7 @@ use std::ops::Deref;
 
 use super::buffer::{GpuStorage, PendingCopy};
 use super::device::Gpu;
+use super::peer::{PeerPath, PeerRoute};
 use super::pinned_buffer::PinnedBuffer;
 use super::stream::Stream;
 use crate::element::Element;
@@ -87,6 +88,25 @@ impl<'a, T: Element> GpuStorageMut<'a, T> {
         stream: &Stream,
     ) -> Result<(), Error> {
         self.storage.copy_from_device_async(src, stream)
+    }
+
+    /// See [`GpuStorage::copy_from_peer_async`] (memory of any GPU).
+    pub fn copy_from_peer_async(
+        &mut self,
+        src: &GpuStorage<T>,
+        stream: &Stream,
+    ) -> Result<PeerRoute, Error> {
+        self.storage.copy_from_peer_async(src, stream)
+    }
+
+    /// See [`GpuStorage::copy_from_peer_async_via`].
+    pub fn copy_from_peer_async_via(
+        &mut self,
+        src: &GpuStorage<T>,
+        stream: &Stream,
+        path: PeerPath,
+    ) -> Result<PeerRoute, Error> {
+        self.storage.copy_from_peer_async_via(src, stream, path)
     }
 
     /// See [`GpuStorage::copy_from_host_async`].

@@ -50,6 +50,21 @@ pub(crate) fn live_stream(id: StreamId, ctx: &Arc<CudaContext>) -> Option<Arc<Cu
         .cloned()
 }
 
+/// The live stream with id `id`, of `ctx` or of any other context: `ctx`'s legacy default
+/// stream for id 0 (ids are `CUstream` handles, unique across contexts but for the null
+/// handle), a registered stream of any context otherwise, `None` when no such stream is
+/// alive. For recording events on streams of another GPU that used a buffer: such an event
+/// must be made in the stream's own context ([`CudaStream::context`]).
+pub(crate) fn live_stream_anywhere(
+    id: StreamId,
+    ctx: &Arc<CudaContext>,
+) -> Option<Arc<CudaStream>> {
+    if id == StreamId(0) {
+        return Some(driver::legacy_default_stream(ctx));
+    }
+    live_streams().get(&id.0).cloned()
+}
+
 /// The shared part of a [`Stream`]: the cudarc stream plus what its drop needs.
 struct StreamInner {
     cuda: Arc<CudaStream>,
@@ -167,14 +182,15 @@ impl Stream {
     }
 
     /// Makes work queued on this stream from now on wait until `event` completes
-    /// (`cuStreamWaitEvent`). The host does not block.
+    /// (`cuStreamWaitEvent`). The host does not block. The event may come from another GPU
+    /// (the wait then orders this GPU's work after the other's).
     pub fn wait_event(&self, event: &Event) -> Result<(), GpuError> {
         state::check_host_sync("Stream::wait_event", self.capture_owner(), state::EVENTS)?;
         driver::stream_wait_event(&self.inner.cuda, event.cuda())
     }
 
     /// Makes work queued on this stream from now on wait for all work queued on `other` so
-    /// far. The host does not block.
+    /// far. The host does not block. `other` may be a stream of another GPU.
     pub fn wait_stream(&self, other: &Stream) -> Result<(), GpuError> {
         if self == other {
             return Ok(());
@@ -226,8 +242,18 @@ static_assertions::assert_impl_all!(Stream: Send, Sync, Clone);
 impl Event {
     /// Captures the work queued on `stream` so far (`cuEventRecord`). Re-recording replaces
     /// what the event captured; waits already queued on other streams are not affected.
+    ///
+    /// The stream must belong to the GPU the event was made on ([`GpuError::DeviceMismatch`]
+    /// otherwise); any GPU's stream may wait on it ([`Stream::wait_event`]).
     pub fn record(&self, stream: &Stream) -> Result<(), GpuError> {
         state::check_host_sync("Event::record", stream.capture_owner(), state::EVENTS)?;
+        if **self.context() != **stream.context() {
+            return Err(GpuError::DeviceMismatch {
+                op: "Event::record",
+                lhs: self.ordinal(),
+                rhs: stream.ordinal(),
+            });
+        }
         driver::event_record(self.cuda(), stream.cuda())
     }
 }

@@ -2,6 +2,7 @@
 //! PyTorch's stream-aware calls).
 
 use super::history::{HistorySettings, MemoryHistory};
+use super::snapshot::{MemorySnapshot, SegmentSnapshot};
 use super::source::{MemoryLocation, StreamId};
 use crate::error::AllocError;
 
@@ -364,5 +365,28 @@ pub unsafe trait DeviceAllocator: Send + Sync {
     /// (the default returns `None`).
     fn history(&self) -> Option<MemoryHistory> {
         None
+    }
+
+    /// Every segment with its blocks, in address order, if this allocator can list them
+    /// (the crate's naive, pooled, caching and caching-host allocators; the default returns
+    /// `None`).
+    fn segments(&self) -> Option<Vec<SegmentSnapshot>> {
+        None
+    }
+
+    /// The statistics and segments now, with where the memory lives and which GPU it
+    /// belongs to ([`MemorySnapshot`]): one entry per device of a multi-GPU report.
+    fn memory_snapshot(&self) -> MemorySnapshot {
+        let location = self.memory_location();
+        MemorySnapshot {
+            allocator: self.name(),
+            location,
+            ordinal: match location {
+                MemoryLocation::Device { ordinal } => Some(ordinal),
+                _ => None,
+            },
+            stats: self.stats(),
+            segments: self.segments().unwrap_or_default(),
+        }
     }
 }

@@ -93,7 +93,7 @@ pub use host_caching::CachingHostAllocator;
 pub use host_source::{HostEvent, HostMemorySource};
 pub use naive::NaiveAllocator;
 pub use pooled::{PoolRounding, PooledAllocator, PooledConfig};
-pub use snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
+pub use snapshot::{BlockSnapshot, BlockState, MemorySnapshot, SegmentPool, SegmentSnapshot};
 pub use source::{MemoryLocation, MemorySource, SourceError, StreamId};
 
 static_assertions::assert_impl_all!(CachingAllocator<HostMemorySource>: Send, Sync);

@@ -175,4 +175,8 @@ unsafe impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
     }
 
     stats_and_error_methods!();
+
+    fn segments(&self) -> Option<Vec<crate::storage::snapshot::SegmentSnapshot>> {
+        Some(self.snapshot())
+    }
 }

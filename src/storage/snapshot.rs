@@ -56,3 +56,23 @@ pub struct SegmentSnapshot {
     /// Its blocks, in address order.
     pub blocks: Vec<BlockSnapshot>,
 }
+
+/// One allocator's statistics and segments at one moment, with where its memory lives: the
+/// per-device entry of PyTorch's `memory_snapshot()` (whose segments carry a `device`), so
+/// the reports of several GPUs in one process stay apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemorySnapshot {
+    /// The allocator's [`name`](super::DeviceAllocator::name).
+    pub allocator: &'static str,
+    /// Where its memory lives (device memory of a GPU, pinned or pageable host memory).
+    pub location: super::source::MemoryLocation,
+    /// The GPU the allocator serves: the device memory's ordinal, or for a GPU's pinned-host
+    /// allocator ([`Gpu::host_memory_snapshot`](crate::gpu::Gpu::host_memory_snapshot)) that
+    /// GPU's; `None` for host memory of no GPU.
+    pub ordinal: Option<usize>,
+    /// Its statistics.
+    pub stats: super::allocator::AllocatorStats,
+    /// Every segment with its blocks, in address order (empty for an allocator that cannot
+    /// list them, such as the driver pool).
+    pub segments: Vec<SegmentSnapshot>,
+}

@@ -31,6 +31,7 @@ mod any;
 pub mod blob;
 mod gpu_side;
 pub mod host;
+mod peer;
 mod push;
 mod raw;
 mod shared;

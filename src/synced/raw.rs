@@ -33,12 +33,16 @@ pub struct TransferStats {
     pub host_allocs: usize,
     /// GPU buffers allocated (zero-filled).
     pub device_allocs: usize,
+    /// Copies of the GPU copy to another GPU (`into_gpu_of`).
+    pub peer_copies: usize,
+    /// Bytes copied to another GPU.
+    pub peer_bytes: usize,
 }
 
 impl TransferStats {
-    /// Copies in either direction.
+    /// Copies in any direction (host to device, device to host, device to device).
     pub fn copies(&self) -> usize {
-        self.h2d_copies + self.d2h_copies
+        self.h2d_copies + self.d2h_copies + self.peer_copies
     }
 }
 
@@ -167,6 +171,20 @@ impl<T: Element, H: HostSlot<T>, A: Accel> RawSynced<T, H, A> {
     pub(crate) fn replace_device(&mut self, buf: A::Buf<T>) -> Option<A::Buf<T>> {
         self.device_newer = true;
         self.device.replace(buf)
+    }
+
+    /// Ties the memory to another device, `accel`, with `device` as its device copy, in head
+    /// `head` (the caller built `device` so that `head`'s invariants hold with the CPU copy
+    /// as it is); the old device copy is dropped. Keeps invariant 7.
+    pub(crate) fn retie(&mut self, accel: A, device: Option<A::Buf<T>>, head: Head) {
+        self.accel = Some(accel);
+        self.device = device;
+        self.device_newer = head == Head::HeadAtGpu;
+    }
+
+    /// The counts, for transitions written outside this module (`into_gpu_of`).
+    pub(crate) fn stats_mut(&mut self) -> &mut TransferStats {
+        &mut self.stats
     }
 
     /// Keeps invariant 7 after a transition.
@@ -376,6 +394,7 @@ mod tests {
             d2h_bytes: d2h * bytes,
             host_allocs: host,
             device_allocs: dev,
+            ..TransferStats::default()
         }
     }
 

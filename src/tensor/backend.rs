@@ -58,6 +58,17 @@ pub unsafe trait Backend: Device {
     /// The storage as a writable borrowed slice.
     fn slice_mut<T: Element>(storage: &mut Self::Storage<T>) -> &mut Self::Slice<T>;
 
+    /// Checks that `storage` lives on this device, for the constructors that pair storage
+    /// with a device (`Tensor::from_parts`, `TensorView::new`, `TensorViewMut::new`). The
+    /// device type says which kind of device; a backend with several devices of one type
+    /// (the GPU) compares them here and returns
+    /// [`GpuError::DeviceMismatch`](crate::error::GpuError::DeviceMismatch). The default,
+    /// for a backend with one device, accepts everything.
+    fn check_device<T: Element>(&self, op: &'static str, storage: &Self::Slice<T>) -> Result<()> {
+        let _ = (op, storage);
+        Ok(())
+    }
+
     /// `len` zero elements (all-zero bits, which is [`Element::ZERO`]).
     fn zeros<T: Element>(&self, len: usize) -> Result<Self::Storage<T>>;
 

@@ -162,20 +162,26 @@ impl<T: Element, D: Device> Tensor<T, D> {
 
 impl<T: Element, D: Backend> Tensor<T, D> {
     /// A tensor over `storage` with `layout`, checked: the layout must lie within the storage
-    /// and must not overlap itself (invariants 1 and 2).
+    /// and must not overlap itself (invariants 1 and 2), and the storage must live on
+    /// `device` (invariant 3).
     ///
     /// # Errors
-    /// The layout's [`LayoutError`](crate::error::LayoutError), with the three parts handed
-    /// back unchanged in the [`Handback`] (`?` turns it into the crate's error).
+    /// The layout's [`LayoutError`](crate::error::LayoutError), or
+    /// [`GpuError::DeviceMismatch`](crate::error::GpuError::DeviceMismatch) for storage of
+    /// another GPU, with the three parts handed back unchanged in the [`Handback`] (`?` turns
+    /// it into the crate's error).
     #[allow(clippy::type_complexity, clippy::result_large_err)] // the error hands back all three
     pub fn from_parts(
         storage: D::Storage<T>,
         layout: Layout,
         device: D,
     ) -> Result<Self, Handback<(D::Storage<T>, Layout, D)>> {
+        const OP: &str = "Tensor::from_parts";
         let checked = layout
-            .check_within("Tensor::from_parts", storage.len())
-            .and_then(|()| layout.check_writable("Tensor::from_parts"));
+            .check_within(OP, storage.len())
+            .and_then(|()| layout.check_writable(OP))
+            .map_err(crate::error::Error::from)
+            .and_then(|()| device.check_device(OP, D::slice(&storage)));
         match checked {
             Ok(()) => Ok(Tensor::owned(storage, layout, device)),
             Err(e) => Err(Handback::new((storage, layout, device), e)),

@@ -34,9 +34,12 @@ pub type TensorView<'a, T, D = Cpu> = Tensor<T, D, ViewRepr<'a, T, D>>;
 pub type TensorViewMut<'a, T, D = Cpu> = Tensor<T, D, ViewMutRepr<'a, T, D>>;
 
 impl<'a, T: Element, D: Backend> TensorView<'a, T, D> {
-    /// A view of `data` through `layout`, checked to lie within `data`.
+    /// A view of `data` through `layout`, checked to lie within `data`; `data` must live on
+    /// `device` ([`GpuError::DeviceMismatch`](crate::error::GpuError::DeviceMismatch)
+    /// otherwise).
     pub fn new(data: &'a D::Slice<T>, layout: Layout, device: &'a D) -> Result<Self> {
         layout.check_within("TensorView::new", data.len())?;
+        device.check_device("TensorView::new", data)?;
         Ok(Tensor::from_repr(ViewRepr { data, device }, layout))
     }
 
@@ -74,10 +77,13 @@ impl<T: Element, D: Backend> Clone for TensorView<'_, T, D> {
 
 impl<'a, T: Element, D: Backend> TensorViewMut<'a, T, D> {
     /// A writable view of `data` through `layout`, checked to lie within `data` and not to
-    /// overlap itself ([`crate::error::LayoutError::OverlappingOutput`] for a broadcast).
+    /// overlap itself ([`crate::error::LayoutError::OverlappingOutput`] for a broadcast);
+    /// `data` must live on `device`
+    /// ([`GpuError::DeviceMismatch`](crate::error::GpuError::DeviceMismatch) otherwise).
     pub fn new(data: &'a mut D::Slice<T>, layout: Layout, device: &'a D) -> Result<Self> {
         layout.check_within("TensorViewMut::new", data.len())?;
         layout.check_writable("TensorViewMut::new")?;
+        device.check_device("TensorViewMut::new", data)?;
         Ok(Tensor::from_repr(ViewMutRepr { data, device }, layout))
     }
 

@@ -47,11 +47,34 @@ fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Where a loaded function lives: the device ordinal and the context (a module loaded in one
+/// context cannot be launched in another). The context's handle is compared, never
+/// dereferenced; a cached function keeps its context retained, so the handle cannot be reused
+/// by another context while the entry exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FunctionSlot {
+    ordinal: usize,
+    context: usize,
+}
+
+impl FunctionSlot {
+    fn of(ctx: &CudaContext) -> Self {
+        FunctionSlot {
+            ordinal: ctx.ordinal(),
+            // The handle's address, as an identity only.
+            context: ctx.cu_ctx() as usize,
+        }
+    }
+}
+
 /// Compiled kernel images and loaded kernel functions, each built once per key.
 ///
 /// Invariants:
-/// - At most one successful build per [`KernelKey`] (images) and per (ordinal, key)
-///   (functions), whatever the threads do: see `OnceMap`.
+/// - At most one successful build per [`KernelKey`] (images) and per (device and context,
+///   key) (functions), whatever the threads do: see `OnceMap`. Images are shared by devices
+///   of one architecture (the key names it); functions are per context.
+/// - A function is loaded only into a context whose device has the key's architecture
+///   ([`GpuError::ArchMismatch`] otherwise).
 /// - Failed builds are not cached; the next call tries again.
 /// - Entries are never evicted (one per distinct kernel the process uses). Cached functions
 ///   keep their module and context alive for the life of the cache.
@@ -59,7 +82,7 @@ fn bump(counter: &AtomicU64) {
 pub struct KernelCache {
     disk: DiskCache,
     images: OnceMap<KernelKey, Arc<KernelImage>>,
-    functions: OnceMap<(usize, KernelKey), Arc<CudaFunction>>,
+    functions: OnceMap<(FunctionSlot, KernelKey), Arc<CudaFunction>>,
     counters: Counters,
 }
 
@@ -156,19 +179,33 @@ impl KernelCache {
     }
 
     /// The kernel `key.entry` loaded into `ctx`: from memory, else loaded from
-    /// [`image`](Self::image) (compiling `source()` if needed).
+    /// [`image`](Self::image) (compiling `source()` if needed). Functions are cached per
+    /// device and context, so several GPUs (of one architecture or of several) each get
+    /// their own. Leaves `ctx` current on the calling thread, for calls that query the
+    /// function next (occupancy).
     ///
     /// # Errors
-    /// As [`image`](Self::image), plus [`GpuError::Driver`] when loading the module or
-    /// finding the function fails.
+    /// As [`image`](Self::image), plus [`GpuError::ArchMismatch`] when `key.arch` is not the
+    /// architecture of `ctx`'s device (checked on first load), and [`GpuError::Driver`] when
+    /// binding the context, loading the module or finding the function fails.
     pub fn function(
         &self,
         ctx: &Arc<CudaContext>,
         key: &KernelKey,
         source: impl FnOnce() -> String,
     ) -> Result<Arc<CudaFunction>, GpuError> {
+        driver::bind(ctx)?;
         self.functions
-            .get_or_try_init(&(ctx.ordinal(), key.clone()), || {
+            .get_or_try_init(&(FunctionSlot::of(ctx), key.clone()), || {
+                let arch = device_arch(ctx)?;
+                if arch != key.arch {
+                    return Err(GpuError::ArchMismatch {
+                        kernel: key.entry.to_string(),
+                        ordinal: ctx.ordinal(),
+                        key: (key.arch.major, key.arch.minor),
+                        device: (arch.major, arch.minor),
+                    });
+                }
                 let image = self.image(key, source)?;
                 let function = load_function(ctx, &image, &key.entry)?;
                 bump(&self.counters.module_loads);

@@ -7,7 +7,7 @@
 //! thread that writes it, before it writes), not through a temporary.
 
 use crate::element::Element;
-use crate::error::Result;
+use crate::error::{GpuError, Result};
 use crate::ops::{Backend, BinaryOp, TernaryOp, UnaryOp};
 use crate::runtime::{Gpu, GpuStorage};
 use crate::tensor::{TensorView, TensorViewMut};
@@ -54,6 +54,22 @@ unsafe impl Backend for Gpu {
 
     fn slice_mut<T: Element>(storage: &mut GpuStorage<T>) -> &mut GpuStorage<T> {
         storage
+    }
+
+    /// Storage of another GPU (by ordinal) is [`GpuError::DeviceMismatch`], naming this
+    /// GPU's ordinal first.
+    fn check_device<T: Element>(&self, op: &'static str, storage: &GpuStorage<T>) -> Result<()> {
+        let theirs = storage.gpu().ordinal();
+        if theirs == self.ordinal() {
+            Ok(())
+        } else {
+            Err(GpuError::DeviceMismatch {
+                op,
+                lhs: self.ordinal(),
+                rhs: theirs,
+            }
+            .into())
+        }
     }
 
     fn zeros<T: Element>(&self, len: usize) -> Result<GpuStorage<T>> {

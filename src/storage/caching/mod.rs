@@ -321,6 +321,10 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
     }
 
     stats_and_error_methods!();
+
+    fn segments(&self) -> Option<Vec<crate::storage::snapshot::SegmentSnapshot>> {
+        Some(self.snapshot())
+    }
 }
 
 impl<S: MemorySource> Drop for CachingAllocator<S> {

@@ -18,6 +18,7 @@
 
 mod dyn_blob;
 mod math;
+mod peer;
 mod shape;
 mod side;
 mod views;
