@@ -17,8 +17,9 @@ use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
 use crate::layout::Layout;
+use crate::runtime::graph::state;
 use crate::runtime::{Gpu, GpuStorage, PendingCopy, Stream};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorView, Transfer};
 
 impl<T: Element> Tensor<T, Cpu> {
     /// A row-major copy on `gpu`, made on its default stream (waits for the copy).
@@ -136,6 +137,34 @@ impl<T: Element> Tensor<T, Gpu> {
         let layout = self.layout();
         let whole = layout.is_contiguous() && layout.offset() == 0;
         (whole && layout.numel() == self.storage().len()).then(|| self.storage())
+    }
+}
+
+impl Transfer for Gpu {
+    /// The view made row-major on the GPU when it is not its whole storage in row-major
+    /// order already, then copied to the host on the default stream. Refused while this
+    /// thread captures a CUDA graph before anything is queued, so printing a tensor inside
+    /// [`Gpu::capture`] neither records a copy kernel nor fails the capture.
+    fn to_host<T: Element>(&self, src: &TensorView<'_, T, Gpu>) -> Result<Vec<T>> {
+        let stream = self.default_stream();
+        state::check_host_sync("Tensor download", stream.capture_owner(), state::HOST_COPY)?;
+        if src.numel() == 0 {
+            return Ok(Vec::new());
+        }
+        let layout = src.layout();
+        let whole =
+            layout.is_contiguous() && layout.offset() == 0 && layout.numel() == src.storage().len();
+        if whole {
+            src.storage().to_vec(stream)
+        } else {
+            let packed = src.contiguous()?;
+            packed.storage().to_vec(stream)
+        }
+    }
+
+    /// New device memory holding `data`, copied on the default stream (waited for).
+    fn from_host<T: Element>(&self, data: &[T]) -> Result<GpuStorage<T>> {
+        GpuStorage::from_host(self, data, self.default_stream())
     }
 }
 

@@ -27,15 +27,23 @@
 
 mod arith;
 pub mod backend;
+mod construct;
 pub mod expr;
 mod interop;
+pub mod iter;
+mod join;
+mod operand;
 pub mod ops;
+pub mod print;
+pub mod random;
 pub mod repr;
 mod shape_ops;
 mod view;
 
-pub use backend::{Backend, HostBackend};
+pub use arith::ArithOperand;
+pub use backend::{Backend, HostBackend, Transfer};
 pub use interop::FromNdarray;
+pub use operand::Operand;
 pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
@@ -232,19 +240,6 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     /// A row-major copy on any device, or the backend's error (e.g. out of device memory).
     pub fn try_clone(&self) -> Result<Self> {
         self.contiguous()
-    }
-}
-
-impl<T: Element, D: Device, S: Repr<T, D>> std::fmt::Debug for Tensor<T, D, S> {
-    /// Type, device and layout (no elements: they may live on a GPU).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct(S::NAME)
-            .field("dtype", &T::DTYPE)
-            .field("device", &self.device().name())
-            .field("shape", &self.layout.shape())
-            .field("strides", &self.layout.strides())
-            .field("offset", &self.layout.offset())
-            .finish()
     }
 }
 
