@@ -348,11 +348,11 @@ pub enum LayoutError {
         /// The operation.
         op: &'static str,
         /// First value, as written by its element type's `Debug`.
-        start: String,
+        start: Box<str>,
         /// End (exclusive), likewise.
-        end: String,
+        end: Box<str>,
         /// Step, likewise.
-        step: String,
+        step: Box<str>,
     },
     /// `cat` or `stack` was given no tensors.
     #[error("{op}: no tensors given; pass at least one")]
@@ -361,8 +361,9 @@ pub enum LayoutError {
         op: &'static str,
     },
     /// A tensor given to `cat` or `stack` does not fit the first one: another rank, or
-    /// another size in a dim other than the one joined along (any dim, for `stack`).
-    #[error("{op}: tensor {index} has shape {got:?}, which does not fit shape {expected:?} of tensor 0 (joining along dim {dim}: every other dim must match{})", if *stack { ", and for stack that dim too" } else { "" })]
+    /// another size in a dim other than the one joined along (any dim, for `stack`; `op`
+    /// says which).
+    #[error("{op}: tensor {index} has shape {got:?}, which does not fit shape {expected:?} of tensor 0 ({})", if *op == "stack" { "stack takes tensors of one shape".to_owned() } else { format!("joining along dim {dim}, every other dim must match") })]
     JoinMismatch {
         /// The operation.
         op: &'static str,
@@ -374,8 +375,6 @@ pub enum LayoutError {
         expected: Vec<usize>,
         /// Its shape.
         got: Vec<usize>,
-        /// Whether the op is `stack` (all shapes equal) rather than `cat`.
-        stack: bool,
     },
     /// A call that reads one element (`item`) was made on a tensor of another count.
     #[error("{op}: the tensor has shape {shape:?} ({numel} elements); it needs exactly one element (index it, or reduce it first)")]

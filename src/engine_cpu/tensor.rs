@@ -410,14 +410,14 @@ impl Transfer for Cpu {
     }
 
     /// A copy of `data`, reserved fallibly.
-    fn from_host<T: Element>(&self, data: &[T]) -> Result<Vec<T>> {
+    fn host_to_storage<T: Element>(&self, data: &[T]) -> Result<Vec<T>> {
         let mut out = cpu::vec_with_capacity(data.len())?;
         out.extend_from_slice(data);
         Ok(out)
     }
 
     /// `data` itself.
-    fn from_host_vec<T: Element>(&self, data: Vec<T>) -> Result<Vec<T>> {
+    fn host_vec_to_storage<T: Element>(&self, data: Vec<T>) -> Result<Vec<T>> {
         Ok(data)
     }
 }

@@ -163,7 +163,7 @@ impl Transfer for Gpu {
     }
 
     /// New device memory holding `data`, copied on the default stream (waited for).
-    fn from_host<T: Element>(&self, data: &[T]) -> Result<GpuStorage<T>> {
+    fn host_to_storage<T: Element>(&self, data: &[T]) -> Result<GpuStorage<T>> {
         GpuStorage::from_host(self, data, self.default_stream())
     }
 }

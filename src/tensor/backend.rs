@@ -272,10 +272,10 @@ pub trait Transfer: Device {
 
     /// New storage on this device holding `data` (on a GPU, copied on its default stream
     /// and waited for).
-    fn from_host<T: Element>(&self, data: &[T]) -> Result<Self::Storage<T>>;
+    fn host_to_storage<T: Element>(&self, data: &[T]) -> Result<Self::Storage<T>>;
 
-    /// [`Transfer::from_host`] of an owned buffer (the CPU keeps it without copying).
-    fn from_host_vec<T: Element>(&self, data: Vec<T>) -> Result<Self::Storage<T>> {
-        self.from_host(&data)
+    /// [`Transfer::host_to_storage`] of an owned buffer (the CPU keeps it without copying).
+    fn host_vec_to_storage<T: Element>(&self, data: Vec<T>) -> Result<Self::Storage<T>> {
+        self.host_to_storage(&data)
     }
 }

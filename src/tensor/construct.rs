@@ -51,7 +51,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
             }
             .into());
         }
-        let storage = device.from_host(data)?;
+        let storage = device.host_to_storage(data)?;
         Ok(Tensor::from_contiguous(storage, layout, device.clone()))
     }
 
@@ -60,7 +60,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     fn from_host_values(shape: &[usize], data: Vec<T>, device: &D) -> Result<Self> {
         let layout = Layout::contiguous(shape)?;
         debug_assert_eq!(layout.numel(), data.len());
-        let storage = device.from_host_vec(data)?;
+        let storage = device.host_vec_to_storage(data)?;
         Ok(Tensor::from_contiguous(storage, layout, device.clone()))
     }
 }
@@ -87,9 +87,9 @@ impl<T: Numeric, D: Backend> Tensor<T, D> {
         let (a, b, s) = (start.to_f64(), end.to_f64(), step.to_f64());
         let invalid = || LayoutError::InvalidRange {
             op: "arange_step",
-            start: format!("{start:?}"),
-            end: format!("{end:?}"),
-            step: format!("{step:?}"),
+            start: format!("{start:?}").into(),
+            end: format!("{end:?}").into(),
+            step: format!("{step:?}").into(),
         };
         if !(a.is_finite() && b.is_finite() && s.is_finite()) || s == 0.0 {
             return Err(invalid().into());
@@ -138,7 +138,7 @@ impl<T: Numeric, D: Backend> Tensor<T, D> {
 
 impl<T: FloatElement, D: Backend> Tensor<T, D> {
     /// Uniform values in `[0, 1)` on `device`, from the Philox4x32-10 stream of `seed`
-    /// ([`random`](super::random) gives the exact layout): the same values for the same
+    /// ([`random`] gives the exact layout): the same values for the same
     /// seed and shape on every run and every device.
     ///
     /// ```
@@ -155,7 +155,7 @@ impl<T: FloatElement, D: Backend> Tensor<T, D> {
     }
 
     /// Standard normal values (mean 0, standard deviation 1) on `device`, from the
-    /// Philox4x32-10 stream of `seed` by Box-Muller ([`random`](super::random)): the same
+    /// Philox4x32-10 stream of `seed` by Box-Muller ([`random`]): the same
     /// values for the same seed and shape on every run and every device. Scale and shift
     /// with operators: `(Tensor::randn(&shape, seed)? * std)? + mean`.
     pub fn randn_on(shape: &[usize], seed: u64, device: &D) -> Result<Self> {

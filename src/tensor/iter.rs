@@ -2,7 +2,7 @@
 //! whatever the strides: `x.iter()`, `x.iter_mut()`, `x.indexed_iter()`, `for v in &x`,
 //! `for v in &mut x`, `for v in x` (owned: the elements by value), `for v in x.t()`.
 //!
-//! A layout's row-major walk is an odometer over its shape ([`Walker`]). A row-major
+//! A layout's row-major walk is an odometer over its shape (`Walker`). A row-major
 //! contiguous layout iterates as a plain slice. Writable iteration hands out one `&mut T` per
 //! element without `unsafe`: when the walk visits storage in increasing order (row-major
 //! layouts, stepped slices) by splitting the storage as it goes; otherwise (transposed or
@@ -109,7 +109,7 @@ pub struct Iter<'a, T> {
 #[derive(Clone, Debug)]
 enum IterInner<'a, T> {
     Slice(std::slice::Iter<'a, T>),
-    Strided { data: &'a [T], walker: Walker },
+    Strided { data: &'a [T], walker: Box<Walker> },
 }
 
 impl<'a, T> Iter<'a, T> {
@@ -118,7 +118,7 @@ impl<'a, T> Iter<'a, T> {
             Some(r) => IterInner::Slice(data[r].iter()),
             None => IterInner::Strided {
                 data,
-                walker: Walker::new(layout),
+                walker: Box::new(Walker::new(layout)),
             },
         };
         Iter { inner }

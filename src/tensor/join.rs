@@ -59,7 +59,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
         let d = normalize_dim(OP, dim, first.rank() + 1)?;
         for (index, v) in views.iter().enumerate().skip(1) {
             if v.shape() != first.shape() {
-                return Err(mismatch(OP, d, index, first, v, true).into());
+                return Err(mismatch(OP, d, index, first, v).into());
             }
         }
         let lifted = views
@@ -76,7 +76,6 @@ fn mismatch<T: Element, D: Backend>(
     index: usize,
     first: &TensorView<'_, T, D>,
     other: &TensorView<'_, T, D>,
-    stack: bool,
 ) -> LayoutError {
     LayoutError::JoinMismatch {
         op,
@@ -84,7 +83,6 @@ fn mismatch<T: Element, D: Backend>(
         index,
         expected: first.shape().to_vec(),
         got: other.shape().to_vec(),
-        stack,
     }
 }
 
@@ -112,7 +110,7 @@ fn join<T: Element, D: Backend>(
             } else {
                 (first.clone(), v.clone())
             };
-            return Err(mismatch(op, d, index, &f, &o, stack).into());
+            return Err(mismatch(op, d, index, &f, &o).into());
         }
         total = total
             .checked_add(v.shape()[d])

@@ -1,5 +1,5 @@
-//! Operands of the binary and ternary ops: a tensor or view (by reference or by value) or a
-//! scalar of the element type, so `x.gt(0.0)`, `x.maximum(&y)`, `x.clamp(-1.0, &hi)` and
+//! Operands of the binary and ternary op methods: a tensor or view (by reference) or a scalar
+//! of the element type, so `x.gt(0.0)`, `x.maximum(&y)`, `x.clamp(-1.0, &hi)` and
 //! `Tensor::where_(&mask, &x, 0.0)` all work on every device.
 //!
 //! A scalar operand is a rank-0 tensor broadcast to the other operands' shape. On the CPU
@@ -8,7 +8,7 @@
 //! the op table's scalar ops ([`crate::ops::table::AddScalar`], `MulScalar`) instead: one
 //! kernel, the scalar a kernel parameter.
 
-use super::{AsView, ReadRepr, Tensor, TensorView};
+use super::{AsView, Tensor, TensorView};
 use crate::element::Element;
 use crate::error::Result;
 use crate::tensor::Backend;
@@ -28,9 +28,9 @@ mod private {
     }
 }
 
-/// What can be an operand of an op on tensors of `T` on `D`: a reference to a tensor or view
-/// (`&x`, `&mut x`), a tensor or view by value (`x.t()`), or a scalar of the element type
-/// (`0.0`, `2i64`).
+/// What can be an operand of an op method on tensors of `T` on `D`: a reference to a tensor
+/// or view (`&x`, `&x.t()`, `&mut x`), or a scalar of the element type (`0.0`, `2i64`).
+/// (The operators `+ - * /` also take tensors and views by value.)
 ///
 /// Implemented by the crate for those types only (the method lending the operand is
 /// hidden).
@@ -64,12 +64,6 @@ impl<T: Element, D: Backend, X: AsView<T, D> + ?Sized> Operand<T, D> for &X {
 impl<T: Element, D: Backend, X: AsView<T, D> + ?Sized> Operand<T, D> for &mut X {
     fn held(&self) -> Held<'_, T, D> {
         Held::View((**self).view())
-    }
-}
-
-impl<T: Element, D: Backend, S: ReadRepr<T, D>> Operand<T, D> for Tensor<T, D, S> {
-    fn held(&self) -> Held<'_, T, D> {
-        Held::View(self.view())
     }
 }
 
