@@ -7,8 +7,6 @@
 //! tensor is a compile error saying to call `.to_cpu()` first, rather than "no method named
 //! `to_vec`".
 
-use std::ops::{Index, IndexMut};
-
 use crate::device::Cpu;
 use crate::element::{Element, FloatElement, Numeric};
 use crate::engine_cpu as cpu;
@@ -315,61 +313,6 @@ fn contiguous_range(layout: &Layout) -> Option<std::ops::Range<usize>> {
     layout
         .is_contiguous()
         .then(|| layout.offset()..layout.offset() + layout.numel())
-}
-
-/// The storage offset of `index`, or a panic naming it (the `Index` convention).
-#[track_caller]
-fn offset_or_panic(layout: &Layout, index: &[usize]) -> usize {
-    match layout.index_to_offset(index) {
-        Ok(off) => off,
-        Err(e) => panic!("tensor index {index:?} into shape {:?}: {e} (`get` and `set` return this error instead)", layout.shape()),
-    }
-}
-
-/// `x[[i, j]]`: the element at a full index (one entry per dim).
-///
-/// **Panics** when the index has another number of entries than the tensor has dims or an
-/// entry is out of range, as slice and ndarray indexing do; [`Tensor::get`] returns the
-/// error instead.
-impl<T: Element, D: HostBackend, S: ReadRepr<T, D>, const N: usize> Index<[usize; N]>
-    for Tensor<T, D, S>
-{
-    type Output = T;
-    #[track_caller]
-    fn index(&self, index: [usize; N]) -> &T {
-        let off = offset_or_panic(self.layout(), &index);
-        let data: &[T] = D::host(self.view().storage());
-        &data[off]
-    }
-}
-
-/// `x[[i, j]] = v`. **Panics** on a bad index, as [`Index`] does; [`Tensor::set`] returns the
-/// error instead.
-impl<T: Element, D: HostBackend, S: WriteRepr<T, D>, const N: usize> IndexMut<[usize; N]>
-    for Tensor<T, D, S>
-{
-    #[track_caller]
-    fn index_mut(&mut self, index: [usize; N]) -> &mut T {
-        let off = offset_or_panic(self.layout(), &index);
-        &mut D::host_mut(self.view_mut().into_slice_mut())[off]
-    }
-}
-
-/// `x[i]` on a rank-1 tensor. **Panics** on another rank or an index out of range.
-impl<T: Element, D: HostBackend, S: ReadRepr<T, D>> Index<usize> for Tensor<T, D, S> {
-    type Output = T;
-    #[track_caller]
-    fn index(&self, index: usize) -> &T {
-        &self[[index]]
-    }
-}
-
-/// `x[i] = v` on a rank-1 tensor. **Panics** on another rank or an index out of range.
-impl<T: Element, D: HostBackend, S: WriteRepr<T, D>> IndexMut<usize> for Tensor<T, D, S> {
-    #[track_caller]
-    fn index_mut(&mut self, index: usize) -> &mut T {
-        &mut self[[index]]
-    }
 }
 
 /// Equal shapes and equal elements (`==` of the element type, so `NaN != NaN`), for any
