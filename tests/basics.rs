@@ -883,3 +883,53 @@ fn philox_known_answers_and_distributions() {
     let short = Tensor::<f32>::randn(&[10, 3], 5).unwrap().to_vec();
     assert_eq!(long[..30], short[..]);
 }
+
+// ---- GPU only: printing inside a CUDA graph capture ---------------------------------------
+
+/// Printing a GPU tensor inside `Gpu::capture` prints a marker instead of the elements (a
+/// host copy cannot be captured), queues nothing into the graph, and the capture succeeds.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn printing_inside_a_capture_prints_a_marker_gpu() {
+    let Some(gpu) = common::device::gpu_or_skip("printing_inside_a_capture_prints_a_marker_gpu")
+    else {
+        return;
+    };
+    let x = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap()
+        .to_gpu(&gpu)
+        .unwrap();
+    let big = Tensor::<f32>::rand(&[40, 50], 1)
+        .unwrap()
+        .to_gpu(&gpu)
+        .unwrap();
+    let mut shown = Vec::new();
+    let graph = gpu
+        .capture((&x, &big), |(x, big)| {
+            let y = (x * 2.0)?;
+            shown.push(format!("{y}"));
+            shown.push(format!("{:?}", big.t())); // summarised: corner copies not queued
+            Ok(y)
+        })
+        .unwrap();
+    for text in &shown {
+        assert!(text.contains("<elements not available:"), "{text}");
+    }
+    assert!(
+        shown[0].ends_with(", shape=[2, 3], dtype=f32, device=cuda:0"),
+        "{}",
+        shown[0]
+    );
+    assert_eq!(
+        graph.outputs().to_cpu().unwrap().to_vec(),
+        [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    );
+    // Outside the capture the same tensor prints its elements.
+    assert_eq!(
+        format!("{}", graph.outputs()),
+        "[[ 2.0,  4.0,  6.0],\n [ 8.0, 10.0, 12.0]], shape=[2, 3], dtype=f32, device=cuda:0"
+    );
+}

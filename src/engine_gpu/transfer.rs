@@ -146,8 +146,8 @@ impl Transfer for Gpu {
     /// thread captures a CUDA graph before anything is queued, so printing a tensor inside
     /// [`Gpu::capture`] neither records a copy kernel nor fails the capture.
     fn to_host<T: Element>(&self, src: &TensorView<'_, T, Gpu>) -> Result<Vec<T>> {
+        self.check_host_copy()?;
         let stream = self.default_stream();
-        state::check_host_sync("Tensor download", stream.capture_owner(), state::HOST_COPY)?;
         if src.numel() == 0 {
             return Ok(Vec::new());
         }
@@ -160,6 +160,14 @@ impl Transfer for Gpu {
             let packed = src.contiguous()?;
             packed.storage().to_vec(stream)
         }
+    }
+
+    /// Refused while this thread captures a CUDA graph (or another thread captures on the
+    /// default stream).
+    fn check_host_copy(&self) -> Result<()> {
+        let stream = self.default_stream();
+        state::check_host_sync("Tensor::to_host", stream.capture_owner(), state::HOST_COPY)?;
+        Ok(())
     }
 
     /// New device memory holding `data`, copied on the default stream (waited for).

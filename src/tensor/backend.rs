@@ -274,6 +274,13 @@ pub trait Transfer: Device {
     /// and waited for).
     fn host_to_storage<T: Element>(&self, data: &[T]) -> Result<Self::Storage<T>>;
 
+    /// Whether a copy to the host may start now: on a GPU, refused while this thread
+    /// captures a CUDA graph (checked before any work is queued, so that printing inside a
+    /// capture records nothing into it). The CPU always may.
+    fn check_host_copy(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// [`Transfer::host_to_storage`] of an owned buffer (the CPU keeps it without copying).
     fn host_vec_to_storage<T: Element>(&self, data: Vec<T>) -> Result<Self::Storage<T>> {
         self.host_to_storage(&data)

@@ -72,6 +72,9 @@ fn split_dim(layout: &Layout, d: usize) -> Result<Layout> {
 
 /// The elements to print of `v`, copied to the host.
 fn shown<T: Element, D: Backend>(v: &TensorView<'_, T, D>) -> Result<Shown<T>> {
+    // Before the corner copies below queue anything (inside a CUDA graph capture they would
+    // be recorded into the graph).
+    v.device().check_host_copy()?;
     let summarise = summarised_dims(v.shape());
     let dims = v
         .shape()
