@@ -341,6 +341,51 @@ pub enum LayoutError {
         /// The output.
         output: usize,
     },
+    /// `arange_step` was given a step of zero, a bound or step that is not finite, or a
+    /// range holding more elements than a tensor can.
+    #[error("{op}: cannot make the range {start} to {end} in steps of {step}; the step must be finite and non-zero and point from start toward end (or the range be empty), and the count fit a tensor")]
+    InvalidRange {
+        /// The operation.
+        op: &'static str,
+        /// First value, as written by its element type's `Debug`.
+        start: Box<str>,
+        /// End (exclusive), likewise.
+        end: Box<str>,
+        /// Step, likewise.
+        step: Box<str>,
+    },
+    /// `cat` or `stack` was given no tensors.
+    #[error("{op}: no tensors given; pass at least one")]
+    NoTensors {
+        /// The operation.
+        op: &'static str,
+    },
+    /// A tensor given to `cat` or `stack` does not fit the first one: another rank, or
+    /// another size in a dim other than the one joined along (any dim, for `stack`; `op`
+    /// says which).
+    #[error("{op}: tensor {index} has shape {got:?}, which does not fit shape {expected:?} of tensor 0 ({})", if *op == "stack" { "stack takes tensors of one shape".to_owned() } else { format!("joining along dim {dim}, every other dim must match") })]
+    JoinMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The dim joined along (for `stack`, the new dim).
+        dim: usize,
+        /// Which tensor of the list does not fit.
+        index: usize,
+        /// Shape of tensor 0.
+        expected: Vec<usize>,
+        /// Its shape.
+        got: Vec<usize>,
+    },
+    /// A call that reads one element (`item`) was made on a tensor of another count.
+    #[error("{op}: the tensor has shape {shape:?} ({numel} elements); it needs exactly one element (index it, or reduce it first)")]
+    NotOneElement {
+        /// The operation.
+        op: &'static str,
+        /// The tensor's shape.
+        shape: Vec<usize>,
+        /// Its element count.
+        numel: usize,
+    },
 }
 
 /// Errors from allocators and memory sources.

@@ -100,6 +100,10 @@ impl HostBackend for Cpu {
     fn host_mut<T: Element>(storage: &mut [T]) -> &mut [T] {
         storage
     }
+
+    fn into_host_vec<T: Element>(storage: Vec<T>) -> Vec<T> {
+        storage
+    }
 }
 
 // SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:

@@ -21,9 +21,10 @@ use crate::element::Element;
 use crate::error::{Handback, LayoutError, Result};
 use crate::layout::Layout;
 use crate::ops::table::Identity;
+use crate::runtime::graph::state;
 use crate::runtime::peer::{copy_range, peer_copy_range};
 use crate::runtime::{Gpu, GpuStorage, PeerPath, PeerRoute, PendingCopy, Stream};
-use crate::tensor::{AsView, Tensor, TensorView, TensorViewMut, WriteRepr};
+use crate::tensor::{AsView, Tensor, TensorView, TensorViewMut, Transfer, WriteRepr};
 
 use super::pointwise::safe;
 
@@ -143,6 +144,42 @@ impl<T: Element> Tensor<T, Gpu> {
         let layout = self.layout();
         let whole = layout.is_contiguous() && layout.offset() == 0;
         (whole && layout.numel() == self.storage().len()).then(|| self.storage())
+    }
+}
+
+impl Transfer for Gpu {
+    /// The view made row-major on the GPU when it is not its whole storage in row-major
+    /// order already, then copied to the host on the default stream. Refused while this
+    /// thread captures a CUDA graph before anything is queued, so printing a tensor inside
+    /// [`Gpu::capture`] neither records a copy kernel nor fails the capture.
+    fn to_host<T: Element>(&self, src: &TensorView<'_, T, Gpu>) -> Result<Vec<T>> {
+        self.check_host_copy()?;
+        let stream = self.default_stream();
+        if src.numel() == 0 {
+            return Ok(Vec::new());
+        }
+        let layout = src.layout();
+        let whole =
+            layout.is_contiguous() && layout.offset() == 0 && layout.numel() == src.storage().len();
+        if whole {
+            src.storage().to_vec(stream)
+        } else {
+            let packed = src.contiguous()?;
+            packed.storage().to_vec(stream)
+        }
+    }
+
+    /// Refused while this thread captures a CUDA graph (or another thread captures on the
+    /// default stream).
+    fn check_host_copy(&self) -> Result<()> {
+        let stream = self.default_stream();
+        state::check_host_sync("Tensor::to_host", stream.capture_owner(), state::HOST_COPY)?;
+        Ok(())
+    }
+
+    /// New device memory holding `data`, copied on the default stream (waited for).
+    fn host_to_storage<T: Element>(&self, data: &[T]) -> Result<GpuStorage<T>> {
+        GpuStorage::from_host(self, data, self.default_stream())
     }
 }
 

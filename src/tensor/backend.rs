@@ -48,7 +48,7 @@ use crate::ops::table::Identity;
 /// `fill`, `unary`, `binary` or `ternary` returns `Ok`, every element of the destination's
 /// layout has been written with a valid value, and the destination was not read; an
 /// overridden `*_new` method returns storage whose every element is initialised.
-pub unsafe trait Backend: Device {
+pub unsafe trait Backend: Device + Transfer {
     /// What a view borrows: `[T]` on the CPU. May be the storage type itself.
     type Slice<T: Element>: ?Sized + Storage<T>;
 
@@ -248,10 +248,52 @@ pub fn check_same_shape(op: &'static str, layouts: &[&Layout]) -> Result<()> {
 }
 
 /// A device whose memory the host reads and writes directly (the [`crate::device::Cpu`]):
-/// what host evaluation of fused expressions needs.
+/// what host evaluation of fused expressions, element access (`get`, `set`, indexing),
+/// iteration, `to_vec` and `as_slice` need.
+///
+/// The host-only methods of [`Tensor`](crate::tensor::Tensor) are written for every device
+/// with a `where D: HostBackend` bound, so calling one on a GPU tensor is a compile error
+/// that says to copy it to the host with `.to_cpu()` first.
+#[diagnostic::on_unimplemented(
+    message = "this needs the tensor's elements in host memory, but it lives on `{Self}`: call `.to_cpu()` first",
+    label = "host-only call on a `{Self}` tensor",
+    note = "element access, iteration, slices and `to_vec` read host memory; `t.to_cpu()?` copies a GPU tensor to the host (ops such as `add`, `exp`, `cat` and printing work on every device)"
+)]
 pub trait HostBackend: Backend {
     /// The storage as a host slice.
     fn host<T: Element>(storage: &Self::Slice<T>) -> &[T];
     /// The storage as a writable host slice.
     fn host_mut<T: Element>(storage: &mut Self::Slice<T>) -> &mut [T];
+    /// The owned storage as a `Vec`, without copying.
+    fn into_host_vec<T: Element>(storage: Self::Storage<T>) -> Vec<T>;
+}
+
+/// A device that copies to and from host memory: what printing, [`Tensor::item`] and the
+/// constructors built on the host (`arange_step_on`, `linspace_on`, `rand_on`, ...) need on
+/// every device. A supertrait of [`Backend`], so every engine has it.
+///
+/// [`Tensor::item`]: crate::tensor::Tensor::item
+pub trait Transfer: Device {
+    /// The elements of `src` in row-major (logical) order, on the host (a copy; on a GPU,
+    /// made on its default stream and waited for). Refused while this thread captures a
+    /// CUDA graph, before any work is queued.
+    fn to_host<T: Element>(&self, src: &TensorView<'_, T, Self>) -> Result<Vec<T>>
+    where
+        Self: Backend;
+
+    /// New storage on this device holding `data` (on a GPU, copied on its default stream
+    /// and waited for).
+    fn host_to_storage<T: Element>(&self, data: &[T]) -> Result<Self::Storage<T>>;
+
+    /// Whether a copy to the host may start now: on a GPU, refused while this thread
+    /// captures a CUDA graph (checked before any work is queued, so that printing inside a
+    /// capture records nothing into it). The CPU always may.
+    fn check_host_copy(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// [`Transfer::host_to_storage`] of an owned buffer (the CPU keeps it without copying).
+    fn host_vec_to_storage<T: Element>(&self, data: Vec<T>) -> Result<Self::Storage<T>> {
+        self.host_to_storage(&data)
+    }
 }

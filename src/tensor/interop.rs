@@ -16,7 +16,7 @@ use ndarray::{ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Axis, 
 use super::{ReadRepr, Repr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::device::Cpu;
 use crate::element::Element;
-use crate::error::{LayoutError, Result};
+use crate::error::{Handback, LayoutError, Result};
 use crate::layout::Layout;
 
 /// Distance from the lowest element to the logical first one.
@@ -177,5 +177,75 @@ impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
         let v = self.view();
         ArrayD::from_shape_vec(IxDyn(v.shape()), v.try_to_vec()?)
             .map_err(|_| ndarray_refused("to_ndarray", v.shape()).into())
+    }
+}
+
+/// `Tensor::try_from(&array)`: a row-major copy of any array or view
+/// ([`Tensor::from_ndarray`]).
+impl<T: Element, Sd, Dm> TryFrom<&ndarray::ArrayBase<Sd, Dm>> for Tensor<T, Cpu>
+where
+    Sd: ndarray::Data<Elem = T>,
+    Dm: Dimension,
+{
+    type Error = crate::error::Error;
+    fn try_from(array: &ndarray::ArrayBase<Sd, Dm>) -> Result<Self> {
+        Tensor::from_ndarray(array)
+    }
+}
+
+/// `Tensor::try_from(array)`: takes an owned array's buffer without copying when it is in
+/// standard (row-major) order from the start of its buffer, and copies it otherwise. On
+/// error (a rank past [`crate::layout::MAX_DIMS`], or no host memory for the copy) the array
+/// is handed back.
+impl<T: Element, Dm: Dimension> TryFrom<ndarray::Array<T, Dm>> for Tensor<T, Cpu> {
+    type Error = Handback<ndarray::Array<T, Dm>>;
+    fn try_from(array: ndarray::Array<T, Dm>) -> Result<Self, Self::Error> {
+        let layout = match Layout::contiguous(array.shape()) {
+            Ok(l) => l,
+            Err(e) => return Err(Handback::new(array, e)),
+        };
+        if !array.is_standard_layout() {
+            // Copied while the array is still ours to hand back.
+            return match Tensor::from_ndarray(&array) {
+                Ok(t) => Ok(t),
+                Err(e) => Err(Handback::new(array, e)),
+            };
+        }
+        let (data, offset) = array.into_raw_vec_and_offset();
+        if offset.unwrap_or(0) == 0 && data.len() == layout.numel() {
+            Ok(Tensor::from_contiguous(data, layout, Cpu))
+        } else {
+            // A standard-layout array that does not start its buffer: keep its elements.
+            let start = offset.unwrap_or(0).min(data.len());
+            let end = (start + layout.numel()).min(data.len());
+            Ok(Tensor::from_contiguous(
+                data[start..end].to_vec(),
+                layout,
+                Cpu,
+            ))
+        }
+    }
+}
+
+/// `ArrayD::try_from(tensor)`: the tensor's elements in row-major order as an owned array,
+/// without copying when the tensor is row-major over its whole storage
+/// ([`Tensor::into_vec`]). It does not fail for any tensor: ndarray's limits (an element
+/// count within `isize::MAX`) are the tensor's own invariants; the `Result` is
+/// `from_shape_vec`'s, kept typed rather than unwrapped.
+impl<T: Element> TryFrom<Tensor<T, Cpu>> for ArrayD<T> {
+    type Error = crate::error::Error;
+    fn try_from(tensor: Tensor<T, Cpu>) -> Result<Self> {
+        let shape = tensor.shape().to_vec();
+        let data = tensor.into_vec();
+        ArrayD::from_shape_vec(IxDyn(&shape), data)
+            .map_err(|_| ndarray_refused("ArrayD::try_from", &shape).into())
+    }
+}
+
+/// `ArrayD::try_from(&tensor)`: a row-major copy ([`Tensor::to_ndarray`]).
+impl<T: Element, S: ReadRepr<T, Cpu>> TryFrom<&Tensor<T, Cpu, S>> for ArrayD<T> {
+    type Error = crate::error::Error;
+    fn try_from(tensor: &Tensor<T, Cpu, S>) -> Result<Self> {
+        tensor.to_ndarray()
     }
 }

@@ -23,19 +23,41 @@
 //! Pointwise ops (see [`ops`]) come in three forms on every type: out-of-place
 //! (`a.exp()`, `a.add(&b)`, `&a + &b`), into a destination view (`a.add_into(&b, &mut out)`),
 //! and in place on the writable types (`a.exp_()`, `a.add_(&b)`). All broadcast with NumPy's
-//! rules and return [`crate::Result`]: bad shapes are errors, never panics.
+//! rules and return [`crate::Result`]: bad shapes are errors, never panics. Operands may be
+//! scalars of the element type ([`Operand`]: `a.gt(0.0)`, `a.clamp(-1.0, 1.0)`); the
+//! operators take tensors and views by reference or by value and scalars on either side
+//! (`&a * 2.0`, `2.0 - &a`, `a + &b`), and `+=`-style assignments update in place (they
+//! panic on a bad shape, having no error channel; `add_` and friends return it).
+//!
+//! On the host, tensors index (`a[[i, j]]`, [`Tensor::get`], [`Tensor::set`]), iterate in
+//! logical order whatever the strides ([`iter`]: `for v in &a`, `a.iter_mut()`,
+//! `a.indexed_iter()`), compare (`a == b`: shapes and elements) and convert (`Vec`, ndarray).
+//! On every device they print their elements ([`mod@print`]), join ([`Tensor::cat`],
+//! [`Tensor::stack`]) and are made by the constructors (`ones_on`, `eye_on`, `linspace_on`,
+//! `arange_step_on`, seeded `rand_on` / `randn_on` ([`random`]), `zeros_like`, ...; the CPU
+//! forms drop `_on`).
 
 mod arith;
 pub mod backend;
+mod construct;
 pub mod expr;
+mod index;
 mod interop;
+pub mod iter;
+mod join;
+mod operand;
 pub mod ops;
+pub mod print;
+pub mod random;
 pub mod repr;
 mod shape_ops;
 mod view;
 
-pub use backend::{Backend, HostBackend};
+pub use arith::ArithOperand;
+pub use backend::{Backend, HostBackend, Transfer};
+pub use index::TensorIndex;
 pub use interop::FromNdarray;
+pub use operand::Operand;
 pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
@@ -238,19 +260,6 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     /// A row-major copy on any device, or the backend's error (e.g. out of device memory).
     pub fn try_clone(&self) -> Result<Self> {
         self.contiguous()
-    }
-}
-
-impl<T: Element, D: Device, S: Repr<T, D>> std::fmt::Debug for Tensor<T, D, S> {
-    /// Type, device and layout (no elements: they may live on a GPU).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct(S::NAME)
-            .field("dtype", &T::DTYPE)
-            .field("device", &self.device().name())
-            .field("shape", &self.layout.shape())
-            .field("strides", &self.layout.strides())
-            .field("offset", &self.layout.offset())
-            .finish()
     }
 }
 

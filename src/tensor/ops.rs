@@ -10,12 +10,16 @@
 //! - `a.exp_()`, `a.add_(&b)` (on [`Tensor`] and [`TensorViewMut`] only): in place, the other
 //!   operands broadcast to `a`'s shape.
 //!
-//! Operands are anything implementing [`AsView`] (tensors and views, mixed freely), of the
-//! same element type and device: mixing types is a compile error, [`Tensor::cast`] converts.
+//! Operands are anything implementing [`Operand`]: tensors and views (by reference or by
+//! value, mixed freely) and scalars of the element type (`x.gt(0.0)`, `x.clamp(-1.0, 1.0)`),
+//! of the same element type and device: mixing types is a compile error, [`Tensor::cast`]
+//! converts. (Rust's `>` and `==` return `bool`, so comparisons are methods: `x.gt(0.0)`
+//! returns a `Tensor<bool>`.)
 //! Shapes that do not broadcast give [`LayoutError::BroadcastMismatch`] naming the op and both
 //! shapes; inputs that broadcast to a shape other than the destination's give
 //! [`LayoutError::ShapeMismatch`].
 
+use super::operand::{materialize, Held, Operand};
 use super::{AsView, AsViewMut, ReadRepr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::element::{Element, FloatElement, Numeric, Signed};
 use crate::error::{LayoutError, Result};
@@ -187,6 +191,82 @@ pub fn zip3_inplace<T: Element, D: Backend, O: TernaryOp<T, T, Output = T>>(
     dst.device_ref().ternary_inplace(op, dst, &b, &c)
 }
 
+/// `op(a, b)` with `b` a tensor, view or scalar ([`Operand`]).
+pub(crate) fn zip_held<T: Element, D: Backend, O: BinaryOp<T>>(
+    op: O,
+    a: &TensorView<'_, T, D>,
+    b: Held<'_, T, D>,
+) -> Result<Tensor<O::Output, D>> {
+    let mut slot = None;
+    let b = materialize(b, a.device(), &mut slot)?;
+    zip(op, a, &b)
+}
+
+/// `out = op(a, b)` with `b` a tensor, view or scalar.
+fn zip_held_into<T: Element, D: Backend, O: BinaryOp<T>>(
+    op: O,
+    a: &TensorView<'_, T, D>,
+    b: Held<'_, T, D>,
+    out: &mut TensorViewMut<'_, O::Output, D>,
+) -> Result<()> {
+    let mut slot = None;
+    let b = materialize(b, out.device_ref(), &mut slot)?;
+    zip_into(op, a, &b, out)
+}
+
+/// `dst = op(dst, b)` with `b` a tensor, view or scalar.
+pub(crate) fn zip_held_inplace<T: Element, D: Backend, O: BinaryOp<T, Output = T>>(
+    op: O,
+    dst: &mut TensorViewMut<'_, T, D>,
+    b: Held<'_, T, D>,
+) -> Result<()> {
+    let mut slot = None;
+    let b = materialize(b, dst.device_ref(), &mut slot)?;
+    zip_inplace(op, dst, &b)
+}
+
+/// `op(a, b, c)` with `b` and `c` tensors, views or scalars (made on `a`'s device).
+fn zip3_held<A: Element, T: Element, D: Backend, O: TernaryOp<A, T>>(
+    op: O,
+    a: &TensorView<'_, A, D>,
+    b: Held<'_, T, D>,
+    c: Held<'_, T, D>,
+) -> Result<Tensor<O::Output, D>> {
+    let (mut sb, mut sc) = (None, None);
+    let b = materialize(b, a.device(), &mut sb)?;
+    let c = materialize(c, a.device(), &mut sc)?;
+    zip3(op, a, &b, &c)
+}
+
+/// `out = op(a, b, c)` with `b` and `c` tensors, views or scalars.
+fn zip3_held_into<A: Element, T: Element, D: Backend, O: TernaryOp<A, T>>(
+    op: O,
+    a: &TensorView<'_, A, D>,
+    b: Held<'_, T, D>,
+    c: Held<'_, T, D>,
+    out: &mut TensorViewMut<'_, O::Output, D>,
+) -> Result<()> {
+    let device = out.device_ref();
+    let (mut sb, mut sc) = (None, None);
+    let b = materialize(b, device, &mut sb)?;
+    let c = materialize(c, device, &mut sc)?;
+    zip3_into(op, a, &b, &c, out)
+}
+
+/// `dst = op(dst, b, c)` with `b` and `c` tensors, views or scalars.
+fn zip3_held_inplace<T: Element, D: Backend, O: TernaryOp<T, T, Output = T>>(
+    op: O,
+    dst: &mut TensorViewMut<'_, T, D>,
+    b: Held<'_, T, D>,
+    c: Held<'_, T, D>,
+) -> Result<()> {
+    let device = dst.device_ref();
+    let (mut sb, mut sc) = (None, None);
+    let b = materialize(b, device, &mut sb)?;
+    let c = materialize(c, device, &mut sc)?;
+    zip3_inplace(op, dst, &b, &c)
+}
+
 // The op methods are generated from the op table: `for_each_*_op!(m)` (in
 // `crate::ops::table`) calls `m! { entries }` with every entry, and the macros below turn each
 // entry's method clause (`=> name, name_into[, name_]: "doc"`) into methods. They accept the
@@ -240,6 +320,7 @@ macro_rules! unary_write {
         pub fn $inplace(&mut self $(, $p: T)*) -> Result<()>
         where
             T: $bound,
+            S: WriteRepr<T, D>,
         {
             map_inplace(unary_read!(@op $name [$($p),*]), &mut self.view_mut())
         }
@@ -258,24 +339,24 @@ macro_rules! binary_read {
     };
     (@one $name:ident $bound:ident => $out:ty, []) => {};
     (@one $name:ident $bound:ident => $out:ty, [$m:ident $into:ident $d:literal]) => {
-        #[doc = concat!("`", $d, "` elementwise, broadcasting, as a new row-major tensor.")]
-        pub fn $m(&self, rhs: &impl AsView<T, D>) -> Result<Tensor<$out, D>>
+        #[doc = concat!("`", $d, "` elementwise, broadcasting, as a new row-major tensor (`rhs`: a tensor, view or scalar, see [`Operand`]).")]
+        pub fn $m(&self, rhs: impl Operand<T, D>) -> Result<Tensor<$out, D>>
         where
             T: $bound,
         {
-            zip($name, &self.view(), &rhs.view())
+            zip_held($name, &self.view(), rhs.held())
         }
 
         #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
         pub fn $into(
             &self,
-            rhs: &impl AsView<T, D>,
+            rhs: impl Operand<T, D>,
             out: &mut impl AsViewMut<$out, D>,
         ) -> Result<()>
         where
             T: $bound,
         {
-            zip_into($name, &self.view(), &rhs.view(), &mut out.view_mut())
+            zip_held_into($name, &self.view(), rhs.held(), &mut out.view_mut())
         }
     };
 }
@@ -292,12 +373,13 @@ macro_rules! binary_write {
     };
     (@one $name:ident $bound:ident []) => {};
     (@one $name:ident $bound:ident [$inplace:ident $d:literal]) => {
-        #[doc = concat!("`", $d, "` elementwise, in place (`rhs` broadcast to `self`'s shape).")]
-        pub fn $inplace(&mut self, rhs: &impl AsView<T, D>) -> Result<()>
+        #[doc = concat!("`", $d, "` elementwise, in place (`rhs`, a tensor, view or scalar, broadcast to `self`'s shape).")]
+        pub fn $inplace(&mut self, rhs: impl Operand<T, D>) -> Result<()>
         where
             T: $bound,
+            S: WriteRepr<T, D>,
         {
-            zip_inplace($name, &mut self.view_mut(), &rhs.view())
+            zip_held_inplace($name, &mut self.view_mut(), rhs.held())
         }
     };
 }
@@ -315,25 +397,25 @@ macro_rules! ternary_read {
     };
     (@one $name:ident [T] $b:ident $c:ident $bound:ident => $out:ty,
         [$m:ident $into:ident $d:literal]) => {
-        #[doc = concat!("`", $d, "` elementwise (inputs broadcast), as a new row-major tensor.")]
-        pub fn $m(&self, $b: &impl AsView<T, D>, $c: &impl AsView<T, D>) -> Result<Tensor<$out, D>>
+        #[doc = concat!("`", $d, "` elementwise (inputs broadcast; each a tensor, view or scalar), as a new row-major tensor.")]
+        pub fn $m(&self, $b: impl Operand<T, D>, $c: impl Operand<T, D>) -> Result<Tensor<$out, D>>
         where
             T: $bound,
         {
-            zip3($name, &self.view(), &$b.view(), &$c.view())
+            zip3_held($name, &self.view(), $b.held(), $c.held())
         }
 
         #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
         pub fn $into(
             &self,
-            $b: &impl AsView<T, D>,
-            $c: &impl AsView<T, D>,
+            $b: impl Operand<T, D>,
+            $c: impl Operand<T, D>,
             out: &mut impl AsViewMut<$out, D>,
         ) -> Result<()>
         where
             T: $bound,
         {
-            zip3_into($name, &self.view(), &$b.view(), &$c.view(), &mut out.view_mut())
+            zip3_held_into($name, &self.view(), $b.held(), $c.held(), &mut out.view_mut())
         }
     };
     // No methods, or a `bool` first input (see `ternary_mask`).
@@ -351,12 +433,13 @@ macro_rules! ternary_write {
         $( ternary_write!(@one $name [$first] $b $c $bound [$($($inplace $d)?)?]); )*
     };
     (@one $name:ident [T] $b:ident $c:ident $bound:ident [$inplace:ident $d:literal]) => {
-        #[doc = concat!("`", $d, "` elementwise, in place (the other inputs broadcast to `self`'s shape).")]
-        pub fn $inplace(&mut self, $b: &impl AsView<T, D>, $c: &impl AsView<T, D>) -> Result<()>
+        #[doc = concat!("`", $d, "` elementwise, in place (the other inputs, tensors, views or scalars, broadcast to `self`'s shape).")]
+        pub fn $inplace(&mut self, $b: impl Operand<T, D>, $c: impl Operand<T, D>) -> Result<()>
         where
             T: $bound,
+            S: WriteRepr<T, D>,
         {
-            zip3_inplace($name, &mut self.view_mut(), &$b.view(), &$c.view())
+            zip3_held_inplace($name, &mut self.view_mut(), $b.held(), $c.held())
         }
     };
     (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident [$($rest:tt)*]) => {};
@@ -375,29 +458,29 @@ macro_rules! ternary_mask {
     };
     (@one $name:ident [bool] $a:ident $b:ident $c:ident $bound:ident => $out:ty,
         [$m:ident $into:ident $d:literal]) => {
-        #[doc = concat!("`", $d, "` elementwise (all three broadcast), as a new row-major tensor.")]
+        #[doc = concat!("`", $d, "` elementwise (all three broadcast; the two values tensors, views or scalars), as a new row-major tensor.")]
         pub fn $m(
             $a: &impl AsView<bool, D>,
-            $b: &impl AsView<T, D>,
-            $c: &impl AsView<T, D>,
+            $b: impl Operand<T, D>,
+            $c: impl Operand<T, D>,
         ) -> Result<Tensor<$out, D>>
         where
             T: $bound,
         {
-            zip3($name, &$a.view(), &$b.view(), &$c.view())
+            zip3_held($name, &$a.view(), $b.held(), $c.held())
         }
 
         #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
         pub fn $into(
             $a: &impl AsView<bool, D>,
-            $b: &impl AsView<T, D>,
-            $c: &impl AsView<T, D>,
+            $b: impl Operand<T, D>,
+            $c: impl Operand<T, D>,
             out: &mut impl AsViewMut<$out, D>,
         ) -> Result<()>
         where
             T: $bound,
         {
-            zip3_into($name, &$a.view(), &$b.view(), &$c.view(), &mut out.view_mut())
+            zip3_held_into($name, &$a.view(), $b.held(), $c.held(), &mut out.view_mut())
         }
     };
     (@one $name:ident [$first:tt] $a:ident $b:ident $c:ident $bound:ident => $out:ty,
@@ -436,22 +519,29 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 }
 
-/// The in-place methods, written once for the writable representations (owned and
-/// [`TensorViewMut`]).
-impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
+/// The in-place methods, written once for every representation with a `where S: WriteRepr`
+/// bound on each (owned tensors and [`TensorViewMut`]), so that calling one on a read-only
+/// [`TensorView`] is an error that names `view_mut()`.
+impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     for_each_unary_op!(unary_write);
     for_each_binary_op!(binary_write);
     for_each_ternary_op!(ternary_write);
 
     /// Sets every element to `value`.
-    pub fn fill_(&mut self, value: T) -> Result<()> {
+    pub fn fill_(&mut self, value: T) -> Result<()>
+    where
+        S: WriteRepr<T, D>,
+    {
         let mut dst = self.view_mut();
         let device = dst.device_ref();
         device.fill(&mut dst, value)
     }
 
     /// Copies `src` (broadcast to this shape) into these elements.
-    pub fn copy_from(&mut self, src: &impl AsView<T, D>) -> Result<()> {
+    pub fn copy_from(&mut self, src: &impl AsView<T, D>) -> Result<()>
+    where
+        S: WriteRepr<T, D>,
+    {
         map_into(Identity, &src.view(), &mut self.view_mut())
     }
 }

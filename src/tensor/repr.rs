@@ -63,6 +63,11 @@ pub trait ReadRepr<T: Element, D: Backend>: Repr<T, D> {
 }
 
 /// A representation that can lend its storage writable: [`OwnedRepr`] and [`ViewMutRepr`].
+#[diagnostic::on_unimplemented(
+    message = "a `TensorView` is read-only: write through a `TensorViewMut`, from `.view_mut()`",
+    label = "this view cannot be written",
+    note = "take a writable view of the owning tensor with `x.view_mut()` (layout methods keep it writable: `x.view_mut().t()`, `x.view_mut().narrow(0, 1, 2)?`), or make an owned copy with `.contiguous()`"
+)]
 pub trait WriteRepr<T: Element, D: Backend>: ReadRepr<T, D> {
     /// The whole storage, borrowed exclusively, and the device (two fields borrowed at once).
     fn slice_mut(&mut self) -> (&mut D::Slice<T>, &D);

@@ -112,6 +112,12 @@ impl<'a, T: Element, D: Backend> TensorViewMut<'a, T, D> {
         self.repr.slice_mut().0
     }
 
+    /// The whole borrowed storage, writable for all of `'a` (consumes the view), for host
+    /// element access that returns references living as long as the borrow.
+    pub(crate) fn into_slice_mut(self) -> &'a mut D::Slice<T> {
+        self.repr.data
+    }
+
     /// A shorter-lived writable handle to the same view, so that a consuming layout method
     /// leaves this one usable.
     pub fn reborrow(&mut self) -> TensorViewMut<'_, T, D> {
@@ -139,13 +145,25 @@ impl<'a, T: Element, D: Backend> TensorViewMut<'a, T, D> {
 }
 
 /// Anything that can lend a read-only view of itself: every [`Tensor`], owned or a view.
-/// Ops take their operands as `&impl AsView<T, D>`, so any mix works.
+/// Ops take their operands through it (or through [`Operand`](super::Operand), which adds
+/// scalars), so any mix works.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tensor of `{T}` on `{D}`",
+    label = "expected a tensor or view of `{T}` on `{D}`",
+    note = "the operands of one op share their element type and device: convert the element type with `.cast::<{T}>()`, move between devices with `.to_cpu()` or `.to_gpu(&gpu)`",
+    note = "a `where_` mask is a tensor of `bool`: make one with a comparison such as `x.gt(0.0)` (`x.ne(0.0)` for non-zero)"
+)]
 pub trait AsView<T: Element, D: Backend> {
     /// A view of all elements.
     fn view(&self) -> TensorView<'_, T, D>;
 }
 
 /// Anything that can lend a writable view of itself: [`Tensor`] and [`TensorViewMut`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a writable tensor of `{T}` on `{D}`",
+    label = "expected an owned tensor or a `TensorViewMut` of `{T}` on `{D}`",
+    note = "write into a `Tensor` or a `TensorViewMut` (`x.view_mut()`) of the op's element type and device: convert with `.cast::<{T}>()`, move with `.to_cpu()` or `.to_gpu(&gpu)`"
+)]
 pub trait AsViewMut<T: Element, D: Backend>: AsView<T, D> {
     /// A writable view of all elements.
     fn view_mut(&mut self) -> TensorViewMut<'_, T, D>;
@@ -154,6 +172,14 @@ pub trait AsViewMut<T: Element, D: Backend>: AsView<T, D> {
 impl<T: Element, D: Backend, S: ReadRepr<T, D>> AsView<T, D> for Tensor<T, D, S> {
     fn view(&self) -> TensorView<'_, T, D> {
         Tensor::view(self)
+    }
+}
+
+/// A reference lends what it points to, so `&[&a, &b]` and `&[a.view(), b.view()]` both
+/// work where a list of operands is taken.
+impl<T: Element, D: Backend, X: AsView<T, D> + ?Sized> AsView<T, D> for &X {
+    fn view(&self) -> TensorView<'_, T, D> {
+        (**self).view()
     }
 }
 

@@ -586,8 +586,10 @@ impl<T: Element, D: BlobSide, G: BlobSide> std::fmt::Debug for Blob<T, D, G> {
         f.debug_struct("Blob")
             .field("dtype", &T::DTYPE)
             .field("shape", &self.shape.to_string())
-            .field("data", &(D::HEAD, D::FROZEN))
-            .field("diff", &(G::HEAD, G::FROZEN))
+            .field("data_head", &D::HEAD)
+            .field("data_frozen", &D::FROZEN)
+            .field("diff_head", &G::HEAD)
+            .field("diff_frozen", &G::FROZEN)
             .field("capacity", &self.capacity())
             .finish()
     }
