@@ -26,6 +26,7 @@ pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 pub use event::Event;
 pub use graph::{Bound, BoundView, Graph, Outputs};
 pub use memory_source::DeviceMemorySource;
+pub(crate) use memory_source::free_lock;
 pub use pinned_buffer::PinnedBuffer;
 pub use pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 pub use storage_mut::GpuStorageMut;
