@@ -646,7 +646,7 @@ pub enum NcclError {
         /// The file waited for.
         path: String,
         /// How long it was polled.
-        waited_ms: u128,
+        waited_ms: u64,
     },
     /// Writing or reading the unique-id file failed.
     #[error("{op} {path}: {message}")]

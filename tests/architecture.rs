@@ -515,7 +515,11 @@ fn check_nccl(rel: &str, src: &str) -> Vec<String> {
     strip(src)
         .lines()
         .enumerate()
-        .filter(|(_, line)| line.split_whitespace().collect::<String>().contains("cudarc::nccl"))
+        .filter(|(_, line)| {
+            line.split_whitespace()
+                .collect::<String>()
+                .contains("cudarc::nccl")
+        })
         .map(|(n, _)| {
             format!(
                 "src/{rel}:{} uses `cudarc::nccl`: NCCL calls and their errors go through {NCCL}",
@@ -664,7 +668,10 @@ mod catches {
         // The collectives sit beside the engines: they may use the runtime, not an engine.
         assert!(check_imports("collective/x.rs", "use crate::runtime::Gpu;\n").is_empty());
         let bad = check_imports("collective/x.rs", "use crate::engine_gpu::pointwise;\n");
-        assert!(bad[0].contains("the engines never import each other"), "{bad:?}");
+        assert!(
+            bad[0].contains("the engines never import each other"),
+            "{bad:?}"
+        );
         assert!(check_imports("synced/x.rs", "use crate::collective::LocalGroup;\n").is_empty());
     }
 

@@ -125,9 +125,7 @@ impl Communicator {
     /// the memory they write (`None`, the default). A separate stream lets a collective
     /// overlap compute on the default stream; the buffers order the two (docs/STREAMS.md).
     pub fn set_stream(&mut self, stream: Option<Stream>) -> Result<(), Error> {
-        Ok(self
-            .rank
-            .set_stream("Communicator::set_stream", stream)?)
+        Ok(self.rank.set_stream("Communicator::set_stream", stream)?)
     }
 
     /// An error NCCL met while running this communicator's work, if any
@@ -215,7 +213,11 @@ impl Communicator {
         let src = Src::of_view(OP, &view)?;
         let mut out = output.view_mut();
         let dst = Dst::of_view(OP, &mut out)?;
-        self.run(OP, Collective::Broadcast(root), Buffers::OutOfPlace(src, dst))
+        self.run(
+            OP,
+            Collective::Broadcast(root),
+            Buffers::OutOfPlace(src, dst),
+        )
     }
 
     /// Gathers every rank's chunk into every rank's `buf`, in place: `buf` holds
@@ -273,7 +275,11 @@ impl Communicator {
         let src = Src::of_view(OP, &view)?;
         let mut out = output.view_mut();
         let dst = Dst::of_view(OP, &mut out)?;
-        self.run(OP, Collective::ReduceScatter(op), Buffers::OutOfPlace(src, dst))
+        self.run(
+            OP,
+            Collective::ReduceScatter(op),
+            Buffers::OutOfPlace(src, dst),
+        )
     }
 }
 

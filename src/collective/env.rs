@@ -54,17 +54,18 @@ fn parse(
     let Some(value) = get(var) else {
         return Ok(None);
     };
-    value.trim().parse::<usize>().map(Some).map_err(|e| NcclError::BadEnv {
-        var,
-        value: Some(value.clone()),
-        reason: format!("not a non-negative integer ({e})"),
-    })
+    value
+        .trim()
+        .parse::<usize>()
+        .map(Some)
+        .map_err(|e| NcclError::BadEnv {
+            var,
+            value: Some(value.clone()),
+            reason: format!("not a non-negative integer ({e})"),
+        })
 }
 
-fn required(
-    get: &impl Fn(&str) -> Option<String>,
-    var: &'static str,
-) -> Result<usize, NcclError> {
+fn required(get: &impl Fn(&str) -> Option<String>, var: &'static str) -> Result<usize, NcclError> {
     parse(get, var)?.ok_or_else(|| NcclError::BadEnv {
         var,
         value: None,

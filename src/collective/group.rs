@@ -212,7 +212,12 @@ impl LocalGroup {
         let buffers = ins
             .iter()
             .zip(outs.iter_mut())
-            .map(|(i, o)| Ok(Buffers::OutOfPlace(Src::of_view(op, i)?, Dst::of_view(op, o)?)))
+            .map(|(i, o)| {
+                Ok(Buffers::OutOfPlace(
+                    Src::of_view(op, i)?,
+                    Dst::of_view(op, o)?,
+                ))
+            })
             .collect::<Result<Vec<_>, NcclError>>()?;
         launch::run(op, what, &self.ranks(), buffers)
     }
@@ -281,7 +286,11 @@ impl LocalGroup {
         &mut self,
         bufs: &mut [impl AsViewMut<T, Gpu>],
     ) -> Result<(), Error> {
-        self.in_place("LocalGroup::all_gather_in_place", Collective::AllGather, bufs)
+        self.in_place(
+            "LocalGroup::all_gather_in_place",
+            Collective::AllGather,
+            bufs,
+        )
     }
 
     /// [`Communicator::all_gather`](super::Communicator::all_gather) for every rank.
@@ -290,7 +299,12 @@ impl LocalGroup {
         inputs: &[impl AsView<T, Gpu>],
         outputs: &mut [impl AsViewMut<T, Gpu>],
     ) -> Result<(), Error> {
-        self.out_of_place("LocalGroup::all_gather", Collective::AllGather, inputs, outputs)
+        self.out_of_place(
+            "LocalGroup::all_gather",
+            Collective::AllGather,
+            inputs,
+            outputs,
+        )
     }
 
     /// [`Communicator::reduce_scatter_in_place`](super::Communicator::reduce_scatter_in_place)

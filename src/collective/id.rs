@@ -146,7 +146,7 @@ impl UniqueId {
             if waited >= timeout {
                 return Err(NcclError::IdTimeout {
                     path: path.display().to_string(),
-                    waited_ms: waited.as_millis(),
+                    waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
                 });
             }
             std::thread::sleep(pause.min(timeout - waited));
@@ -184,7 +184,9 @@ mod tests {
         let mut hex = "0".repeat(256);
         hex.replace_range(40..42, "g1");
         match UniqueId::from_hex(&hex) {
-            Err(NcclError::BadId { reason, .. }) => assert!(reason.contains("offset 40"), "{reason}"),
+            Err(NcclError::BadId { reason, .. }) => {
+                assert!(reason.contains("offset 40"), "{reason}")
+            }
             other => panic!("{other:?}"),
         }
         assert!(matches!(

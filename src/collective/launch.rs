@@ -45,7 +45,10 @@ fn contiguous(
 
 impl<'a, T: NcclElement> Src<'a, T> {
     /// The elements of a contiguous view, or [`NcclError::NotContiguous`].
-    pub(crate) fn of_view(op: &'static str, view: &TensorView<'a, T, Gpu>) -> Result<Self, NcclError> {
+    pub(crate) fn of_view(
+        op: &'static str,
+        view: &TensorView<'a, T, Gpu>,
+    ) -> Result<Self, NcclError> {
         let (offset, len) = contiguous(op, view.layout())?;
         Ok(Src {
             storage: view.storage(),
@@ -140,7 +143,7 @@ fn place<T: NcclElement>(
             })
         }
         (Collective::AllGather, Buffers::OutOfPlace(s, d)) => {
-            let expected = s.len.checked_mul(world).unwrap_or(usize::MAX);
+            let expected = s.len.saturating_mul(world);
             if d.len != expected {
                 return Err(mismatch(
                     op,
@@ -152,7 +155,7 @@ fn place<T: NcclElement>(
             Ok((s.len, s.offset, d.offset))
         }
         (Collective::ReduceScatter(_), Buffers::OutOfPlace(s, d)) => {
-            let expected = d.len.checked_mul(world).unwrap_or(usize::MAX);
+            let expected = d.len.saturating_mul(world);
             if s.len != expected {
                 return Err(mismatch(
                     op,
@@ -297,7 +300,10 @@ pub(crate) fn run<T: NcclElement>(
             Buffers::InPlace(d) => {
                 d.storage.access_write(op, stream)?;
                 let base = d.storage.device_ptr_mut();
-                (address::<T>(base, plan.send_at), address::<T>(base, plan.recv_at))
+                (
+                    address::<T>(base, plan.send_at),
+                    address::<T>(base, plan.recv_at),
+                )
             }
             Buffers::OutOfPlace(s, d) => {
                 s.storage.access_read(op, stream)?;

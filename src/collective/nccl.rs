@@ -114,7 +114,10 @@ fn last_error(comm: sys::ncclComm_t) -> Option<String> {
         return None;
     }
     // SAFETY: as above: a live C string.
-    let text = unsafe { CStr::from_ptr(ptr) }.to_string_lossy().trim().to_owned();
+    let text = unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .trim()
+        .to_owned();
     (!text.is_empty()).then_some(text)
 }
 
@@ -178,9 +181,7 @@ fn as_int(op: &'static str, n: usize, world_size: usize) -> Result<c_int, NcclEr
 /// [`comm_init_rank`]. It starts NCCL's bootstrap listener in this process.
 pub(crate) fn unique_id() -> Result<[u8; 128], NcclError> {
     library()?;
-    let mut id = sys::ncclUniqueId {
-        internal: [0; 128],
-    };
+    let mut id = sys::ncclUniqueId { internal: [0; 128] };
     // SAFETY: the library is present; `ncclGetUniqueId` writes one `ncclUniqueId` through
     // the pointer, which is live and of that type.
     let res = unsafe { sys::ncclGetUniqueId(&mut id) };
@@ -242,9 +243,8 @@ pub(crate) fn comm_init_all(ordinals: &[usize]) -> Result<Vec<RawComm>, NcclErro
     let mut comms: Vec<sys::ncclComm_t> = vec![std::ptr::null_mut(); n];
     // SAFETY: the library is present; `comms` holds `n` writable handles and `devices` `n`
     // device numbers, both live for the call.
-    let res = unsafe {
-        sys::ncclCommInitAll(comms.as_mut_ptr(), as_int(OP, n, n)?, devices.as_ptr())
-    };
+    let res =
+        unsafe { sys::ncclCommInitAll(comms.as_mut_ptr(), as_int(OP, n, n)?, devices.as_ptr()) };
     check(OP, res, None)?;
     let mut out = Vec::with_capacity(n);
     for comm in comms {
@@ -302,7 +302,11 @@ pub(crate) fn async_error(comm: &RawComm) -> Result<(), NcclError> {
     // pointer; the lock serialises calls on the handle.
     let res = unsafe { sys::ncclCommGetAsyncError(comm.0, &mut state) };
     check("ncclCommGetAsyncError", res, Some(comm.0))?;
-    check("ncclCommGetAsyncError (asynchronous error)", state, Some(comm.0))
+    check(
+        "ncclCommGetAsyncError (asynchronous error)",
+        state,
+        Some(comm.0),
+    )
 }
 
 /// `ncclCommDestroy`: waits for the communicator's work and frees it.

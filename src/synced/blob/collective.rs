@@ -113,9 +113,17 @@ where
     let counts: Vec<usize> = blobs.iter().map(Blob::count).collect();
     let (mems, rests): (Vec<_>, Vec<_>) = blobs.into_iter().map(split).unzip();
     match in_place(op, what, ranks, mems, &counts) {
-        Ok(mems) => Ok(rests.into_iter().zip(mems).map(|(r, m)| put(r, m)).collect()),
+        Ok(mems) => Ok(rests
+            .into_iter()
+            .zip(mems)
+            .map(|(r, m)| put(r, m))
+            .collect()),
         Err((mems, e)) => Err(TransitionError::new(
-            rests.into_iter().zip(mems).map(|(r, m)| back(r, m)).collect(),
+            rests
+                .into_iter()
+                .zip(mems)
+                .map(|(r, m)| back(r, m))
+                .collect(),
             e,
         )),
     }
