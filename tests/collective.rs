@@ -147,11 +147,11 @@ fn a_missing_nccl_library_is_a_typed_error() {
             assert!(!collective::available());
             assert!(tried.iter().any(|t| t == "libnccl.so"), "{tried:?}");
             let text = NcclError::NoLibrary { tried }.to_string();
-            assert!(text.contains("LD_LIBRARY_PATH") && text.contains("nccl-lib.sh"), "{text}");
-            assert!(matches!(
-                UniqueId::new(),
-                Err(NcclError::NoLibrary { .. })
-            ));
+            assert!(
+                text.contains("LD_LIBRARY_PATH") && text.contains("nccl-lib.sh"),
+                "{text}"
+            );
+            assert!(matches!(UniqueId::new(), Err(NcclError::NoLibrary { .. })));
         }
         Ok((major, minor, patch)) => {
             println!("NCCL {major}.{minor}.{patch} is on the library path");
@@ -172,8 +172,12 @@ fn a_missing_nccl_library_is_a_typed_error() {
 
 #[test]
 fn the_per_process_environment_is_read_as_torchrun_sets_it() {
-    let env = RankEnv::from_vars(vars(&[("RANK", "3"), ("WORLD_SIZE", "4"), ("LOCAL_RANK", "1")]))
-        .unwrap();
+    let env = RankEnv::from_vars(vars(&[
+        ("RANK", "3"),
+        ("WORLD_SIZE", "4"),
+        ("LOCAL_RANK", "1"),
+    ]))
+    .unwrap();
     assert_eq!(
         env,
         RankEnv {
@@ -189,12 +193,17 @@ fn the_per_process_environment_is_read_as_torchrun_sets_it() {
 
 #[test]
 fn a_bad_per_process_environment_names_the_variable() {
-    let cases: &[(&[(&str, &str)], &str, Option<&str>)] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, Option<&'a str>);
+    let cases: &[Case<'_>] = &[
         (&[("WORLD_SIZE", "2")], "RANK", None),
         (&[("RANK", "0")], "WORLD_SIZE", None),
         (&[("RANK", "one"), ("WORLD_SIZE", "2")], "RANK", Some("one")),
         (&[("RANK", "-1"), ("WORLD_SIZE", "2")], "RANK", Some("-1")),
-        (&[("RANK", "0"), ("WORLD_SIZE", "0")], "WORLD_SIZE", Some("0")),
+        (
+            &[("RANK", "0"), ("WORLD_SIZE", "0")],
+            "WORLD_SIZE",
+            Some("0"),
+        ),
         (&[("RANK", "2"), ("WORLD_SIZE", "2")], "RANK", Some("2")),
         (
             &[("RANK", "0"), ("WORLD_SIZE", "2"), ("LOCAL_RANK", "x")],
@@ -213,7 +222,11 @@ fn a_bad_per_process_environment_names_the_variable() {
                 else {
                     unreachable!()
                 };
-                assert_eq!((*got_var, got_value.as_deref()), (*var, *value), "{pairs:?}");
+                assert_eq!(
+                    (*got_var, got_value.as_deref()),
+                    (*var, *value),
+                    "{pairs:?}"
+                );
                 let text = e.to_string();
                 assert!(text.contains(var), "{text}");
                 if value.is_none() {
@@ -378,7 +391,12 @@ fn world_of_one<T: NcclElement>(group: &mut LocalGroup, gpu: &Gpu, seed: u64) ->
     ] {
         let mut bufs = vec![input.try_clone()?];
         group.all_reduce_in_place(&mut bufs, op)?;
-        assert_eq!(host(&bufs[0]), data, "{} all_reduce_in_place {op:?}", T::NAME);
+        assert_eq!(
+            host(&bufs[0]),
+            data,
+            "{} all_reduce_in_place {op:?}",
+            T::NAME
+        );
         let mut out = vec![Tensor::<T, Gpu>::zeros_on(&[n], gpu)?];
         group.all_reduce(&[input.view()], &mut out, op)?;
         assert_eq!(host(&out[0]), data, "{} all_reduce {op:?}", T::NAME);
@@ -429,7 +447,11 @@ fn a_world_of_one_gpu_leaves_every_element_type_unchanged() -> Result<()> {
     }
     let got = host(&out);
     for (i, v) in got.iter().enumerate() {
-        let want = if (16..40).contains(&i) { data[i + 24] } else { 0.0 };
+        let want = if (16..40).contains(&i) {
+            data[i + 24]
+        } else {
+            0.0
+        };
         assert_eq!(*v, want, "element {i}");
     }
     group.check_async_errors()?;
@@ -451,11 +473,18 @@ fn the_per_process_start_works_as_rank_0_of_1() -> Result<()> {
     };
     let dir = scratch("rank0of1");
     let path = dir.join("nccl.id");
-    let env = RankEnv::from_vars(vars(&[("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0")]))?;
+    let env = RankEnv::from_vars(vars(&[
+        ("RANK", "0"),
+        ("WORLD_SIZE", "1"),
+        ("LOCAL_RANK", "0"),
+    ]))?;
     let id = env.unique_id_from_vars(vars(&[(ID_FILE_VAR, path.to_str().unwrap())]))?;
     assert_eq!(UniqueId::read_file(&path)?, id, "rank 0 wrote the id");
     let mut comm = Communicator::init_rank(&gpu, env.rank, env.world_size, &id)?;
-    assert_eq!((comm.rank(), comm.world_size(), comm.gpu().ordinal()), (0, 1, 0));
+    assert_eq!(
+        (comm.rank(), comm.world_size(), comm.gpu().ordinal()),
+        (0, 1, 0)
+    );
     // A second rank of the same communicator in this process is refused before NCCL.
     match Communicator::init_rank(&gpu, 0, 1, &id) {
         Err(Error::Nccl(NcclError::RankAlreadyInProcess { .. })) => {}
@@ -628,8 +657,11 @@ fn blob_diffs_and_data_through_a_world_of_one() -> Result<()> {
 // Two GPUs
 // ---------------------------------------------------------------------------------------------
 
+/// One tensor per rank and the host copies of their elements.
+type PerRank<T> = (Vec<Tensor<T, Gpu>>, Vec<Vec<T>>);
+
 /// One random tensor per rank, and its host copy.
-fn per_rank<T: Element>(gpus: &[Gpu], n: usize, seed: u64) -> Result<(Vec<Tensor<T, Gpu>>, Vec<Vec<T>>)> {
+fn per_rank<T: Element>(gpus: &[Gpu], n: usize, seed: u64) -> Result<PerRank<T>> {
     let mut tensors = Vec::new();
     let mut hosts = Vec::new();
     for (r, gpu) in gpus.iter().enumerate() {
@@ -686,8 +718,18 @@ fn all_reduce_against_host<T: NcclElement>(
         let first = host(&tensors[0]);
         for r in 0..gpus.len() {
             let what = format!("{} {op:?} rank {r}", T::NAME);
-            assert_close(&format!("{what} in place"), &to_f64(&host(&tensors[r])), &want, rel);
-            assert_close(&format!("{what} out of place"), &to_f64(&host(&outs[r])), &want, rel);
+            assert_close(
+                &format!("{what} in place"),
+                &to_f64(&host(&tensors[r])),
+                &want,
+                rel,
+            );
+            assert_close(
+                &format!("{what} out of place"),
+                &to_f64(&host(&outs[r])),
+                &want,
+                rel,
+            );
             // Every rank gets the same bits.
             assert!(host(&tensors[r]) == first, "{what}: ranks differ");
         }
@@ -726,7 +768,8 @@ fn all_reduce_sum_avg_max_min_match_the_host_on_two_gpus() -> Result<()> {
     ignore = "needs 2 GPUs: cargo test --features multi-gpu-tests"
 )]
 fn all_gather_reduce_scatter_and_broadcast_layouts_on_two_gpus() -> Result<()> {
-    let Some(gpus) = two_gpus_or_skip("all_gather_reduce_scatter_and_broadcast_layouts_on_two_gpus")
+    let Some(gpus) =
+        two_gpus_or_skip("all_gather_reduce_scatter_and_broadcast_layouts_on_two_gpus")
     else {
         return Ok(());
     };
@@ -756,21 +799,37 @@ fn all_gather_reduce_scatter_and_broadcast_layouts_on_two_gpus() -> Result<()> {
     }
     // Reduce-scatter: rank r gets chunk r of the sum.
     let (inputs, hosts) = per_rank::<f32>(&gpus, 2 * n, 8)?;
-    let sums = reference(&hosts.iter().map(|h| to_f64(h)).collect::<Vec<_>>(), ReduceOp::Sum);
+    let sums = reference(
+        &hosts.iter().map(|h| to_f64(h)).collect::<Vec<_>>(),
+        ReduceOp::Sum,
+    );
     let mut outs = gpus
         .iter()
         .map(|g| Tensor::<f32, Gpu>::zeros_on(&[n], g))
         .collect::<Result<Vec<_>>>()?;
     group.reduce_scatter(&inputs, &mut outs, ReduceOp::Sum)?;
     for (r, out) in outs.iter().enumerate() {
-        assert_close(&format!("reduce_scatter rank {r}"), &to_f64(&host(out)), &sums[r * n..(r + 1) * n], 1e-6);
+        assert_close(
+            &format!("reduce_scatter rank {r}"),
+            &to_f64(&host(out)),
+            &sums[r * n..(r + 1) * n],
+            1e-6,
+        );
     }
     let mut bufs = inputs;
     group.reduce_scatter_in_place(&mut bufs, ReduceOp::Max)?;
-    let maxes = reference(&hosts.iter().map(|h| to_f64(h)).collect::<Vec<_>>(), ReduceOp::Max);
+    let maxes = reference(
+        &hosts.iter().map(|h| to_f64(h)).collect::<Vec<_>>(),
+        ReduceOp::Max,
+    );
     for (r, b) in bufs.iter().enumerate() {
         let got = to_f64(&host(b)[r * n..(r + 1) * n]);
-        assert_close(&format!("reduce_scatter_in_place rank {r}"), &got, &maxes[r * n..(r + 1) * n], 0.0);
+        assert_close(
+            &format!("reduce_scatter_in_place rank {r}"),
+            &got,
+            &maxes[r * n..(r + 1) * n],
+            0.0,
+        );
     }
     // Broadcast from rank 1, in place and out of place.
     let (mut bufs, hosts) = per_rank::<i32>(&gpus, n, 9)?;
@@ -814,7 +873,8 @@ fn blob_diffs_averaged_on_two_gpus_keep_the_replicas_bitwise_equal() -> Result<(
             .into_cpu_data_mut()?
             .into_cpu_diff_mut()?;
         // Rank 1 starts from other weights: the broadcast makes them rank 0's.
-        b.cpu_data_mut().copy_from_slice(if r == 0 { &weights } else { &diff });
+        b.cpu_data_mut()
+            .copy_from_slice(if r == 0 { &weights } else { &diff });
         b.cpu_diff_mut().copy_from_slice(&diff);
         blobs.push(b.into_gpu_data_mut()?.into_gpu_diff_mut()?);
         diffs.push(to_f64(&diff));
@@ -825,7 +885,7 @@ fn blob_diffs_averaged_on_two_gpus_keep_the_replicas_bitwise_equal() -> Result<(
     for _ in 0..3 {
         blobs = blobs
             .into_iter()
-            .map(|b| b.update())
+            .map(Blob::update)
             .collect::<std::result::Result<Vec<_>, _>>()?;
     }
     let finals = blobs
@@ -833,10 +893,15 @@ fn blob_diffs_averaged_on_two_gpus_keep_the_replicas_bitwise_equal() -> Result<(
         .map(|b| Ok(b.into_cpu_data()?.cpu_data().to_vec()))
         .collect::<Result<Vec<Vec<f32>>>>()?;
     assert!(
-        finals[0].iter().zip(&finals[1]).all(|(a, b)| a.to_bits() == b.to_bits()),
+        finals[0]
+            .iter()
+            .zip(&finals[1])
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
         "replicas differ"
     );
-    let want: Vec<f64> = (0..n).map(|i| f64::from(weights[i]) - 3.0 * mean[i]).collect();
+    let want: Vec<f64> = (0..n)
+        .map(|i| f64::from(weights[i]) - 3.0 * mean[i])
+        .collect();
     assert_close("updated weights", &to_f64(&finals[0]), &want, 1e-5);
     for g in &gpus {
         g.check_err()?;
