@@ -14,7 +14,8 @@ use crate::error::NcclError;
 /// given to every rank, and passed to
 /// [`Communicator::init_rank`](super::Communicator::init_rank). It holds the address of the
 /// bootstrap listener that [`UniqueId::new`] starts in rank 0's process, which is how NCCL
-/// finds its ranks across processes and hosts.
+/// finds its ranks across processes and hosts. The listener serves one communicator's
+/// creation: make a new id for each communicator.
 ///
 /// ```
 /// use typestate_tensor::collective::UniqueId;
