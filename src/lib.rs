@@ -10,6 +10,8 @@
 //! - PyTorch THC's strided pointwise `Apply` kernels with `IntDivider` offsets
 //!   ([`layout`], [`int_divider`], [`offset_calculator`], [`ops`], [`gpu`]).
 //!
+//! And it runs across the GPUs of a host or of many through NCCL ([`collective`]).
+//!
 //! See the README for a tour and the table mapping Caffe / MXNet / PyTorch names to this API.
 
 // The layers, bottom to top (docs/ARCHITECTURE.md; tests/architecture.rs checks that each
@@ -31,7 +33,8 @@ pub mod tensor;
 pub mod storage;
 // the GPU runtime
 mod runtime;
-// the engines (never import each other)
+// the engines (never import each other), and the collectives beside them
+pub mod collective;
 mod engine_cpu;
 mod engine_gpu;
 // Caffe's SyncedMemory and Blob

@@ -12,6 +12,9 @@
 //! `.load_function(`, a raw `sys::cu*` binding) or handles a cudarc `DriverError` (so no file
 //! turns one into a `GpuError::Driver` its own way).
 //!
+//! A third rule closes the NCCL layer the same way: outside `src/collective/nccl.rs` no file
+//! names cudarc's NCCL bindings (`cudarc::nccl`).
+//!
 //! No GPU and no dependency needed: this reads files.
 
 use std::fmt;
@@ -30,7 +33,7 @@ enum Layer {
     Storage,
     /// `runtime/`: the GPU runtime (driver, device, streams, events, buffers).
     Runtime,
-    /// `engine_cpu/`, `engine_gpu/`: the engines.
+    /// `engine_cpu/`, `engine_gpu/`: the engines; `collective/` beside them.
     Engine,
     /// `synced/`: Caffe's SyncedMemory and Blob.
     Synced,
@@ -64,6 +67,8 @@ fn module_layer(name: &str) -> Option<(Layer, Option<&'static str>)> {
         // `int_divider` and `offset_calculator` are the GPU engine's modules, re-exported at
         // the root under their old public paths.
         "engine_gpu" | "int_divider" | "offset_calculator" => (Layer::Engine, Some("engine_gpu")),
+        // NCCL collectives: above the runtime and the tensors, beside the engines.
+        "collective" => (Layer::Engine, Some("collective")),
         "synced" => (Layer::Synced, None),
         "gpu" => (Layer::Facade, None),
         _ => return None,
@@ -499,6 +504,31 @@ fn check_driver(rel: &str, src: &str) -> Vec<String> {
     bad
 }
 
+/// The only file that may call NCCL.
+const NCCL: &str = "collective/nccl.rs";
+
+/// NCCL's bindings named outside [`NCCL`] (in code, not in comments or strings).
+fn check_nccl(rel: &str, src: &str) -> Vec<String> {
+    if rel == NCCL {
+        return Vec::new();
+    }
+    strip(src)
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            line.split_whitespace()
+                .collect::<String>()
+                .contains("cudarc::nccl")
+        })
+        .map(|(n, _)| {
+            format!(
+                "src/{rel}:{} uses `cudarc::nccl`: NCCL calls and their errors go through {NCCL}",
+                n + 1
+            )
+        })
+        .collect()
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read src/") {
         let path = entry.expect("dir entry").path();
@@ -533,6 +563,7 @@ fn every_folder_imports_only_from_the_layers_below() {
         checked += imports(&rel, &strip(&text)).len();
         bad.extend(check_imports(&rel, &text));
         bad.extend(check_driver(&rel, &text));
+        bad.extend(check_nccl(&rel, &text));
     }
     assert!(
         checked > 300,
@@ -625,6 +656,23 @@ mod catches {
         // A refusal worded here is not a driver error's text.
         let refusal = "return Err(GpuError::Driver {\n call: \"cuEventElapsedTime\",\n message: format!(\"both events must time\"),\n });\n";
         assert!(check_driver("runtime/event.rs", refusal).is_empty());
+    }
+
+    #[test]
+    fn nccl_calls_outside_the_nccl_module_are_reported() {
+        let src = "use cudarc::nccl::sys;\n// cudarc::nccl in a comment\nfn f() {}\n";
+        let bad = check_nccl("collective/comm.rs", src);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert!(bad[0].starts_with("src/collective/comm.rs:1 uses `cudarc::nccl`"));
+        assert!(check_nccl("collective/nccl.rs", src).is_empty());
+        // The collectives sit beside the engines: they may use the runtime, not an engine.
+        assert!(check_imports("collective/x.rs", "use crate::runtime::Gpu;\n").is_empty());
+        let bad = check_imports("collective/x.rs", "use crate::engine_gpu::pointwise;\n");
+        assert!(
+            bad[0].contains("the engines never import each other"),
+            "{bad:?}"
+        );
+        assert!(check_imports("synced/x.rs", "use crate::collective::LocalGroup;\n").is_empty());
     }
 
     #[test]

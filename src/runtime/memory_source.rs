@@ -2,7 +2,7 @@
 //! pooled and caching allocators run on for GPU memory.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cudarc::driver::{CudaContext, CudaStream};
 
@@ -11,6 +11,28 @@ use super::event::Event;
 use super::stream::live_stream_anywhere;
 use crate::error::GpuError;
 use crate::storage::source::{MemoryLocation, MemorySource, SourceError, StreamId};
+
+/// THC's free lock (PyTorch's `getFreeMutex`): one process-wide lock taken around every
+/// `cuMemFree` of device memory and around every launch of NCCL collectives
+/// (docs/COLLECTIVES.md).
+///
+/// `cuMemFree` synchronises the device while it holds the driver's own locks, which can keep
+/// other threads from launching. If one thread frees on GPU 0 while another is between the
+/// launches of one collective on GPUs 0 and 1, the free waits for GPU 0's NCCL kernel, which
+/// waits for the GPU 1 kernel that cannot be launched: a deadlock. With this lock a free
+/// happens either before the first launch of a group or after the last. It is taken always
+/// (not only once a communicator exists, which would leave a window at its creation): an
+/// uncontended lock costs tens of nanoseconds against tens of microseconds for `cuMemFree`.
+///
+/// Nothing may allocate or free device memory while holding it (the lock is not
+/// re-entrant): the collectives take it only around their NCCL calls.
+static FREE_LOCK: Mutex<()> = Mutex::new(());
+
+/// Takes [`FREE_LOCK`]. Nothing panics while it is held, so a poisoned lock (impossible) still
+/// guards nothing broken.
+pub(crate) fn free_lock() -> MutexGuard<'static, ()> {
+    FREE_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Maps a driver allocation failure to the source contract's error.
 pub(crate) fn source_error(failure: AllocFailure) -> SourceError {
@@ -78,6 +100,8 @@ fn record_raw(event: &Event, stream: &CudaStream) -> Result<(), GpuError> {
 ///   source serves any number of threads.
 /// - `cuMemAlloc` and `cuMemFree` each take tens of microseconds and `cuMemFree`
 ///   synchronises the device: this is the slow path the caching allocators exist to avoid.
+///   Every `cuMemFree` takes the process-wide free lock (THC's, so that it never runs between
+///   the launches of one NCCL collective; docs/COLLECTIVES.md).
 pub struct DeviceMemorySource {
     ctx: Arc<CudaContext>,
 }
@@ -126,6 +150,8 @@ unsafe impl MemorySource for DeviceMemorySource {
     }
 
     unsafe fn free(&self, addr: u64, _bytes: usize) -> Result<(), SourceError> {
+        // Never while collectives are being launched (see `FREE_LOCK`).
+        let _free = free_lock();
         // SAFETY: the trait's contract: `addr` came from `allocate` (so from `cuMemAlloc` on
         // this context's device), is not yet freed, and no queued or running work uses it.
         unsafe { driver::mem_free(&self.ctx, addr) }.map_err(other)

@@ -26,6 +26,7 @@ pub use device::{AllocatorKind, Gpu, GpuOptions};
 pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 pub use event::Event;
 pub use graph::{Bound, BoundView, Graph, Outputs};
+pub(crate) use memory_source::free_lock;
 pub use memory_source::DeviceMemorySource;
 pub use peer::{PeerPath, PeerRoute, PEER_PATH_ENV, STAGE_CHUNK};
 pub use pinned_buffer::PinnedBuffer;

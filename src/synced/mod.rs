@@ -41,8 +41,8 @@ mod transition_error;
 
 pub use any::AnySyncedMemory;
 pub use blob::{
-    Blob, BlobElement, BlobShape, BlobSide, DynBlob, Frozen, MathPlace, MathSide, OwnedSide,
-    Reshaped, SideState, UpdateWith,
+    Blob, BlobElement, BlobShape, BlobSide, CollectiveSide, DynBlob, Frozen, MathPlace, MathSide,
+    OwnedSide, Reshaped, SideState, UpdateWith,
 };
 pub use host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 pub use raw::TransferStats;

@@ -22,7 +22,7 @@ use cudarc::driver::CudaContext;
 use crate::runtime::driver;
 use crate::runtime::event::Event;
 use crate::runtime::memory_source::{
-    event_completed, record_on_stream_id, source_error, synchronize_context,
+    event_completed, free_lock, record_on_stream_id, source_error, synchronize_context,
 };
 use crate::storage::allocator::DeviceAllocator;
 use crate::storage::source::{MemoryLocation, MemorySource, SourceError, StreamId};
@@ -105,6 +105,8 @@ impl Drop for GraphSource {
             return;
         }
         for addr in deferred {
+            // Under THC's free lock, as every `cuMemFree` (`memory_source::free_lock`).
+            let _free = free_lock();
             // SAFETY: `addr` came from `cuMemAlloc` on this context (`allocate`), was given
             // back once by the allocator (which never hands it out again), and no work uses
             // it: the context was synchronised above and nothing can queue new work on it

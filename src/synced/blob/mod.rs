@@ -16,6 +16,7 @@
 //! | `ShareData(other)`, `ShareDiff(other)` | [`freeze_data`](Blob::freeze_data) + [`with_shared_data`](Blob::with_shared_data) (and `diff`) |
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
 
+mod collective;
 mod dyn_blob;
 mod math;
 mod peer;
@@ -23,6 +24,7 @@ mod shape;
 mod side;
 mod views;
 
+pub use collective::CollectiveSide;
 pub use dyn_blob::{DynBlob, SideState};
 pub use math::{BlobElement, MathPlace, MathSide, UpdateWith};
 pub use shape::BlobShape;

@@ -1,0 +1,28 @@
+//! [`NcclElement`]: the element types NCCL can move and reduce.
+
+use crate::element::Element;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Element types NCCL has a data type for: `f32`, `f64`, `f16`, `bf16`, `i32`, `i64` and
+/// `u8` (NCCL's `ncclInt8` has no element type in this crate). `bool` is not one: a sum of
+/// masks would give values that are not `bool`s. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "NCCL collectives do not take `{Self}` elements",
+    label = "NCCL has no data type for this element type",
+    note = "collectives take f32, f64, f16, bf16, i32, i64 or u8 elements; cast first (for a bool mask, `.cast::<u8>()`)"
+)]
+pub trait NcclElement: Element + sealed::Sealed {}
+
+macro_rules! nccl_element {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl NcclElement for $t {}
+    )*};
+}
+
+nccl_element!(f32, f64, half::f16, half::bf16, i32, i64, u8);
+
+static_assertions::assert_not_impl_any!(bool: NcclElement);
