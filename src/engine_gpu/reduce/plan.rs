@@ -91,7 +91,11 @@ pub fn choose_form(g: &ReduceGeometry, in_size: usize, acc_size: usize, in_first
     };
     if row {
         let contig = g.reduced.len() == 1 && g.reduced[0].input == 1;
-        let vec = if contig {
+        // The kernel peels the unaligned head of each run assuming elements are naturally
+        // aligned (every allocator hands out 256-byte aligned blocks); load one element at a
+        // time otherwise.
+        let natural = in_first % in_size.max(1) as u64 == 0;
+        let vec = if contig && natural {
             (16 / in_size.max(1)).max(1)
         } else {
             1
@@ -154,7 +158,10 @@ pub fn launch_shape(form: RedForm, g: &ReduceGeometry, resident_threads: usize) 
         RedForm::Row { vec, .. } => {
             let vec = usize::from(vec);
             let bx = row_group(red_n, vec) as usize;
-            let by = (MAX_THREADS as usize / bx).min(pow2_at_least(num_out));
+            // Whole warps: the group reduction shuffles with a full mask.
+            let by = (MAX_THREADS as usize / bx)
+                .min(pow2_at_least(num_out))
+                .max(32 / bx);
             // One split's step: every thread of a group loads one vector.
             (bx, by, num_out.div_ceil(by), bx * vec)
         }
@@ -260,6 +267,10 @@ mod tests {
         assert!(s.splits() >= 256, "{s:?}");
         assert_eq!(s.chunk % 4, 0);
         assert!(s.chunk * s.splits() >= 1 << 26);
+        // Short rows: groups of 4 threads, whole warps even for 3 outputs.
+        let g = geom(&[3, 5], &[1]);
+        let s = launch_shape(choose_form(&g, 4, 4, 0), &g, H100_THREADS);
+        assert_eq!(s.block, (4, 8));
         // Last axis of [8192, 8192]: a block per row, one pass.
         let g = geom(&[8192, 8192], &[1]);
         let f = choose_form(&g, 4, 4, 0);
