@@ -200,8 +200,8 @@ impl ReduceGeometry {
         kept.reverse();
         reduced.reverse();
         // Stable: equal strides keep their order (outer first).
-        kept.sort_by(|a, b| b.input.cmp(&a.input));
-        reduced.sort_by(|a, b| b.input.cmp(&a.input));
+        kept.sort_by_key(|d| std::cmp::Reverse(d.input));
+        reduced.sort_by_key(|d| std::cmp::Reverse(d.input));
         let kept = merge(kept, |outer, inner| {
             let n = inner.size as isize;
             (inner.input.checked_mul(n) == Some(outer.input)

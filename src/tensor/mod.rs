@@ -30,7 +30,7 @@ pub mod backend;
 pub mod expr;
 mod interop;
 pub mod ops;
-mod reduce;
+pub mod reduce;
 pub mod repr;
 mod shape_ops;
 mod view;
