@@ -13,8 +13,10 @@
 //!   output, a whole 512-thread block from 2048), several outputs per block for short rows;
 //!   column blocks of up to 32 outputs (times `ovec`) by up to 512 / 32 threads along the
 //!   reduction.
-//! - **Splits**: when the blocks over the outputs would fill less than half of the GPU's
-//!   resident blocks, each output's elements are cut into `splits` chunks (a 2-D grid), each
+//! - **Splits**: when the blocks over the outputs would fill less than a quarter of the
+//!   GPU's resident blocks (with 512-thread blocks, fewer blocks than multiprocessors; a
+//!   quarter full, each multiprocessor still keeps enough 16-byte loads in flight to stream
+//!   at full bandwidth, and a second pass would cost more), each output's elements are cut into `splits` chunks (a 2-D grid), each
 //!   at least [`MIN_STEPS`] loads per thread long, and a second column launch folds the
 //!   partial accumulators ([`second_pass`]).
 //! - **Index width**: 32-bit when every count, partial index, offset and logical index fits
@@ -175,7 +177,7 @@ pub fn launch_shape(form: RedForm, g: &ReduceGeometry, resident_threads: usize) 
     let blocks_x = units_x.clamp(1, MAX_GRID_X);
     let target = (resident_threads / (bx * by)).max(1);
     let mut splits = 1;
-    if blocks_x * 2 <= target && red_n > 0 {
+    if blocks_x * 4 <= target && red_n > 0 {
         let by_work = red_n / (step * MIN_STEPS);
         splits = target.div_ceil(blocks_x).min(by_work).clamp(1, MAX_GRID_Y);
     }
