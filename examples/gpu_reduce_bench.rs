@@ -25,7 +25,7 @@ use typestate_tensor::gpu::reduce::plan::{choose_form, launch_shape, RedForm};
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::layout::reduce::ReduceGeometry;
 use typestate_tensor::layout::Layout;
-use typestate_tensor::ops::reduce::ReduceElement;
+use typestate_tensor::ops::reduce::{MeanElement, ReduceElement};
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::{Cpu, Numeric};
 
@@ -131,7 +131,7 @@ fn close(got: f64, want: f64, rel: f64) -> bool {
 /// Runs `case` over elements of `T`, checks it against the CPU engine, and records its row.
 fn run<T>(gpu: &Gpu, repeats: usize, case: &Case, seed: u64, rows: &mut Vec<Row>) -> Res<()>
 where
-    T: Element + Numeric + ReduceElement<Sum = T> + typestate_tensor::FloatElement,
+    T: Element + Numeric + ReduceElement<Sum = T> + MeanElement,
 {
     let n: usize = case.shape.iter().product();
     let host = Tensor::from_vec(&case.shape, random::<T>(n, seed))?;

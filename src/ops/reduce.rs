@@ -372,7 +372,29 @@ impl<T: ReduceElement + Numeric> Reduction<T> for Prod {
     }
 }
 
-impl<T: ReduceElement<Sum = T> + FloatElement> Reduction<T> for Mean {
+/// Float element types, which have a mean: `f32`, `f64`, `f16`, `bf16` (PyTorch refuses the
+/// mean of integers too). Sealed by [`Element`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` tensors have no `mean`",
+    note = "mean takes f32, f64, f16 or bf16: call `.cast::<f32>()` first (or `sum` for an i64 total)"
+)]
+pub trait MeanElement: ReduceElement + FloatElement {
+    /// An accumulated sum of `count` elements divided by `count`, rounded once to `Self`.
+    fn mean_of(acc: Self::Acc, count: usize) -> Self;
+}
+
+macro_rules! mean_element {
+    ($($t:ty),*) => {$(
+        impl MeanElement for $t {
+            fn mean_of(acc: Self::Acc, count: usize) -> Self {
+                Self::acc_to_sum(acc.div_count(count))
+            }
+        }
+    )*};
+}
+mean_element!(f32, f64, half::f16, half::bf16);
+
+impl<T: MeanElement> Reduction<T> for Mean {
     type Output = T;
     type Acc = T::Acc;
     const KIND: ReduceKind = ReduceKind::Mean;
@@ -390,7 +412,7 @@ impl<T: ReduceElement<Sum = T> + FloatElement> Reduction<T> for Mean {
         a.add(b)
     }
     fn project(&self, a: T::Acc, count: usize) -> T {
-        T::acc_to_sum(a.div_count(count))
+        T::mean_of(a, count)
     }
 }
 

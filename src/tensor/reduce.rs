@@ -48,10 +48,12 @@
 //! ```
 
 use super::{ReadRepr, Tensor, TensorViewMut};
-use crate::element::{Element, FloatElement, Numeric};
+use crate::element::{Element, Numeric};
 use crate::error::{LayoutError, Result};
 use crate::layout::{normalize_dim, Layout};
-use crate::ops::reduce::{ArgMax, ArgMin, Max, Mean, Min, Prod, ReduceElement, Reduction, Sum};
+use crate::ops::reduce::{
+    ArgMax, ArgMin, Max, Mean, MeanElement, Min, Prod, ReduceElement, Reduction, Sum,
+};
 use crate::tensor::Backend;
 
 /// Which dims a reduction folds.
@@ -212,7 +214,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// The mean of every element, as a 0-d tensor (floats only; NaN for no elements).
     pub fn mean(&self) -> Result<Tensor<T, D>>
     where
-        T: ReduceElement<Sum = T> + FloatElement,
+        T: MeanElement,
     {
         self.reduce_over(Mean, Dims::All, false)
     }
@@ -220,7 +222,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// The mean along `dim`.
     pub fn mean_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<T, D>>
     where
-        T: ReduceElement<Sum = T> + FloatElement,
+        T: MeanElement,
     {
         self.reduce_over(Mean, Dims::Some(&[dim]), keepdim)
     }
@@ -228,7 +230,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// The mean over `dims`.
     pub fn mean_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor<T, D>>
     where
-        T: ReduceElement<Sum = T> + FloatElement,
+        T: MeanElement,
     {
         self.reduce_over(Mean, Dims::Some(dims), keepdim)
     }
