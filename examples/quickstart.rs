@@ -60,7 +60,7 @@ fn main() -> Result<()> {
     println!("flipped ndarray + a.t() =\n{back}");
     println!(
         "sum {}, sum of |x| {}, sum of squares {}",
-        a.sum(),
+        a.sum()?.item()?,
         a.abs_sum(),
         a.sq_sum()
     );

@@ -379,8 +379,29 @@ pub enum LayoutError {
         /// Its shape.
         got: Vec<usize>,
     },
-    /// A call that reads one element (`item`) was made on a tensor of another count.
-    #[error("{op}: the tensor has shape {shape:?} ({numel} elements); it needs exactly one element (index it, or reduce it first)")]
+    /// A dim is named twice in the dims of a reduction.
+    #[error("{op}: dim {dim} appears more than once in the dims to reduce (rank {rank})")]
+    DuplicateDim {
+        /// The operation.
+        op: &'static str,
+        /// The dim named twice (resolved, so `-1` of rank 3 reads 2).
+        dim: usize,
+        /// The tensor's rank.
+        rank: usize,
+    },
+    /// `max`, `min`, `argmax` or `argmin` over dims that hold no elements, for an output
+    /// that has some: these ops have no identity to return (`sum`, `prod` and `mean` do).
+    #[error("{op}: cannot reduce shape {shape:?} over dims {dims:?}, which hold no elements, because {op} has no identity; reduce over non-empty dims, or check `numel()` first")]
+    EmptyReduction {
+        /// The operation.
+        op: &'static str,
+        /// The input's shape.
+        shape: Vec<usize>,
+        /// The reduced dims (resolved).
+        dims: Vec<usize>,
+    },
+    /// A value was asked of a tensor that does not hold exactly one element (`item`).
+    #[error("{op}: a tensor of shape {shape:?} holds {numel} elements, not one; reduce it first (`sum()`, `max()`, ...) or pick an element with `get`")]
     NotOneElement {
         /// The operation.
         op: &'static str,

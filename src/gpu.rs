@@ -1,5 +1,6 @@
 //! The GPU: devices, streams, events, memory sources, allocators and device buffers (the
-//! runtime), and the GPU engine's public parts ([`pointwise`] kernels, [`compile`]).
+//! runtime), and the GPU engine's public parts ([`pointwise`] and [`reduce`] kernels,
+//! [`compile`]).
 //!
 //! A facade: this module only re-exports. The code lives in `src/runtime/` (driver, device,
 //! streams, buffers) and `src/engine_gpu/` (code generation, compilation, launches); see
@@ -34,7 +35,7 @@
 //! # }
 //! ```
 
-pub use crate::engine_gpu::{compile, fused, pointwise};
+pub use crate::engine_gpu::{compile, fused, pointwise, reduce};
 pub use crate::runtime::{
     AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,
     Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PeerPath, PeerRoute,

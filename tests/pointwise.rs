@@ -726,9 +726,10 @@ fn fill_and_copy_from_write_exactly_the_view<D: TestDevice>(dev: &D) {
     }
 }
 
-/// CPU-only: `sum`, `abs_sum` and `sq_sum` are host reductions (tensors have no GPU
-/// reduction).
+/// CPU-only: the deprecated `sum_f64`, `abs_sum` and `sq_sum` are host reductions in `f64`
+/// (the tensor reductions on both engines are tested in `tests/reduce.rs`).
 #[test]
+#[allow(deprecated)]
 fn reductions_match_f64_sums() {
     let mut rng = rng_for("reduce", "all");
     for _ in 0..CASES * 2 {
@@ -741,13 +742,17 @@ fn reductions_match_f64_sums() {
             (s + x, a + x.abs(), q + x * x)
         });
         let tol = 1e-12 * (1.0 + sq);
-        assert!((view.sum() - s).abs() <= tol, "sum {} vs {s}", view.sum());
+        assert!(
+            (view.sum_f64() - s).abs() <= tol,
+            "sum {} vs {s}",
+            view.sum_f64()
+        );
         assert!((view.abs_sum() - abs).abs() <= tol);
         assert!((view.sq_sum() - sq).abs() <= tol);
 
         let b = Input::<i64, Cpu>::new(&Cpu, &mut rng, &shape, Domain::Small, true);
         let want: i128 = b.nd(&shape).iter().map(|&x| x as i128).sum();
-        assert_eq!(b.ours().sum(), want as f64);
+        assert_eq!(b.ours().sum_f64(), want as f64);
         let want: i128 = b.nd(&shape).iter().map(|&x| (x as i128).abs()).sum();
         assert_eq!(b.ours().abs_sum(), want as f64);
         let want: i128 = b
@@ -759,7 +764,7 @@ fn reductions_match_f64_sums() {
     }
     // Broadcast views sum every repeated element.
     let t = Tensor::from_vec(&[3], vec![1u8, 2, 250]).unwrap();
-    assert_eq!(t.broadcast_to(&[4, 3]).unwrap().sum(), 4.0 * 253.0);
+    assert_eq!(t.broadcast_to(&[4, 3]).unwrap().sum_f64(), 4.0 * 253.0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,8 +20,10 @@ use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::Result;
 pub(crate) use crate::host_vec::vec_with_capacity;
+use crate::layout::reduce::ReduceGeometry;
 use crate::layout::{collapse, CollapsedLayout, Layout};
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
+use crate::ops::reduce::Reduction;
 use crate::tensor::backend::{check_same_shape, Backend, HostBackend};
 use crate::tensor::expr::Fused;
 use crate::tensor::{TensorView, TensorViewMut};
@@ -128,6 +130,38 @@ unsafe impl Backend for Cpu {
     /// leaves' elements at its index, written once, with no temporary.
     fn fused<F: Fused<Cpu>>(&self, job: &mut F) -> Result<()> {
         job.run_host()
+    }
+
+    fn reduce<T: Element, R: Reduction<T>>(
+        &self,
+        op: R,
+        src: &TensorView<'_, T, Cpu>,
+        dims: &[usize],
+        dst: &mut TensorViewMut<'_, R::Output, Cpu>,
+    ) -> Result<()> {
+        let kind = R::KIND;
+        let g = ReduceGeometry::new(
+            kind.name(),
+            src.layout(),
+            dims,
+            dst.layout(),
+            !kind.has_identity(),
+            kind.is_arg(),
+        )?;
+        reduce::reduce(op, src.storage(), &g, dst.slice_mut())
+    }
+
+    fn read_element<T: Element>(&self, data: &[T], offset: usize) -> Result<T> {
+        data.get(offset).copied().ok_or_else(|| {
+            crate::error::LayoutError::OutOfStorage {
+                op: "read_element",
+                shape: vec![],
+                strides: vec![],
+                offset,
+                storage_len: data.len(),
+            }
+            .into()
+        })
     }
 
     fn slice<T: Element>(storage: &Vec<T>) -> &[T] {

@@ -1,12 +1,38 @@
-//! Full reductions on the CPU (Caffe's `asum`, `sumsq`, and a plain sum), accumulated in
-//! `f64`.
+//! Reductions on the CPU: the tensor reductions of [`crate::ops::reduce`] over any view
+//! ([`reduce`]), and the full `f64` sums behind `abs_sum`, `sq_sum` and Caffe's `asum` /
+//! `sumsq` ([`sum_map`]).
+//!
+//! [`reduce`] walks a [`ReduceGeometry`] (dims dropped, flipped, ordered and merged) in one of
+//! two orders, chosen by which side moves faster in memory:
+//!
+//! - **Rows** (a reduced dim is innermost, e.g. a last-axis or full reduction): one output at
+//!   a time, its elements folded run by run along the innermost reduced dim. A contiguous run
+//!   is cut into blocks of [`BLOCK`] elements, each folded over [`LANES`] independent
+//!   accumulators (which LLVM vectorises for sums), and block results, like run results, are
+//!   combined pairwise ([`Cascade`]): a float sum of `n` elements then carries an error
+//!   growing with `BLOCK / LANES + log2(n)` rather than `n` (PyTorch's cascade sum).
+//! - **Columns** (a kept dim is innermost, e.g. a first- or middle-axis reduction): for each
+//!   index of the outer kept dims, one accumulator per element of the innermost kept dim, and
+//!   the reduced dims walked outside it, so each step folds one contiguous row into the
+//!   accumulators (ndarray's lane-wise `sum_axis`). Each output's fold is then sequential
+//!   along the reduced dims.
+//!
+//! Every combine is associative and commutative (the arg ops compare (value, index) pairs),
+//! so both orders give the same result, up to float rounding in sums.
 
 use super::runs::{at, for_each_run};
 use crate::element::Element;
+use crate::error::Result;
+use crate::layout::reduce::ReduceGeometry;
 use crate::layout::{collapse, Layout};
+use crate::ops::reduce::Reduction;
 
-/// Lanes of independent partial sums: lets LLVM vectorise without reassociating any one sum.
+/// Lanes of independent partial results: lets LLVM vectorise without reassociating any one
+/// of them.
 const LANES: usize = 8;
+
+/// Elements of a contiguous run folded before the pairwise cascade takes over.
+const BLOCK: usize = 4096;
 
 /// `Σ f(x)` over the elements of `layout` in `data`, in `f64`.
 pub(crate) fn sum_map<T: Element>(data: &[T], layout: &Layout, f: impl Fn(T) -> f64) -> f64 {
@@ -33,4 +59,300 @@ fn sum_contiguous<T: Copy>(xs: &[T], f: &impl Fn(T) -> f64) -> f64 {
     }
     let tail: f64 = rest.iter().map(|&x| f(x)).sum();
     acc.iter().sum::<f64>() + tail
+}
+
+/// Writes `op` folded over each output's elements of `src` into `dst`, as `g` maps them.
+///
+/// Precondition: `g` was made by [`ReduceGeometry::new`] from layouts checked against `src`
+/// and `dst` (so every offset it yields indexes them).
+pub(crate) fn reduce<T: Element, R: Reduction<T>>(
+    op: R,
+    src: &[T],
+    g: &ReduceGeometry,
+    dst: &mut [R::Output],
+) -> Result<()> {
+    if g.num_out == 0 {
+        return Ok(());
+    }
+    let count = g.red_n;
+    if g.red_n == 0 {
+        let value = op.project(op.identity(), 0);
+        walk(
+            &kept_sizes(g),
+            &kept_strides(g),
+            [0, g.output_offset as isize],
+            |[_, o]| {
+                dst[o as usize] = value;
+            },
+        );
+        return Ok(());
+    }
+    let columns = match (g.kept.last(), g.reduced.last()) {
+        (Some(k), Some(r)) => k.input < r.input,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if columns {
+        reduce_columns(op, src, g, dst, count)
+    } else {
+        let base = [g.input_offset as isize, g.output_offset as isize];
+        walk(&kept_sizes(g), &kept_strides(g), base, |[i, o]| {
+            let acc = fold_reduced(&op, src, g, i as usize);
+            dst[o as usize] = op.project(acc, count);
+        });
+        Ok(())
+    }
+}
+
+fn kept_sizes(g: &ReduceGeometry) -> Vec<usize> {
+    g.kept.iter().map(|d| d.size).collect()
+}
+
+fn kept_strides(g: &ReduceGeometry) -> Vec<[isize; 2]> {
+    g.kept.iter().map(|d| [d.input, d.output]).collect()
+}
+
+/// Column order: the innermost kept dim as a row of accumulators, the reduced dims outside.
+fn reduce_columns<T: Element, R: Reduction<T>>(
+    op: R,
+    src: &[T],
+    g: &ReduceGeometry,
+    dst: &mut [R::Output],
+    count: usize,
+) -> Result<()> {
+    let (outer, inner) = g.kept.split_at(g.kept.len() - 1);
+    let inner = inner[0];
+    let m = inner.size;
+    let mut accs = super::vec_with_capacity::<R::Acc>(m)?;
+    let outer_sizes: Vec<usize> = outer.iter().map(|d| d.size).collect();
+    let outer_strides: Vec<[isize; 2]> = outer.iter().map(|d| [d.input, d.output]).collect();
+    let red_sizes: Vec<usize> = g.reduced.iter().map(|d| d.size).collect();
+    let red_strides: Vec<[isize; 2]> = g.reduced.iter().map(|d| [d.input, d.logical]).collect();
+    let base = [g.input_offset as isize, g.output_offset as isize];
+    walk(&outer_sizes, &outer_strides, base, |[i0, o0]| {
+        accs.clear();
+        accs.resize(m, op.identity());
+        walk(
+            &red_sizes,
+            &red_strides,
+            [i0, g.logical_offset as isize],
+            |[r, l]| {
+                let r = r as usize;
+                let l = l as i64;
+                if inner.input == 1 {
+                    for (a, &x) in accs.iter_mut().zip(&src[r..r + m]) {
+                        *a = op.combine(*a, op.map(x, l));
+                    }
+                } else {
+                    for (i, a) in accs.iter_mut().enumerate() {
+                        *a = op.combine(*a, op.map(src[at(r, inner.input, i)], l));
+                    }
+                }
+            },
+        );
+        for (i, &a) in accs.iter().enumerate() {
+            dst[(o0 + i as isize * inner.output) as usize] = op.project(a, count);
+        }
+    });
+    Ok(())
+}
+
+/// `op` folded over the reduced elements of the output whose first element is at `base`.
+fn fold_reduced<T: Element, R: Reduction<T>>(
+    op: &R,
+    src: &[T],
+    g: &ReduceGeometry,
+    base: usize,
+) -> R::Acc {
+    let Some((last, outer)) = g.reduced.split_last() else {
+        // Every reduced dim has size 1: one element.
+        return op.map(src[base], g.logical_offset);
+    };
+    let sizes: Vec<usize> = outer.iter().map(|d| d.size).collect();
+    let strides: Vec<[isize; 2]> = outer.iter().map(|d| [d.input, d.logical]).collect();
+    let mut cascade = Cascade::new();
+    walk(
+        &sizes,
+        &strides,
+        [base as isize, g.logical_offset as isize],
+        |[r, l]| {
+            let run = fold_run(
+                op,
+                src,
+                r as usize,
+                last.input,
+                last.size,
+                l as i64,
+                last.logical,
+            );
+            cascade.push(op, run);
+        },
+    );
+    cascade.finish(op)
+}
+
+/// `op` over `n` elements from `start` with `stride`, the first at logical index `l0`.
+fn fold_run<T: Element, R: Reduction<T>>(
+    op: &R,
+    src: &[T],
+    start: usize,
+    stride: isize,
+    n: usize,
+    l0: i64,
+    ls: isize,
+) -> R::Acc {
+    let ls = ls as i64;
+    if stride != 1 {
+        let mut cascade = Cascade::new();
+        for b in (0..n).step_by(BLOCK) {
+            let end = (b + BLOCK).min(n);
+            let block = (b..end).fold(op.identity(), |acc, i| {
+                op.combine(acc, op.map(src[at(start, stride, i)], l0 + i as i64 * ls))
+            });
+            cascade.push(op, block);
+        }
+        return cascade.finish(op);
+    }
+    let xs = &src[start..start + n];
+    let mut cascade = Cascade::new();
+    for (b, block) in xs.chunks(BLOCK).enumerate() {
+        let lb = l0 + (b * BLOCK) as i64 * ls;
+        cascade.push(op, fold_lanes(op, block, lb, ls));
+    }
+    cascade.finish(op)
+}
+
+/// `op` over a contiguous block, element `i` at logical index `l0 + i * ls`, in [`LANES`]
+/// interleaved accumulators.
+#[inline]
+fn fold_lanes<T: Element, R: Reduction<T>>(op: &R, xs: &[T], l0: i64, ls: i64) -> R::Acc {
+    let mut acc = [op.identity(); LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    let tail_at = xs.len() - rest.len();
+    for (c, chunk) in chunks.enumerate() {
+        for (k, (a, &x)) in acc.iter_mut().zip(chunk).enumerate() {
+            *a = op.combine(*a, op.map(x, l0 + (c * LANES + k) as i64 * ls));
+        }
+    }
+    for (k, &x) in rest.iter().enumerate() {
+        acc[k] = op.combine(acc[k], op.map(x, l0 + (tail_at + k) as i64 * ls));
+    }
+    // Pairwise over the lanes.
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            acc[k] = op.combine(acc[k], acc[k + width]);
+        }
+    }
+    acc[0]
+}
+
+/// Pairwise combination of a stream of partial results: a binary counter whose level `k`
+/// holds the combination of `2^k` pushed values, so `n` pushes are combined in a tree of depth
+/// `log2(n) + 1`.
+struct Cascade<A> {
+    levels: Vec<A>,
+    /// Which levels hold a value (bit `k` for level `k`).
+    full: u64,
+}
+
+impl<A: Copy> Cascade<A> {
+    fn new() -> Self {
+        Cascade {
+            levels: Vec::new(),
+            full: 0,
+        }
+    }
+
+    fn push<T: Element, R: Reduction<T, Acc = A>>(&mut self, op: &R, mut a: A) {
+        let mut k = 0;
+        while self.full & (1u64 << k) != 0 {
+            a = op.combine(self.levels[k], a);
+            self.full &= !(1u64 << k);
+            k += 1;
+        }
+        if self.levels.len() <= k {
+            self.levels.resize(k + 1, a);
+        }
+        self.levels[k] = a;
+        self.full |= 1u64 << k;
+    }
+
+    fn finish<T: Element, R: Reduction<T, Acc = A>>(self, op: &R) -> A {
+        let mut acc = op.identity();
+        for (k, &v) in self.levels.iter().enumerate() {
+            if self.full & (1u64 << k) != 0 {
+                acc = op.combine(v, acc);
+            }
+        }
+        acc
+    }
+}
+
+/// Calls `f` with the two offsets of every index of `sizes` (row-major), starting at `base`
+/// and moving `strides[d]` along dim `d`. No dims: one call with `base`. Offsets may step one
+/// past a dim's end before being wound back; wrapping arithmetic keeps that harmless, and
+/// every value passed to `f` is a reachable one.
+fn walk(sizes: &[usize], strides: &[[isize; 2]], base: [isize; 2], mut f: impl FnMut([isize; 2])) {
+    if sizes.contains(&0) {
+        return;
+    }
+    let mut idx = [0usize; crate::layout::MAX_DIMS];
+    let mut off = base;
+    loop {
+        f(off);
+        let mut d = sizes.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            for (o, s) in off.iter_mut().zip(strides[d]) {
+                *o = o.wrapping_add(s);
+            }
+            if idx[d] < sizes[d] {
+                break;
+            }
+            for (o, s) in off.iter_mut().zip(strides[d]) {
+                *o = o.wrapping_sub(s.wrapping_mul(sizes[d] as isize));
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::reduce::Sum;
+
+    #[test]
+    fn cascade_combines_every_push_once() {
+        for n in [0usize, 1, 2, 3, 7, 8, 100, 1025] {
+            let mut c = Cascade::new();
+            for i in 0..n {
+                c.push::<i64, Sum>(&Sum, i as i64);
+            }
+            assert_eq!(c.finish::<i64, Sum>(&Sum), (0..n as i64).sum::<i64>());
+        }
+    }
+
+    #[test]
+    fn walk_visits_row_major() {
+        let mut seen = vec![];
+        walk(&[2, 3], &[[10, 1], [1, 100]], [5, 0], |o| seen.push(o));
+        assert_eq!(
+            seen,
+            [[5, 0], [6, 100], [7, 200], [15, 1], [16, 101], [17, 201]]
+        );
+        let mut n = 0;
+        walk(&[], &[], [3, 4], |o| {
+            assert_eq!(o, [3, 4]);
+            n += 1;
+        });
+        assert_eq!(n, 1);
+    }
 }

@@ -234,8 +234,12 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
 /// Full reductions of CPU tensors, accumulated in `f64`.
 impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
     /// `Σ a` accumulated in `f64` (exact for every element type but `i64` beyond
-    /// 2^53).
-    pub fn sum(&self) -> f64
+    /// 2^53): what `sum()` returned before reductions became tensors on both engines.
+    #[deprecated(
+        since = "0.1.0",
+        note = "`sum()` now returns a 0-d tensor on any device: use `x.sum()?.item()?` (accumulated like PyTorch: `f32` in `f32`, integers in `i64`), or `x.cast::<f64>()?.sum()?.item()?` for an `f64` accumulation"
+    )]
+    pub fn sum_f64(&self) -> f64
     where
         T: Numeric,
     {

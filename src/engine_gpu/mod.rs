@@ -15,6 +15,6 @@ pub mod fused;
 pub mod int_divider;
 pub mod offset_calculator;
 pub mod pointwise;
-pub(crate) mod reduce;
+pub mod reduce;
 mod sleep;
 mod transfer;

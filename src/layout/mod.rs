@@ -5,12 +5,13 @@
 //! [`Layout::broadcast_to`], [`Layout::reshape`], ...) return new layouts and never touch
 //! memory. [`mod@broadcast`] computes NumPy broadcast shapes, [`mod@collapse`] merges and reorders dims
 //! for iteration (shared by the CPU and GPU engines), [`overlap`] decides whether a layout may
-//! be written.
+//! be written, [`mod@reduce`] maps a reduction's input elements to its outputs.
 
 pub mod broadcast;
 pub mod collapse;
 mod dims;
 pub mod overlap;
+pub mod reduce;
 mod view;
 
 pub use broadcast::broadcast_shapes;

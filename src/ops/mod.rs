@@ -4,6 +4,8 @@
 //!   expression per op).
 //! - [`table`]: every op, defined once, with a table of bounds and CUDA expressions.
 //! - [`cast`]: element conversion ([`Cast`]).
+//! - [`reduce`]: the reductions (`sum`, `prod`, `mean`, `max`, `min`, `argmax`, `argmin`):
+//!   accumulation types, NaN and tie rules, CPU semantics beside the CUDA functor names.
 //!
 //! Op definitions only: what an op computes, per element type. No tensor, no engine: the
 //! [`Backend`] contract lives in [`crate::tensor::backend`] (re-exported here under its old
@@ -13,6 +15,7 @@
 pub mod cast;
 pub mod compute;
 pub mod op;
+pub mod reduce;
 pub mod table;
 
 // Compatibility re-exports (the public paths `ops::Backend` and `ops::backend` predate the

@@ -26,6 +26,7 @@ use crate::device::{Device, Storage};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
+use crate::ops::reduce::Reduction;
 use crate::tensor::expr::Fused;
 use crate::tensor::{TensorView, TensorViewMut};
 
@@ -47,7 +48,8 @@ use crate::ops::table::Identity;
 /// and `ternary` and then return it as initialised, so an implementation promises: when
 /// `fill`, `unary`, `binary` or `ternary` returns `Ok`, every element of the destination's
 /// layout has been written with a valid value, and the destination was not read; an
-/// overridden `*_new` method returns storage whose every element is initialised.
+/// overridden `*_new` method returns storage whose every element is initialised. The same
+/// holds for [`Backend::reduce`]: the tensor methods hand it `alloc_uninit` memory too.
 pub unsafe trait Backend: Device + Transfer {
     /// What a view borrows: `[T]` on the CPU. May be the storage type itself.
     type Slice<T: Element>: ?Sized + Storage<T>;
@@ -137,6 +139,34 @@ pub unsafe trait Backend: Device + Transfer {
     /// layout, before it is written; otherwise the same contract as [`Backend::unary`] for
     /// each output.
     fn fused<F: Fused<Self>>(&self, job: &mut F) -> Result<()>;
+
+    // ---- Reductions (`crate::tensor::reduce`, `crate::ops::reduce`, docs/REDUCTIONS.md) ----
+
+    /// Reduces `src` over its dims `dims` (in any order, none twice) with `op`: every element
+    /// of `dst`, whose shape is `src`'s without `dims`, is written once with `op` folded over
+    /// the elements of `src` at its index
+    /// ([`ReduceGeometry`](crate::layout::reduce::ReduceGeometry) says which), and never read.
+    /// An op without identity over dims holding no elements fails (for a non-empty `dst`).
+    ///
+    /// # Errors
+    /// [`LayoutError`](crate::error::LayoutError)s from
+    /// [`ReduceGeometry::new`](crate::layout::reduce::ReduceGeometry::new) (bad dims, a
+    /// `dst` of the wrong shape, `EmptyReduction`), the device's errors.
+    fn reduce<T: Element, R: Reduction<T>>(
+        &self,
+        op: R,
+        src: &TensorView<'_, T, Self>,
+        dims: &[usize],
+        dst: &mut TensorViewMut<'_, R::Output, Self>,
+    ) -> Result<()>;
+
+    /// The element at index `offset` of `data`, copied to the host (waiting for the work that
+    /// writes it).
+    ///
+    /// # Errors
+    /// [`LayoutError::OutOfStorage`](crate::error::LayoutError::OutOfStorage) for an offset
+    /// past the storage; the device's copy errors.
+    fn read_element<T: Element>(&self, data: &Self::Slice<T>, offset: usize) -> Result<T>;
 
     /// `dst[i] = src[i]`.
     fn copy<T: Element>(

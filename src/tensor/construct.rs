@@ -181,29 +181,4 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     pub fn full_like(&self, value: T) -> Result<Tensor<T, D>> {
         Tensor::full_on(self.shape(), value, self.device())
     }
-
-    /// The value of a one-element tensor (any rank: `[]`, `[1]`, `[1, 1]`, ...), on every
-    /// device (a GPU tensor copies that element to the host): PyTorch's `item()`.
-    ///
-    /// # Errors
-    /// [`LayoutError::NotOneElement`] for another element count; the device's copy error.
-    pub fn item(&self) -> Result<T> {
-        if self.numel() != 1 {
-            return Err(LayoutError::NotOneElement {
-                op: "item",
-                shape: self.shape().to_vec(),
-                numel: self.numel(),
-            }
-            .into());
-        }
-        let values = self.device().to_host(&self.view())?;
-        values.first().copied().ok_or_else(|| {
-            LayoutError::NotOneElement {
-                op: "item",
-                shape: self.shape().to_vec(),
-                numel: 0,
-            }
-            .into()
-        })
-    }
 }

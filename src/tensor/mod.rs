@@ -49,6 +49,7 @@ mod operand;
 pub mod ops;
 pub mod print;
 pub mod random;
+pub mod reduce;
 pub mod repr;
 mod shape_ops;
 mod view;

@@ -12,6 +12,7 @@
 
 use typestate_tensor::element::{Element, Numeric};
 use typestate_tensor::gpu::Gpu;
+use typestate_tensor::ops::reduce::ReduceElement;
 use typestate_tensor::tensor::{AsView, Backend, Tensor, TensorView};
 use typestate_tensor::Cpu;
 
@@ -38,11 +39,14 @@ pub trait TestDevice: Backend {
     /// [`download`]: TestDevice::download
     fn element<T: Element>(v: &TensorView<'_, T, Self>, index: &[usize]) -> T;
 
-    /// `Σ v` in `f64`: the tensor `sum` on the CPU; on the GPU, a host sum of [`download`]
-    /// (tensors have no GPU reduction).
-    ///
-    /// [`download`]: TestDevice::download
-    fn total<T: Numeric>(v: &TensorView<'_, T, Self>) -> f64;
+    /// `Σ v` as `f64`: the tensor `sum` (in the sum's type: `i64` for integers, the float
+    /// type for floats) on this device, read with `item`.
+    fn total<T: Numeric + ReduceElement>(v: &TensorView<'_, T, Self>) -> f64 {
+        v.sum()
+            .and_then(|s| s.item())
+            .expect("a sum on the device")
+            .to_f64()
+    }
 
     /// The whole storage (elements outside the layout included), on the host.
     fn storage_to_host<T: Element>(s: &Self::Storage<T>) -> Vec<T>;
@@ -70,10 +74,6 @@ impl TestDevice for Cpu {
 
     fn element<T: Element>(v: &TensorView<'_, T, Cpu>, index: &[usize]) -> T {
         v.get(index).expect("an index inside the shape")
-    }
-
-    fn total<T: Numeric>(v: &TensorView<'_, T, Cpu>) -> f64 {
-        v.sum()
     }
 
     fn storage_to_host<T: Element>(s: &Vec<T>) -> Vec<T> {
@@ -107,10 +107,6 @@ impl TestDevice for Gpu {
             flat = flat * n + i;
         }
         Self::download(v)[flat]
-    }
-
-    fn total<T: Numeric>(v: &TensorView<'_, T, Gpu>) -> f64 {
-        Self::download(v).iter().map(|x| x.to_f64()).sum()
     }
 
     fn storage_to_host<T: Element>(s: &typestate_tensor::gpu::GpuStorage<T>) -> Vec<T> {

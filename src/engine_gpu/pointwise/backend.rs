@@ -15,6 +15,8 @@ use crate::tensor::{TensorView, TensorViewMut};
 use super::safe;
 use crate::engine_gpu::fused;
 use crate::engine_gpu::fused::handles::{ReadBuffer, WriteBuffer};
+use crate::engine_gpu::reduce;
+use crate::ops::reduce::Reduction;
 use crate::tensor::expr::Fused;
 
 // SAFETY: `fill`, `unary`, `binary` and `ternary` each launch one Apply kernel over the
@@ -46,6 +48,31 @@ unsafe impl Backend for Gpu {
     fn fused<F: Fused<Gpu>>(&self, job: &mut F) -> Result<()> {
         let (program, outs) = job.program();
         fused::launch::launch(self.default_stream(), program, outs)
+    }
+
+    /// Reduction kernels on the default stream ([`crate::engine_gpu::reduce`]).
+    fn reduce<T: Element, R: Reduction<T>>(
+        &self,
+        op: R,
+        src: &TensorView<'_, T, Gpu>,
+        dims: &[usize],
+        dst: &mut TensorViewMut<'_, R::Output, Gpu>,
+    ) -> Result<()> {
+        let layout = dst.layout().clone();
+        let stream = self.default_stream();
+        reduce::reduce_view(
+            stream,
+            op,
+            src.storage(),
+            src.layout(),
+            dims,
+            dst.slice_mut(),
+            &layout,
+        )
+    }
+
+    fn read_element<T: Element>(&self, data: &GpuStorage<T>, offset: usize) -> Result<T> {
+        reduce::read_element(self.default_stream(), data, offset)
     }
 
     fn slice<T: Element>(storage: &GpuStorage<T>) -> &GpuStorage<T> {

@@ -5,8 +5,8 @@
 
 use std::ffi::c_void;
 
-use super::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::element::FloatElement;
+use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey, NvrtcOptions};
 use crate::error::{Error, GpuError, LayoutError};
 use crate::runtime::{driver, Gpu, GpuStorage, Stream};
 
@@ -14,7 +14,7 @@ use crate::runtime::{driver, Gpu, GpuStorage, Stream};
 const BLOCK: u32 = 256;
 /// At most this many blocks: enough to fill any current GPU, few partials to add.
 const MAX_GRID: usize = 1024;
-const TEMPLATE: &str = include_str!("../../kernels/blob_reduce.cu");
+const TEMPLATE: &str = include_str!("../../../kernels/blob_reduce.cu");
 
 /// The element types the reduction kernel is compiled for: floats the driver can pass by
 /// value (the Blob's `BlobElement` types, `f32` and `f64`).

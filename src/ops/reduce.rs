@@ -1,0 +1,615 @@
+//! Reductions: what `sum`, `prod`, `mean`, `max`, `min`, `argmax` and `argmin` compute, per
+//! element type. The CPU semantics (identity, map, combine, project) and the name of the CUDA
+//! functor (`kernels/reduce.cuh`) of each op sit side by side, as the pointwise table does for
+//! its ops; the engines run them (`src/engine_cpu/reduce.rs`, `src/engine_gpu/reduce/`), the
+//! tensor methods are in [`crate::tensor::reduce`], and docs/REDUCTIONS.md gives the design.
+//!
+//! # Accumulation (PyTorch's rules)
+//!
+//! | input | `sum` / `prod` result | accumulated in | `mean` | `max` / `min` | `argmax` / `argmin` |
+//! | --- | --- | --- | --- | --- | --- |
+//! | `f32` | `f32` | `f32` | `f32` | `f32` | `i64` |
+//! | `f64` | `f64` | `f64` | `f64` | `f64` | `i64` |
+//! | `f16`, `bf16` | same type | `f32`, rounded once at the end | same type | same type | `i64` |
+//! | `i32`, `i64`, `u8` | `i64` | `i64`, wrapping | not defined | same type | `i64` |
+//! | `bool` | `i64` (counts `true`) | `i64` | not defined | not defined | not defined |
+//!
+//! - **Integer sums and products** are `i64` and wrap on overflow, as PyTorch's `int64`
+//!   results do (PyTorch promotes every integer and `bool` sum to `int64`); the result is the
+//!   exact value modulo 2^64 whatever the order of evaluation.
+//! - **Float sums** are accumulated in the compute type (`f32` for the half types, as PyTorch
+//!   and CUDA do), in an order each engine chooses (trees on the GPU, lanes and pairwise
+//!   blocks on the CPU), so two engines may differ in the last bits; the error of any order is
+//!   at most `(n - 1) * eps * Σ|x|` (Higham, *Accuracy and Stability*, §4.2).
+//! - **`mean`** is the sum divided by the count, in the accumulation type, rounded once to the
+//!   element type; the mean of no elements is NaN (0 / 0), as in PyTorch.
+//! - **`max` / `min`** propagate NaN: a reduction that meets a NaN returns NaN (PyTorch's
+//!   `max`, `amax`). The sign of a zero result is unspecified when `0.0` and `-0.0` tie.
+//! - **`argmax` / `argmin`** return the index of the first maximal (minimal) element in
+//!   row-major order of the reduced dims; a NaN counts as larger (for `argmax`) and smaller
+//!   (for `argmin`) than every number, so the first NaN wins, as in PyTorch. Ties between
+//!   `0.0` and `-0.0` are ties.
+//! - **Empty reductions**: `sum` gives 0, `prod` 1, `mean` NaN; `max`, `min`, `argmax` and
+//!   `argmin` have no identity and return
+//!   [`LayoutError::EmptyReduction`](crate::error::LayoutError::EmptyReduction).
+//!
+//! Every combine is associative and commutative (for floats, up to rounding in `sum`, `prod`
+//! and `mean`): `argmax` compares (value, index) pairs under a total order, so the first index
+//! wins whatever order an engine visits the elements in.
+
+use std::fmt::Debug;
+
+use crate::element::{Element, FloatElement, Numeric};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The reductions, as a run-time tag (kernel names, messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReduceKind {
+    /// `Σ x`.
+    Sum,
+    /// `Π x`.
+    Prod,
+    /// `Σ x / n`.
+    Mean,
+    /// The largest element (NaN if any is NaN).
+    Max,
+    /// The smallest element (NaN if any is NaN).
+    Min,
+    /// The index of the first largest element.
+    ArgMax,
+    /// The index of the first smallest element.
+    ArgMin,
+}
+
+impl ReduceKind {
+    /// The method's name (`"sum"`, `"argmax"`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "sum",
+            ReduceKind::Prod => "prod",
+            ReduceKind::Mean => "mean",
+            ReduceKind::Max => "max",
+            ReduceKind::Min => "min",
+            ReduceKind::ArgMax => "argmax",
+            ReduceKind::ArgMin => "argmin",
+        }
+    }
+
+    /// Whether the op has a value for no elements (`sum`, `prod`, `mean`).
+    pub const fn has_identity(self) -> bool {
+        matches!(self, ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Mean)
+    }
+
+    /// Whether the result is an index (`argmax`, `argmin`).
+    pub const fn is_arg(self) -> bool {
+        matches!(self, ReduceKind::ArgMax | ReduceKind::ArgMin)
+    }
+
+    /// The CUDA functor template in `kernels/reduce.cuh` (`ts_red_sum<In, Out>`, ...).
+    pub const fn cuda_functor(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "ts_red_sum",
+            ReduceKind::Prod => "ts_red_prod",
+            ReduceKind::Mean => "ts_red_mean",
+            ReduceKind::Max => "ts_red_max",
+            ReduceKind::Min => "ts_red_min",
+            ReduceKind::ArgMax => "ts_red_argmax",
+            ReduceKind::ArgMin => "ts_red_argmin",
+        }
+    }
+}
+
+impl std::fmt::Display for ReduceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The type `sum`, `prod` and `mean` accumulate in: `f32`, `f64` or `i64` (wrapping).
+/// Sealed.
+pub trait Accumulator: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq + 'static {
+    /// `0`.
+    const ZERO: Self;
+    /// `1`.
+    const ONE: Self;
+    /// The CUDA C type of the kernels' accumulator (`float`, `double`, `unsigned long long`:
+    /// the bits of the wrapping `i64`).
+    const CUDA: &'static str;
+    /// `self + rhs` (wrapping for `i64`).
+    fn add(self, rhs: Self) -> Self;
+    /// `self * rhs` (wrapping for `i64`).
+    fn mul(self, rhs: Self) -> Self;
+    /// `self / count` with the count converted as the kernels do (`(float)(double)count`):
+    /// the mean. (For `i64`, truncating, 0 for no elements; `mean` takes floats only.)
+    fn div_count(self, count: usize) -> Self;
+}
+
+impl sealed::Sealed for f32 {}
+impl sealed::Sealed for f64 {}
+impl sealed::Sealed for i64 {}
+
+impl Accumulator for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const CUDA: &'static str = "float";
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        self + rhs
+    }
+    #[inline(always)]
+    fn mul(self, rhs: Self) -> Self {
+        self * rhs
+    }
+    fn div_count(self, count: usize) -> Self {
+        self / (count as f64) as f32
+    }
+}
+
+impl Accumulator for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const CUDA: &'static str = "double";
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        self + rhs
+    }
+    #[inline(always)]
+    fn mul(self, rhs: Self) -> Self {
+        self * rhs
+    }
+    fn div_count(self, count: usize) -> Self {
+        self / count as f64
+    }
+}
+
+impl Accumulator for i64 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+    const CUDA: &'static str = "unsigned long long";
+    #[inline(always)]
+    fn add(self, rhs: Self) -> Self {
+        self.wrapping_add(rhs)
+    }
+    #[inline(always)]
+    fn mul(self, rhs: Self) -> Self {
+        self.wrapping_mul(rhs)
+    }
+    fn div_count(self, count: usize) -> Self {
+        i64::try_from(count)
+            .ok()
+            .filter(|&n| n != 0)
+            .map_or(0, |n| self.wrapping_div(n))
+    }
+}
+
+/// Element types that reduce: every [`Element`]. Says what `sum` and `prod` return
+/// ([`ReduceElement::Sum`]) and accumulate in ([`ReduceElement::Acc`]); see the module docs'
+/// table.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tensor element type",
+    note = "elements are f32, f64, half::f16, half::bf16, i32, i64, u8 and bool"
+)]
+pub trait ReduceElement: Element {
+    /// The element type of `sum` and `prod` results: the type itself for floats, `i64` for
+    /// integers and `bool` (PyTorch's promotion).
+    type Sum: Element;
+    /// The type sums, products and means accumulate in.
+    type Acc: Accumulator;
+    /// The smallest value (`-inf` for floats): the neutral start of `max` and `argmax`.
+    const LOWEST: Self;
+    /// The largest value (`inf` for floats): the neutral start of `min` and `argmin`.
+    const HIGHEST: Self;
+    /// Size in bytes of the kernels' compute type (`ts_compute<T>`: `float` for the half
+    /// types, `unsigned int` for `u8`): the accumulator of `max` and `min`.
+    const CUDA_COMPUTE_SIZE: usize;
+    /// The value in the accumulation type (exact).
+    fn to_acc(self) -> Self::Acc;
+    /// An accumulated value as the `sum` / `prod` result (rounded once to nearest even for
+    /// the half types, as the kernels store a `float`).
+    fn acc_to_sum(acc: Self::Acc) -> Self::Sum;
+}
+
+macro_rules! reduce_element {
+    ($t:ty, sum: $sum:ty, acc: $acc:ty, lowest: $lo:expr, highest: $hi:expr, compute: $cs:expr,
+     to_acc: |$x:ident| $to:expr, from_acc: |$a:ident| $from:expr) => {
+        impl ReduceElement for $t {
+            type Sum = $sum;
+            type Acc = $acc;
+            const LOWEST: Self = $lo;
+            const HIGHEST: Self = $hi;
+            const CUDA_COMPUTE_SIZE: usize = $cs;
+            #[inline(always)]
+            fn to_acc(self) -> $acc {
+                let $x = self;
+                $to
+            }
+            #[inline(always)]
+            fn acc_to_sum($a: $acc) -> $sum {
+                $from
+            }
+        }
+    };
+}
+
+reduce_element!(f32, sum: f32, acc: f32, lowest: f32::NEG_INFINITY, highest: f32::INFINITY,
+    compute: 4, to_acc: |x| x, from_acc: |a| a);
+reduce_element!(f64, sum: f64, acc: f64, lowest: f64::NEG_INFINITY, highest: f64::INFINITY,
+    compute: 8, to_acc: |x| x, from_acc: |a| a);
+reduce_element!(half::f16, sum: half::f16, acc: f32, lowest: half::f16::NEG_INFINITY,
+    highest: half::f16::INFINITY, compute: 4, to_acc: |x| x.to_f32(),
+    from_acc: |a| half::f16::from_f32(a));
+reduce_element!(half::bf16, sum: half::bf16, acc: f32, lowest: half::bf16::NEG_INFINITY,
+    highest: half::bf16::INFINITY, compute: 4, to_acc: |x| x.to_f32(),
+    from_acc: |a| half::bf16::from_f32(a));
+reduce_element!(i32, sum: i64, acc: i64, lowest: i32::MIN, highest: i32::MAX, compute: 4,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+reduce_element!(i64, sum: i64, acc: i64, lowest: i64::MIN, highest: i64::MAX, compute: 8,
+    to_acc: |x| x, from_acc: |a| a);
+reduce_element!(u8, sum: i64, acc: i64, lowest: 0, highest: u8::MAX, compute: 4,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+reduce_element!(bool, sum: i64, acc: i64, lowest: false, highest: true, compute: 1,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+
+/// A reduction of `T` elements: the op types [`Sum`], [`Prod`], [`Mean`], [`Max`], [`Min`],
+/// [`ArgMax`], [`ArgMin`]. Sealed.
+///
+/// An engine folds the elements of each output into an accumulator: it starts from
+/// [`identity`](Reduction::identity) (neutral: `combine(identity, a) == a`), turns each
+/// element into one with [`map`](Reduction::map) (given the element's index in row-major order
+/// of the reduced dims, which only the arg ops read), folds with
+/// [`combine`](Reduction::combine) in any order and grouping (it is associative and
+/// commutative, up to float rounding), and turns the result into the output with
+/// [`project`](Reduction::project) (given the element count, which `mean` divides by). The GPU
+/// runs the CUDA functor [`ReduceKind::cuda_functor`] of [`Reduction::KIND`], which does the
+/// same in the same types.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not reduce `{T}` tensors",
+    note = "`sum` takes every element type and `prod` the numeric ones; `mean` takes floats (call `.cast::<f32>()` first); `max`, `min`, `argmax` and `argmin` take numeric types (f32, f64, f16, bf16, i32, i64, u8)"
+)]
+pub trait Reduction<T: Element>: sealed::Sealed + Copy + Send + Sync + Debug + 'static {
+    /// The result's element type.
+    type Output: Element;
+    /// What is folded.
+    type Acc: Copy + Send + Sync + Debug;
+    /// The run-time tag.
+    const KIND: ReduceKind;
+    /// Size in bytes of the CUDA functor's `acc_t` for `T` (the generated source asserts it
+    /// with `static_assert`, so the host sizes partial-result buffers right).
+    const CUDA_ACC_SIZE: usize;
+    /// The neutral accumulator.
+    fn identity(&self) -> Self::Acc;
+    /// One element as an accumulator; `index` is its position in row-major order of the
+    /// reduced dims.
+    fn map(&self, x: T, index: i64) -> Self::Acc;
+    /// Folds two accumulators.
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The result for an accumulator of `count` elements.
+    fn project(&self, a: Self::Acc, count: usize) -> Self::Output;
+}
+
+macro_rules! op_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+        impl sealed::Sealed for $name {}
+    };
+}
+
+op_type!(
+    /// `Σ x`, accumulated in [`ReduceElement::Acc`], as [`ReduceElement::Sum`].
+    Sum
+);
+op_type!(
+    /// `Π x`, accumulated in [`ReduceElement::Acc`], as [`ReduceElement::Sum`].
+    Prod
+);
+op_type!(
+    /// `Σ x / n` for floats, in the accumulation type, rounded once to the element type.
+    Mean
+);
+op_type!(
+    /// The largest element; NaN if any element is NaN.
+    Max
+);
+op_type!(
+    /// The smallest element; NaN if any element is NaN.
+    Min
+);
+op_type!(
+    /// The `i64` index of the first largest element (a NaN is larger than every number).
+    ArgMax
+);
+op_type!(
+    /// The `i64` index of the first smallest element (a NaN is smaller than every number).
+    ArgMin
+);
+
+impl<T: ReduceElement> Reduction<T> for Sum {
+    type Output = T::Sum;
+    type Acc = T::Acc;
+    const KIND: ReduceKind = ReduceKind::Sum;
+    const CUDA_ACC_SIZE: usize = std::mem::size_of::<T::Acc>();
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T::Acc {
+        x.to_acc()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn project(&self, a: T::Acc, _: usize) -> T::Sum {
+        T::acc_to_sum(a)
+    }
+}
+
+impl<T: ReduceElement + Numeric> Reduction<T> for Prod {
+    type Output = T::Sum;
+    type Acc = T::Acc;
+    const KIND: ReduceKind = ReduceKind::Prod;
+    const CUDA_ACC_SIZE: usize = std::mem::size_of::<T::Acc>();
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ONE
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T::Acc {
+        x.to_acc()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.mul(b)
+    }
+    fn project(&self, a: T::Acc, _: usize) -> T::Sum {
+        T::acc_to_sum(a)
+    }
+}
+
+/// Float element types, which have a mean: `f32`, `f64`, `f16`, `bf16` (PyTorch refuses the
+/// mean of integers too). Sealed by [`Element`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` tensors have no `mean`",
+    note = "mean takes f32, f64, f16 or bf16: call `.cast::<f32>()` first (or `sum` for an i64 total)"
+)]
+pub trait MeanElement: ReduceElement + FloatElement {
+    /// An accumulated sum of `count` elements divided by `count`, rounded once to `Self`.
+    fn mean_of(acc: Self::Acc, count: usize) -> Self;
+}
+
+macro_rules! mean_element {
+    ($($t:ty),*) => {$(
+        impl MeanElement for $t {
+            fn mean_of(acc: Self::Acc, count: usize) -> Self {
+                Self::acc_to_sum(acc.div_count(count))
+            }
+        }
+    )*};
+}
+mean_element!(f32, f64, half::f16, half::bf16);
+
+impl<T: MeanElement> Reduction<T> for Mean {
+    type Output = T;
+    type Acc = T::Acc;
+    const KIND: ReduceKind = ReduceKind::Mean;
+    const CUDA_ACC_SIZE: usize = std::mem::size_of::<T::Acc>();
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T::Acc {
+        x.to_acc()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn project(&self, a: T::Acc, count: usize) -> T {
+        T::mean_of(a, count)
+    }
+}
+
+/// Whether `x` is NaN (never for integers: `x != x` is false).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn is_nan<T: PartialEq>(x: T) -> bool {
+    x != x
+}
+
+impl<T: ReduceElement + Numeric> Reduction<T> for Max {
+    type Output = T;
+    type Acc = T;
+    const KIND: ReduceKind = ReduceKind::Max;
+    const CUDA_ACC_SIZE: usize = T::CUDA_COMPUTE_SIZE;
+    #[inline(always)]
+    fn identity(&self) -> T {
+        T::LOWEST
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T {
+        x
+    }
+    /// `a` if it is NaN or larger, else `b` (which keeps a NaN `b`): `ts_red_max`.
+    #[inline(always)]
+    fn combine(&self, a: T, b: T) -> T {
+        if is_nan(a) || a > b {
+            a
+        } else {
+            b
+        }
+    }
+    fn project(&self, a: T, _: usize) -> T {
+        a
+    }
+}
+
+impl<T: ReduceElement + Numeric> Reduction<T> for Min {
+    type Output = T;
+    type Acc = T;
+    const KIND: ReduceKind = ReduceKind::Min;
+    const CUDA_ACC_SIZE: usize = T::CUDA_COMPUTE_SIZE;
+    #[inline(always)]
+    fn identity(&self) -> T {
+        T::HIGHEST
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T {
+        x
+    }
+    /// `a` if it is NaN or smaller, else `b`: `ts_red_min`.
+    #[inline(always)]
+    fn combine(&self, a: T, b: T) -> T {
+        if is_nan(a) || a < b {
+            a
+        } else {
+            b
+        }
+    }
+    fn project(&self, a: T, _: usize) -> T {
+        a
+    }
+}
+
+/// Whether `(a, ia)` beats `(b, ib)` for `argmax` (`LARGER`) or `argmin`: a NaN beats every
+/// number, a better value wins, equal values go to the smaller index. A strict total order on
+/// the pairs (indices are distinct), so folding by it is associative and commutative.
+#[inline(always)]
+fn arg_beats<T: Element, const LARGER: bool>(a: (T, i64), b: (T, i64)) -> bool {
+    let (a_nan, b_nan) = (is_nan(a.0), is_nan(b.0));
+    if a_nan || b_nan {
+        return a_nan && (!b_nan || a.1 < b.1);
+    }
+    if a.0 != b.0 {
+        return if LARGER { a.0 > b.0 } else { a.0 < b.0 };
+    }
+    a.1 < b.1
+}
+
+impl<T: ReduceElement + Numeric> Reduction<T> for ArgMax {
+    type Output = i64;
+    type Acc = (T, i64);
+    const KIND: ReduceKind = ReduceKind::ArgMax;
+    /// `ts_arg<V>`: the value in its compute type and a `long long` index, 16 bytes.
+    const CUDA_ACC_SIZE: usize = 16;
+    /// The lowest value at an index past every element: loses to every element.
+    #[inline(always)]
+    fn identity(&self) -> (T, i64) {
+        (T::LOWEST, i64::MAX)
+    }
+    #[inline(always)]
+    fn map(&self, x: T, index: i64) -> (T, i64) {
+        (x, index)
+    }
+    #[inline(always)]
+    fn combine(&self, a: (T, i64), b: (T, i64)) -> (T, i64) {
+        if arg_beats::<T, true>(a, b) {
+            a
+        } else {
+            b
+        }
+    }
+    fn project(&self, a: (T, i64), _: usize) -> i64 {
+        a.1
+    }
+}
+
+impl<T: ReduceElement + Numeric> Reduction<T> for ArgMin {
+    type Output = i64;
+    type Acc = (T, i64);
+    const KIND: ReduceKind = ReduceKind::ArgMin;
+    /// As [`ArgMax`]'s.
+    const CUDA_ACC_SIZE: usize = 16;
+    #[inline(always)]
+    fn identity(&self) -> (T, i64) {
+        (T::HIGHEST, i64::MAX)
+    }
+    #[inline(always)]
+    fn map(&self, x: T, index: i64) -> (T, i64) {
+        (x, index)
+    }
+    #[inline(always)]
+    fn combine(&self, a: (T, i64), b: (T, i64)) -> (T, i64) {
+        if arg_beats::<T, false>(a, b) {
+            a
+        } else {
+            b
+        }
+    }
+    fn project(&self, a: (T, i64), _: usize) -> i64 {
+        a.1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold<T: Element, R: Reduction<T>>(op: R, xs: &[T]) -> R::Output {
+        let acc = xs.iter().enumerate().fold(op.identity(), |acc, (i, &x)| {
+            op.combine(acc, op.map(x, i as i64))
+        });
+        op.project(acc, xs.len())
+    }
+
+    #[test]
+    fn max_and_min_propagate_nan_from_any_position() {
+        for pos in 0..3 {
+            let mut xs = [1.0f32, 5.0, -2.0];
+            xs[pos] = f32::NAN;
+            assert!(fold(Max, &xs).is_nan());
+            assert!(fold(Min, &xs).is_nan());
+        }
+        assert_eq!(fold(Max, &[1.0f32, 5.0, -2.0]), 5.0);
+        assert_eq!(fold(Min, &[1.0f32, 5.0, -2.0]), -2.0);
+        assert_eq!(fold(Max, &[f32::NEG_INFINITY]), f32::NEG_INFINITY);
+        assert_eq!(fold(Min, &[3u8, 0, 9]), 0);
+    }
+
+    #[test]
+    fn arg_ops_take_the_first_tie_and_the_first_nan() {
+        assert_eq!(fold(ArgMax, &[1, 7, 3, 7]), 1);
+        assert_eq!(fold(ArgMin, &[4, 1, 1, 9]), 1);
+        assert_eq!(fold(ArgMax, &[1.0, f64::NAN, 9.0, f64::NAN]), 1);
+        assert_eq!(fold(ArgMin, &[1.0, 0.5, f64::NAN]), 2);
+        assert_eq!(fold(ArgMax, &[f32::NEG_INFINITY, f32::NEG_INFINITY]), 0);
+        assert_eq!(fold(ArgMin, &[i64::MAX, i64::MAX]), 0);
+        // Order-independent: combining in reverse gives the same index.
+        let op = ArgMax;
+        let xs = [2.0f32, 8.0, 8.0, 1.0, 8.0];
+        let rev = xs
+            .iter()
+            .enumerate()
+            .rev()
+            .fold(op.identity(), |acc, (i, &x)| {
+                op.combine(op.map(x, i as i64), acc)
+            });
+        assert_eq!(rev.1, 1);
+    }
+
+    #[test]
+    fn integer_sums_promote_and_wrap() {
+        assert_eq!(fold(Sum, &[i32::MAX, i32::MAX]), 2 * i64::from(i32::MAX));
+        assert_eq!(fold(Sum, &[250u8, 10]), 260i64);
+        assert_eq!(fold(Sum, &[true, false, true]), 2i64);
+        assert_eq!(fold(Sum, &[i64::MAX, 1]), i64::MIN);
+        assert_eq!(fold(Prod, &[i64::MAX, 2]), -2);
+        assert_eq!(fold(Prod, &[] as &[u8]), 1i64);
+    }
+
+    #[test]
+    fn half_sums_accumulate_in_f32_and_round_once() {
+        // 2048 + 1 + 1 in f16 steps would stay 2048 (ulp 2); in f32 it is 2050.
+        let xs = [2048.0f32, 1.0, 1.0].map(half::f16::from_f32);
+        assert_eq!(fold(Sum, &xs).to_f32(), 2050.0);
+        let m = fold(Mean, &[1.0f32, 2.0, 4.0].map(half::bf16::from_f32));
+        assert_eq!(m, half::bf16::from_f32(7.0 / 3.0));
+        assert!(fold(Mean, &[] as &[f64]).is_nan());
+    }
+}
