@@ -40,8 +40,8 @@ mod transition_error;
 
 pub use any::AnySyncedMemory;
 pub use blob::{
-    Blob, BlobElement, BlobShape, BlobSide, DynBlob, Frozen, MathPlace, MathSide, OwnedSide,
-    Reshaped, SideState, UpdateWith,
+    Blob, BlobElement, BlobShape, BlobSide, DiffOnCpu, DiffOnGpu, DynBlob, Frozen, InPlaceMath,
+    MathPlace, MathSide, OwnedSide, Reshaped, SideState, TypedBlobOnly, UpdateWith,
 };
 pub use host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 pub use raw::TransferStats;

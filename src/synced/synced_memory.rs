@@ -41,7 +41,7 @@ use crate::error::{Error, LayoutError};
 /// | `set_gpu_data(p)` | [`SyncedMemory::from_gpu_storage`], [`set_gpu_data`](Self::set_gpu_data) | none |
 /// | `async_gpu_push(stream)` | [`async_gpu_push`](Self::async_gpu_push) (gives `InFlight`), then [`wait()`](Self::wait) or [`gpu_after(&stream)`](Self::gpu_after) | H2D, queued |
 /// | `head()` | the type `S`, or [`head()`](Self::head) at run time | |
-pub struct SyncedMemory<T: Element, S: HeadState, H: HostSlot<T> = OwnedHost<T>> {
+pub struct SyncedMemory<T: Element, S: HeadState = Uninitialized, H: HostSlot<T> = OwnedHost<T>> {
     // Boxed: transitions move the memory by value, and so only move a pointer; a failed
     // one returns it inside an error that stays small.
     pub(crate) raw: Box<RawSynced<T, H, GpuAccel>>,
@@ -271,6 +271,28 @@ impl<T: Element, S: HeadState> SyncedMemory<T, S> {
             Some(b) => b.into_vec(),
             None => unreachable!("invariant 2: a CpuReadable state has a CPU copy"),
         }
+    }
+}
+
+impl<T: Element> SyncedMemory<T, HeadAtCpu> {
+    /// [`set_cpu_data`](Self::set_cpu_data) through `&mut self`, for memory whose CPU side is
+    /// already the head (the state stays `HeadAtCpu`; a GPU copy, if any, stays stale):
+    /// replaces the CPU buffer with `data` and returns the old one, e.g. to feed a new batch
+    /// into the same memory each iteration. A length mismatch hands `data` back.
+    pub fn set_cpu_data_in_place(
+        &mut self,
+        data: Vec<T>,
+    ) -> Result<Option<HostBuffer<T>>, TransitionError<Vec<T>>> {
+        if data.len() != self.len() {
+            let error = LayoutError::LengthMismatch {
+                op: "SyncedMemory::set_cpu_data_in_place",
+                shape: vec![self.len()],
+                expected: self.len(),
+                got: data.len(),
+            };
+            return Err(TransitionError::new(data, error));
+        }
+        Ok(self.raw.host_slot_mut().replace(HostBuffer::from_vec(data)))
     }
 }
 

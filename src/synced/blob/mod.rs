@@ -22,8 +22,8 @@ mod shape;
 mod side;
 mod views;
 
-pub use dyn_blob::{DynBlob, SideState};
-pub use math::{BlobElement, MathPlace, MathSide, UpdateWith};
+pub use dyn_blob::{DynBlob, SideState, TypedBlobOnly};
+pub use math::{BlobElement, DiffOnCpu, DiffOnGpu, InPlaceMath, MathPlace, MathSide, UpdateWith};
 pub use shape::BlobShape;
 pub use side::{BlobSide, Frozen, OwnedSide};
 
@@ -51,7 +51,7 @@ use crate::runtime::{Gpu, GpuStorage, GpuStorageMut, Stream};
 /// 2. Each side's state is the truth about that memory (see [`super::state`]), or the side
 ///    is [`Frozen`] and shared read-only.
 /// 3. Both memories are tied to the same GPU, or both to none.
-pub struct Blob<T: Element, D: BlobSide = HeadAtCpu, G: BlobSide = D> {
+pub struct Blob<T: Element, D: BlobSide = Uninitialized, G: BlobSide = D> {
     shape: BlobShape,
     data: <D as SideImpl>::Slot<T>,
     diff: <G as SideImpl>::Slot<T>,
@@ -90,11 +90,44 @@ fn fresh_like<T: Element>(
     )?)))
 }
 
+/// The constructors, all on `Blob<T>` (the default states, `Uninitialized`), so that
+/// `Blob::<f32>::new(..)` and `Blob::<f32>::from_vec(..)` name them; each returns the state it
+/// makes.
 impl<T: Element> Blob<T, Uninitialized> {
     /// A CPU-only blob of the given shape (Caffe `Blob(shape)`); nothing is allocated until a
     /// side is first made readable.
     pub fn new(shape: &[usize]) -> Result<Self, Error> {
         Self::from_shape(BlobShape::new(shape)?)
+    }
+
+    /// A CPU-only blob whose data is `data` (row-major, `shape`'s count long); the diff is
+    /// not allocated. A length mismatch hands `data` back.
+    pub fn from_vec(
+        shape: &[usize],
+        data: Vec<T>,
+    ) -> Result<Blob<T, HeadAtCpu, Uninitialized>, TransitionError<Vec<T>>> {
+        let shape = match BlobShape::new(shape) {
+            Ok(s) => s,
+            Err(e) => return Err(TransitionError::new(data, e)),
+        };
+        if data.len() != shape.count() {
+            let error = LayoutError::LengthMismatch {
+                op: "Blob::from_vec",
+                shape: shape.dims().to_vec(),
+                expected: shape.count(),
+                got: data.len(),
+            };
+            return Err(TransitionError::new(data, error));
+        }
+        let diff = match SyncedMemory::new(shape.count()) {
+            Ok(d) => d,
+            Err(e) => return Err(TransitionError::new(data, e)),
+        };
+        Ok(Blob {
+            data: SyncedMemory::from_vec(data),
+            diff,
+            shape,
+        })
     }
 
     /// A CPU-only `num x channels x height x width` blob (Caffe's legacy constructor).
@@ -132,35 +165,6 @@ impl<T: Element> Blob<T, Uninitialized> {
         Ok(Blob {
             data: SyncedMemory::new(shape.count())?,
             diff: SyncedMemory::new(shape.count())?,
-            shape,
-        })
-    }
-}
-
-impl<T: Element> Blob<T, HeadAtCpu, Uninitialized> {
-    /// A CPU-only blob whose data is `data` (row-major, `shape`'s count long); the diff is
-    /// not allocated. A length mismatch hands `data` back.
-    pub fn from_vec(shape: &[usize], data: Vec<T>) -> Result<Self, TransitionError<Vec<T>>> {
-        let shape = match BlobShape::new(shape) {
-            Ok(s) => s,
-            Err(e) => return Err(TransitionError::new(data, e)),
-        };
-        if data.len() != shape.count() {
-            let error = LayoutError::LengthMismatch {
-                op: "Blob::from_vec",
-                shape: shape.dims().to_vec(),
-                expected: shape.count(),
-                got: data.len(),
-            };
-            return Err(TransitionError::new(data, error));
-        }
-        let diff = match SyncedMemory::new(shape.count()) {
-            Ok(d) => d,
-            Err(e) => return Err(TransitionError::new(data, e)),
-        };
-        Ok(Blob {
-            data: SyncedMemory::from_vec(data),
-            diff,
             shape,
         })
     }
