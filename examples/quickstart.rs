@@ -1,4 +1,4 @@
-//! A first tour: tensors, views, broadcasting, pointwise ops, a mask and `where_`, and an
+//! A first tour: tensors, views, broadcasting, pointwise ops, a mask and `where_cond`, and an
 //! ndarray round trip. Runs anywhere; the GPU part is added where a GPU exists.
 //!
 //! `cargo run --example quickstart`
@@ -35,9 +35,9 @@ fn main() -> Result<()> {
     g.gelu_()?;
     println!("gelu(a) in place =\n{g}");
 
-    // A comparison gives a bool mask; `where_` selects with it.
+    // A comparison gives a bool mask; `where_cond` selects with it.
     let positive = a.gt(&Tensor::scalar(0.0f32))?;
-    let relu_by_hand = Tensor::where_(&positive, &a, &Tensor::scalar(0.0f32))?;
+    let relu_by_hand = Tensor::where_cond(&positive, &a, &Tensor::scalar(0.0f32))?;
     println!("a > 0 =\n{positive}\nwhere(a > 0, a, 0) =\n{relu_by_hand}");
     assert_eq!(relu_by_hand.to_vec(), a.relu()?.to_vec());
 
@@ -61,8 +61,8 @@ fn main() -> Result<()> {
     println!(
         "sum {}, sum of |x| {}, sum of squares {}",
         a.sum(),
-        a.abs_sum(),
-        a.sq_sum()
+        a.asum(),
+        a.sumsq()
     );
 
     if !Gpu::available() {

@@ -438,7 +438,7 @@ bad! {
         => L(LE::BroadcastMismatch { op: "add", .. }), "add: shapes [2, 3] and [4] cannot be broadcast together";
     mul_shapes_that_do_not_broadcast: t23().mul(&Tensor::<f32>::zeros(&[3, 2]).unwrap())
         => L(LE::BroadcastMismatch { op: "mul", .. }), "[2, 3] and [3, 2]";
-    where_mask_that_does_not_broadcast: Tensor::where_(&Tensor::<bool>::zeros(&[2]).unwrap(), &t23(), &t23())
+    where_mask_that_does_not_broadcast: Tensor::where_cond(&Tensor::<bool>::zeros(&[2]).unwrap(), &t23(), &t23())
         => L(LE::BroadcastMismatch { .. }), "[2] and [2, 3]";
     add_into_an_output_of_another_shape: t23().add_into(&t23(), &mut Tensor::<f32>::zeros(&[1, 3]).unwrap())
         => L(LE::ShapeMismatch { op: "add", .. }), "expected shape [1, 3], got [2, 3]";

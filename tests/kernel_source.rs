@@ -471,7 +471,7 @@ fn fused_sources_compile_in_every_form() {
     let chain = ((-(h.lazy() * &h).abs()).exp() * half::f16::from_f32(0.5))
         .tanh()
         .sigmoid();
-    let select = expr::where_(i.lazy().lt(&i), i.lazy() * 3, i.lazy().abs())
+    let select = expr::where_cond(i.lazy().lt(&i), i.lazy() * 3, i.lazy().abs())
         .cast::<u8>()
         .cast::<f64>();
     // Three outputs (an Adam step's p, m, v): one program holding all three.

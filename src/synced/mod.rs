@@ -45,7 +45,7 @@ pub use blob::{
 };
 pub use host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 pub use raw::TransferStats;
-pub use shared::SharedMemory;
+pub use shared::{SameElement, SharedMemory};
 pub use state::{
     CpuReadable, CpuWritable, GpuReadable, GpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState,
     InFlight, Settled, Synced, ToCpu, ToGpu, Uninitialized,

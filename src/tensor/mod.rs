@@ -37,6 +37,7 @@ mod view;
 pub use backend::{Backend, HostBackend};
 pub use interop::FromNdarray;
 pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
+pub use shape_ops::Dim;
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
 use std::marker::PhantomData;
@@ -75,7 +76,7 @@ use crate::layout::Layout;
 /// let t = a.t(); // a view: no copy
 /// assert_eq!(t.get(&[2, 1])?, 6.0);
 /// let mask = t.gt(&Tensor::scalar(2.5f32))?;
-/// let picked = Tensor::where_(&mask, &t, &Tensor::scalar(0.0f32))?;
+/// let picked = Tensor::where_cond(&mask, &t, &Tensor::scalar(0.0f32))?;
 /// assert_eq!(picked.to_vec(), [0.0, 4.0, 0.0, 5.0, 3.0, 6.0]);
 /// # Ok::<(), typestate_tensor::Error>(())
 /// ```

@@ -171,8 +171,8 @@ pub(super) fn reduce_at<T: BlobElement>(
 fn cpu_reduce<T: BlobElement>(x: &[T], term: Term) -> Result<f64, Error> {
     let view = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
     Ok(match term {
-        Term::Abs => view.abs_sum(),
-        Term::Square => view.sq_sum(),
+        Term::Abs => view.asum(),
+        Term::Square => view.sumsq(),
     })
 }
 

@@ -31,7 +31,7 @@ use side::private::SideImpl;
 
 use super::accel::GpuAccel;
 use super::raw::{RawSynced, TransferStats};
-use super::shared::SharedMemory;
+use super::shared::{SameElement, SharedMemory};
 use super::state::{
     CpuReadable, CpuWritable, GpuReadable, GpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState,
     Settled, ToCpu, ToGpu, Uninitialized,
@@ -469,11 +469,12 @@ macro_rules! side_methods {
 
             #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch ([`LayoutError::ShapeMismatch`]), memories on two GPUs ([`GpuError::DeviceMismatch`]) or on a GPU and none ([`StateError::NoGpu`]) hand both back.")]
             #[allow(clippy::type_complexity, clippy::result_large_err)] // hands back both inputs
-            pub fn $with_shared<S: HeadState>(
+            pub fn $with_shared<U: SameElement<T>, S: HeadState>(
                 self,
-                shared: SharedMemory<T, S>,
+                shared: SharedMemory<U, S>,
             ) -> Result<Blob<T, $($pre)* Frozen<S> $($post)*>, TransitionError<(Self, SharedMemory<T, S>)>> {
                 const OP: &str = concat!("Blob::", stringify!($with_shared));
+                let shared = U::same(shared);
                 if let Err(error) = check_shareable(OP, self.count(), self.gpu_device(), &shared) {
                     return Err(TransitionError::new((self, shared), error));
                 }
