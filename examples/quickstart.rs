@@ -4,7 +4,7 @@
 //! `cargo run --example quickstart`
 
 use typestate_tensor::gpu::Gpu;
-use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::tensor::Tensor;
 use typestate_tensor::Result;
 
 fn main() -> Result<()> {
@@ -45,19 +45,8 @@ fn main() -> Result<()> {
     let counts = a.mul_scalar(4.0)?.cast::<i32>()?;
     println!("(4a) as i32 =\n{counts}");
 
-    // ndarray round trip: borrow an ndarray view (no copy, negative strides kept), compute,
-    // and hand the result back as an ndarray.
-    let nd = ndarray::Array2::from_shape_fn((3, 2), |(i, j)| (i * 2 + j) as f32);
-    let mut flipped = nd.view();
-    flipped.invert_axis(ndarray::Axis(0));
-    let borrowed = TensorView::from_ndarray(flipped)?;
-    println!(
-        "borrowed ndarray view: shape {:?}, strides {:?}",
-        borrowed.shape(),
-        borrowed.strides()
-    );
-    let back = (&borrowed + &a.t())?.to_ndarray()?;
-    println!("flipped ndarray + a.t() =\n{back}");
+    #[cfg(feature = "ndarray")]
+    ndarray_round_trip(&a)?;
     println!(
         "sum {}, sum of |x| {}, sum of squares {}",
         a.sum(),
@@ -89,5 +78,23 @@ fn main() -> Result<()> {
         gpu.allocator().name(),
         gpu.allocator_stats().reserved_bytes.current
     );
+    Ok(())
+}
+
+/// ndarray round trip (the `ndarray` feature, on by default): borrow an ndarray view (no
+/// copy, negative strides kept), compute, and hand the result back as an ndarray.
+#[cfg(feature = "ndarray")]
+fn ndarray_round_trip(a: &Tensor<f32>) -> typestate_tensor::Result<()> {
+    let nd = ndarray::Array2::from_shape_fn((3, 2), |(i, j)| (i * 2 + j) as f32);
+    let mut flipped = nd.view();
+    flipped.invert_axis(ndarray::Axis(0));
+    let borrowed = typestate_tensor::TensorView::from_ndarray(flipped)?;
+    println!(
+        "borrowed ndarray view: shape {:?}, strides {:?}",
+        borrowed.shape(),
+        borrowed.strides()
+    );
+    let back = (&borrowed + &a.t())?.to_ndarray()?;
+    println!("flipped ndarray + a.t() =\n{back}");
     Ok(())
 }

@@ -48,4 +48,6 @@ pub use tensor::{Tensor, TensorView, TensorViewMut};
 
 /// The `ndarray` this crate converts to and from (`Tensor::from_ndarray`, `to_ndarray`):
 /// use it through this path to get the same version, whatever version your crate depends on.
+/// With the `ndarray` feature (on by default).
+#[cfg(feature = "ndarray")]
 pub use ndarray;

@@ -241,6 +241,7 @@ impl<T: Element + std::fmt::Display, S: ReadRepr<T, Cpu>> std::fmt::Display for 
     }
 }
 
+#[cfg(feature = "ndarray")]
 fn display<T: Element + std::fmt::Display>(
     v: &TensorView<'_, T, Cpu>,
     f: &mut std::fmt::Formatter<'_>,
@@ -248,5 +249,48 @@ fn display<T: Element + std::fmt::Display>(
     match v.as_ndarray() {
         Ok(a) => std::fmt::Display::fmt(&a, f),
         Err(_) => write!(f, "<tensor of shape {:?}>", v.shape()),
+    }
+}
+
+/// Without the `ndarray` feature: the elements in nested brackets, row-major.
+#[cfg(not(feature = "ndarray"))]
+fn display<T: Element + std::fmt::Display>(
+    v: &TensorView<'_, T, Cpu>,
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
+    fn nest<T: std::fmt::Display>(
+        f: &mut std::fmt::Formatter<'_>,
+        shape: &[usize],
+        items: &mut impl Iterator<Item = T>,
+    ) -> std::fmt::Result {
+        let Some((&n, inner)) = shape.split_first() else {
+            return match items.next() {
+                Some(x) => write!(f, "{x}"),
+                None => Ok(()),
+            };
+        };
+        f.write_str("[")?;
+        for i in 0..n {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            nest(f, inner, items)?;
+        }
+        f.write_str("]")
+    }
+    nest(f, v.shape(), &mut v.to_vec().into_iter())
+}
+
+#[cfg(all(test, not(feature = "ndarray")))]
+mod display_without_ndarray {
+    use crate::tensor::Tensor;
+
+    #[test]
+    fn prints_nested_brackets_in_logical_order() {
+        let t = Tensor::from_vec(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
+        assert_eq!(t.to_string(), "[[1, 2, 3], [4, 5, 6]]");
+        assert_eq!(t.t().to_string(), "[[1, 4], [2, 5], [3, 6]]");
+        assert_eq!(Tensor::scalar(7i32).to_string(), "7");
+        assert_eq!(Tensor::<i32>::zeros(&[0]).unwrap().to_string(), "[]");
     }
 }

@@ -28,6 +28,7 @@
 mod arith;
 pub mod backend;
 pub mod expr;
+#[cfg(feature = "ndarray")]
 mod interop;
 pub mod ops;
 pub mod repr;
@@ -35,6 +36,7 @@ mod shape_ops;
 mod view;
 
 pub use backend::{Backend, HostBackend};
+#[cfg(feature = "ndarray")]
 pub use interop::FromNdarray;
 pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
 pub use shape_ops::Dim;

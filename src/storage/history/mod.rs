@@ -53,6 +53,7 @@
 mod backtrace;
 mod label;
 mod pickle;
+#[cfg(feature = "plots")]
 pub mod plot;
 pub(crate) mod record;
 
