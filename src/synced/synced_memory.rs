@@ -28,6 +28,28 @@ use crate::error::{Error, LayoutError};
 ///    after a change, and a borrow cannot be held across one.
 /// 4. A failed transition returns the value in its old state inside [`TransitionError`].
 ///
+/// ```
+/// use typestate_tensor::synced::{HeadAtCpu, SyncedMemory};
+///
+/// # fn main() -> typestate_tensor::Result<()> {
+/// // CPU-only memory runs anywhere; `SyncedMemory::with_gpu(&gpu, len)` ties it to a GPU.
+/// let m: SyncedMemory<f32> = SyncedMemory::new(3)?; // `Uninitialized`: nothing allocated
+/// let mut m: SyncedMemory<f32, HeadAtCpu> = m.into_cpu_mut()?; // zero-filled CPU copy
+/// m.cpu_mut().copy_from_slice(&[1.0, 2.0, 3.0]);
+/// // A new batch each iteration, through `&mut`: the state stays `HeadAtCpu`.
+/// let old = m.set_cpu_data_in_place(vec![4.0, 5.0, 6.0])?;
+/// assert_eq!(old.map(|b| b.into_vec()), Some(vec![1.0, 2.0, 3.0]));
+/// assert_eq!(m.cpu(), &[4.0, 5.0, 6.0]);
+/// // The GPU side of CPU-only memory is an error, and the memory comes back unchanged.
+/// let err = m.into_gpu().unwrap_err();
+/// println!("{}", err.error); // "to_gpu: this memory is not tied to a GPU; ..."
+/// let m = err.into_inner();
+/// let m: SyncedMemory<f32, HeadAtCpu> = m.into_cpu()?; // no copy: already current
+/// assert_eq!(m.stats().copies(), 0);
+/// # Ok(())
+/// # }
+/// ```
+///
 /// Caffe's calls map as follows (transitions return the new state; borrows do not copy):
 ///
 /// | Caffe | here | copies |

@@ -15,6 +15,8 @@
 //! | `Reshape(shape)` | [`reshape`](Blob::reshape) (may reallocate: returns [`Reshaped`]), [`reshape_in_place`](Blob::reshape_in_place) |
 //! | `ShareData(other)`, `ShareDiff(other)` | [`freeze_data`](Blob::freeze_data) + [`with_shared_data`](Blob::with_shared_data) (and `diff`) |
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
+//! | `Update()`, `scale_data()`, `asum_diff()`, ... | [`update()`](Blob::update), [`scale_data()`](Blob::scale_data), [`asum_diff()`](Blob::asum_diff), ...; through `&mut` where the state stays: [`update_in_place()`](Blob::update_in_place), [`scale_data_in_place()`](Blob::scale_data_in_place), [`sgd_update_in_place()`](Blob::sgd_update_in_place) |
+//! | a net's blobs in any state, Caffe's run-time calls | [`DynBlob`] (`erase()`, then `cpu_data()`, `update()`, ...; [`try_into_blob`](DynBlob::try_into_blob) back) |
 
 mod dyn_blob;
 mod math;
@@ -44,6 +46,41 @@ use crate::error::{Error, GpuError, LayoutError, StateError};
 use crate::runtime::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 /// Caffe's `Blob`: a shape, a data memory in state `D` and a diff memory in state `G`.
+///
+/// `Blob<f32, HeadAtCpu>` is a blob whose data and diff are both current on the CPU (`G`
+/// defaults to `D`); `Blob<f32>` is a new one, `Uninitialized`, the state every constructor
+/// is found on (`Blob::<f32>::new(..)`). Reads need the side current where they read,
+/// writes need it to be the head, and the calls that change a state consume the blob and
+/// return it in the next one; the misuse is a compile error that names the call to make.
+///
+/// ```
+/// use typestate_tensor::synced::{Blob, HeadAtCpu, Uninitialized};
+///
+/// # fn main() -> typestate_tensor::Result<()> {
+/// let fresh: Blob<f32> = Blob::new(&[2, 3])?; // nothing allocated yet
+/// let _: &Blob<f32, Uninitialized> = &fresh;
+/// // Data from a vector; the diff made writable on the CPU (zero-filled).
+/// let mut w: Blob<f32, HeadAtCpu> = Blob::from_vec(&[2, 2], vec![1.0, 2.0, 3.0, 4.0])?
+///     .into_cpu_diff_mut()?;
+/// assert_eq!(w.shape().dim(-1)?, 2);
+/// assert_eq!(w.asum_data()?, 10.0);
+/// // A solver step through `&mut`: weight decay writes the diff while reading the data
+/// // (a split borrow), then `data -= lr * diff`, both keeping the blob's type.
+/// {
+///     let (mut g, data) = w.cpu_diff_mut_with_data()?;
+///     g.update(|g| g + data.lazy() * 0.5f32)?; // diff += 0.5 * data
+/// }
+/// w.scale_diff_in_place(0.5)?; // the learning rate
+/// w.update_in_place()?;
+/// assert_eq!(w.cpu_data(), &[0.75, 1.5, 2.25, 3.0]);
+/// // w.gpu_data();                    // does not compile: the GPU copy is not current
+/// # Ok(())
+/// # }
+/// ```
+///
+/// On a GPU, [`Blob::with_gpu`] ties both memories to it and `into_gpu_data()` /
+/// `into_gpu_diff_mut()` move the heads there; blobs in different states share a collection
+/// once erased ([`DynBlob`]).
 ///
 /// Invariants:
 /// 1. Both memories hold at least `shape.count()` elements; the blob uses the first
@@ -467,7 +504,7 @@ macro_rules! side_methods {
                 rest.$put($Side::into_owned(mem).freeze())
             }
 
-            #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch ([`LayoutError::ShapeMismatch`]), memories on two GPUs ([`GpuError::DeviceMismatch`]) or on a GPU and none ([`StateError::NoGpu`]) hand both back.")]
+            #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch ([`LayoutError::ShapeMismatch`]), memories on two GPUs ([`GpuError::DeviceMismatch`]) or on a GPU and none ([`StateError::NoGpu`]) hand both back. The memory must hold the blob's element type ([`SameElement`]: sharing memory of another type does not compile).")]
             #[allow(clippy::type_complexity, clippy::result_large_err)] // hands back both inputs
             pub fn $with_shared<U: SameElement<T>, S: HeadState>(
                 self,
