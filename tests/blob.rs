@@ -980,3 +980,21 @@ fn dyn_blob_update_copies_a_stale_diff_as_caffe_does() {
         "asum_diff on the GPU",
     );
 }
+
+#[test]
+fn debug_names_each_sides_state_as_its_type() {
+    let b = Blob::from_vec(&[2, 3], random_nonzero(6, 90))
+        .unwrap()
+        .freeze_data();
+    let s = format!("{b:?}");
+    assert!(
+        s.contains("data: Frozen<HeadAtCpu>, diff: Uninitialized"),
+        "{s}"
+    );
+    assert!(s.contains("capacity: 6"), "{s}");
+    let d = format!("{:?}", b.erase());
+    assert!(
+        d.contains("data: Frozen<HeadAtCpu>, diff: Uninitialized"),
+        "{d}"
+    );
+}

@@ -497,8 +497,8 @@ impl<T: Element> std::fmt::Debug for DynBlob<T> {
         f.debug_struct("DynBlob")
             .field("dtype", &T::DTYPE)
             .field("shape", &self.inner.shape.to_string())
-            .field("data", &self.inner.data.0.name())
-            .field("diff", &self.inner.diff.0.name())
+            .field("data", &format_args!("{}", self.inner.data.0.name()))
+            .field("diff", &format_args!("{}", self.inner.diff.0.name()))
             .finish()
     }
 }
