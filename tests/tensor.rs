@@ -542,11 +542,15 @@ fn dim_arguments_take_any_integer_and_count_negatives_from_the_end() {
         &t.transpose(-1, 0u8).unwrap(),
         a.view().permuted_axes(IxDyn(&[2, 1, 0])),
     );
+    assert!(matches!(
+        t.permute(&[0, 1, 3]).unwrap_err(),
+        Error::Layout(LayoutError::InvalidPermutation { .. })
+    ));
     for bad in [
         t.flip(3).unwrap_err(),
         t.flip(-4).unwrap_err(),
         t.flip(usize::MAX).unwrap_err(),
-        t.permute(&[0, 1, 3]).unwrap_err(),
+        t.permute(&[0, 1, -4]).unwrap_err(),
     ] {
         assert!(
             matches!(

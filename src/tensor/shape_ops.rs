@@ -47,6 +47,22 @@ macro_rules! dim_ints {
 }
 dim_ints!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
+/// `perm` with negative entries resolved against `rank`. Entries that are out of range stay
+/// as given when none is negative, so that [`crate::layout::Layout::permute`] reports the
+/// whole permutation ([`crate::error::LayoutError::InvalidPermutation`]); a negative one out
+/// of range is [`crate::error::LayoutError::DimOutOfRange`].
+fn resolve_perm<P: Dim>(
+    perm: &[P],
+    rank: usize,
+) -> std::result::Result<Vec<usize>, crate::error::LayoutError> {
+    perm.iter()
+        .map(|p| match p.to_isize() {
+            d if d >= 0 => Ok(d.unsigned_abs()),
+            d => normalize_dim("permute", d, rank),
+        })
+        .collect()
+}
+
 /// Emits the layout methods. `$recv` is the receiver, `$s` the `self` token (passed in so that
 /// receiver and body share hygiene), `$out` the returned view type.
 macro_rules! view_methods {
@@ -54,13 +70,7 @@ macro_rules! view_methods {
         /// Reorders dims: dim `i` of the result is dim `perm[i]` of this one (negative
         /// entries count from the end: `permute(&[-1, 0])` moves the last dim first).
         pub fn permute<P: Dim>($($recv)*, perm: &[P]) -> Result<$out> {
-            $s.relayout(|l| {
-                let perm = perm
-                    .iter()
-                    .map(|p| normalize_dim("permute", p.to_isize(), l.rank()))
-                    .collect::<std::result::Result<Vec<usize>, _>>()?;
-                l.permute(&perm)
-            })
+            $s.relayout(|l| l.permute(&resolve_perm(perm, l.rank())?))
         }
 
         /// Swaps two dims (negative dims count from the end: `transpose(-2, -1)` swaps the
