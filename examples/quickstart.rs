@@ -1,10 +1,10 @@
-//! A first tour: tensors, views, broadcasting, pointwise ops, a mask and `where_`, and an
+//! A first tour: tensors, views, broadcasting, pointwise ops, a mask and `where_cond`, and an
 //! ndarray round trip. Runs anywhere; the GPU part is added where a GPU exists.
 //!
 //! `cargo run --example quickstart`
 
 use typestate_tensor::gpu::Gpu;
-use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::tensor::Tensor;
 use typestate_tensor::Result;
 
 fn main() -> Result<()> {
@@ -35,9 +35,9 @@ fn main() -> Result<()> {
     g.gelu_()?;
     println!("gelu(a) in place =\n{g}");
 
-    // A comparison gives a bool mask; `where_` selects with it.
+    // A comparison gives a bool mask; `where_cond` selects with it.
     let positive = a.gt(&Tensor::scalar(0.0f32))?;
-    let relu_by_hand = Tensor::where_(&positive, &a, &Tensor::scalar(0.0f32))?;
+    let relu_by_hand = Tensor::where_cond(&positive, &a, &Tensor::scalar(0.0f32))?;
     println!("a > 0 =\n{positive}\nwhere(a > 0, a, 0) =\n{relu_by_hand}");
     assert_eq!(relu_by_hand.to_vec(), a.relu()?.to_vec());
 
@@ -45,24 +45,13 @@ fn main() -> Result<()> {
     let counts = a.mul_scalar(4.0)?.cast::<i32>()?;
     println!("(4a) as i32 =\n{counts}");
 
-    // ndarray round trip: borrow an ndarray view (no copy, negative strides kept), compute,
-    // and hand the result back as an ndarray.
-    let nd = ndarray::Array2::from_shape_fn((3, 2), |(i, j)| (i * 2 + j) as f32);
-    let mut flipped = nd.view();
-    flipped.invert_axis(ndarray::Axis(0));
-    let borrowed = TensorView::from_ndarray(flipped)?;
-    println!(
-        "borrowed ndarray view: shape {:?}, strides {:?}",
-        borrowed.shape(),
-        borrowed.strides()
-    );
-    let back = (&borrowed + &a.t())?.to_ndarray()?;
-    println!("flipped ndarray + a.t() =\n{back}");
+    #[cfg(feature = "ndarray")]
+    ndarray_round_trip(&a)?;
     println!(
         "sum {}, sum of |x| {}, sum of squares {}",
         a.sum()?.item()?,
-        a.abs_sum(),
-        a.sq_sum()
+        a.asum(),
+        a.sumsq()
     );
 
     if !Gpu::available() {
@@ -89,5 +78,23 @@ fn main() -> Result<()> {
         gpu.allocator().name(),
         gpu.allocator_stats().reserved_bytes.current
     );
+    Ok(())
+}
+
+/// ndarray round trip (the `ndarray` feature, on by default): borrow an ndarray view (no
+/// copy, negative strides kept), compute, and hand the result back as an ndarray.
+#[cfg(feature = "ndarray")]
+fn ndarray_round_trip(a: &Tensor<f32>) -> typestate_tensor::Result<()> {
+    let nd = ndarray::Array2::from_shape_fn((3, 2), |(i, j)| (i * 2 + j) as f32);
+    let mut flipped = nd.view();
+    flipped.invert_axis(ndarray::Axis(0));
+    let borrowed = typestate_tensor::TensorView::from_ndarray(flipped)?;
+    println!(
+        "borrowed ndarray view: shape {:?}, strides {:?}",
+        borrowed.shape(),
+        borrowed.strides()
+    );
+    let back = (&borrowed + &a.t())?.to_ndarray()?;
+    println!("flipped ndarray + a.t() =\n{back}");
     Ok(())
 }

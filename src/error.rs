@@ -688,6 +688,26 @@ pub enum StateError {
         /// Held.
         actual: DType,
     },
+    /// A run-time blob call ([`crate::synced::DynBlob`]) would write or change the state of
+    /// a side that is shared read-only ([`crate::synced::Frozen`]).
+    #[error("{op}: the blob's {side} is shared read-only (state {state}), and this call would write it or change its state; convert the blob with `try_into_blob()` and call `thaw_{side}()` first")]
+    FrozenSide {
+        /// The operation.
+        op: &'static str,
+        /// `"data"` or `"diff"`.
+        side: &'static str,
+        /// The side's state, e.g. `"Frozen<HeadAtCpu>"`.
+        state: &'static str,
+    },
+    /// Blob math that needs an initialized side was asked of an uninitialized one (Caffe's
+    /// `Update()` of uninitialized data is a fatal error).
+    #[error("{op}: the blob's {side} is uninitialized; write it first (Caffe's `Update()` of uninitialized data is a fatal error)")]
+    NotInitialized {
+        /// The operation.
+        op: &'static str,
+        /// `"data"` or `"diff"`.
+        side: &'static str,
+    },
 }
 
 /// Errors of the collectives ([`crate::collective`]): the NCCL library, its calls, the

@@ -1,18 +1,7 @@
-//! # typestate-tensor
-//!
-//! CPU + NVIDIA GPU tensors in which the compiler catches what other libraries only catch at
-//! run time: reading stale data, writing while a transfer is in flight, mixing element types
-//! or devices, freeing borrowed memory early.
-//!
-//! The crate rebuilds three proven designs:
-//! - Caffe's `SyncedMemory` / `Blob`, with each head state a type ([`synced`]).
-//! - MXNet's `Storage` and PyTorch's caching allocators ([`storage`]).
-//! - PyTorch THC's strided pointwise `Apply` kernels with `IntDivider` offsets
-//!   ([`layout`], [`int_divider`], [`offset_calculator`], [`ops`], [`gpu`]).
-//!
-//! And it runs across the GPUs of a host or of many through NCCL ([`collective`]).
-//!
-//! See the README for a tour and the table mapping Caffe / MXNet / PyTorch names to this API.
+// The crate's front page is the README: the tour in it compiles and runs as a doctest (on a
+// machine without a GPU it runs the CPU part and prints `Gpu::new`'s error), so the page a
+// newcomer lands on and the README a repository shows say the same and stay correct.
+#![doc = include_str!("../README.md")]
 
 // The layers, bottom to top (docs/ARCHITECTURE.md; tests/architecture.rs checks that each
 // folder imports only from the layers below it).
@@ -51,4 +40,6 @@ pub use tensor::{Tensor, TensorView, TensorViewMut};
 
 /// The `ndarray` this crate converts to and from (`Tensor::from_ndarray`, `to_ndarray`):
 /// use it through this path to get the same version, whatever version your crate depends on.
+/// With the `ndarray` feature (on by default).
+#[cfg(feature = "ndarray")]
 pub use ndarray;

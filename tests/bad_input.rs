@@ -14,6 +14,7 @@
 //! Miri reports an impossible allocation as resource exhaustion instead of returning the
 //! allocator's failure. Rows that need a GPU skip with a printed line without one.
 
+#[cfg(feature = "ndarray")]
 use ndarray::{s, ArrayD, ArrayView1, ArrayViewMut1, IxDyn};
 use typestate_tensor::error::{AllocError, Error, LayoutError as LE, StateError};
 use typestate_tensor::gpu::pointwise::plan::plan_checked;
@@ -438,7 +439,7 @@ bad! {
         => L(LE::BroadcastMismatch { op: "add", .. }), "add: shapes [2, 3] and [4] cannot be broadcast together";
     mul_shapes_that_do_not_broadcast: t23().mul(&Tensor::<f32>::zeros(&[3, 2]).unwrap())
         => L(LE::BroadcastMismatch { op: "mul", .. }), "[2, 3] and [3, 2]";
-    where_mask_that_does_not_broadcast: Tensor::where_(&Tensor::<bool>::zeros(&[2]).unwrap(), &t23(), &t23())
+    where_mask_that_does_not_broadcast: Tensor::where_cond(&Tensor::<bool>::zeros(&[2]).unwrap(), &t23(), &t23())
         => L(LE::BroadcastMismatch { .. }), "[2] and [2, 3]";
     add_into_an_output_of_another_shape: t23().add_into(&t23(), &mut Tensor::<f32>::zeros(&[1, 3]).unwrap())
         => L(LE::ShapeMismatch { op: "add", .. }), "expected shape [1, 3], got [2, 3]";
@@ -476,6 +477,7 @@ bad! {
         => A(AllocError::TooLarge { .. }), "exceeds isize::MAX bytes";
     cast_of_a_broadcast_past_isize_max_bytes: Tensor::scalar(1u8).broadcast_to(&[1 << 61]).unwrap().cast::<f64>()
         => A(AllocError::TooLarge { elem_size: 8, .. }), "elements of 8 bytes";
+    #[cfg(feature = "ndarray")]
     to_ndarray_of_a_broadcast_past_isize_max_bytes: Tensor::scalar(1i64).broadcast_to(&[1 << 61]).unwrap().to_ndarray()
         => A(AllocError::TooLarge { .. }), "exceeds isize::MAX bytes";
 }
@@ -500,28 +502,34 @@ correct! {
     }
 }
 
-// ---- ndarray interop ---------------------------------------------------------------------
+// ---- ndarray interop (the `ndarray` feature) --------------------------------------------
 
 bad! {
+    #[cfg(feature = "ndarray")]
     borrow_a_stepped_ndarray_view: {
         let a = ndarray::Array1::<f32>::zeros(6);
         TensorView::from_ndarray(a.slice(s![..;2])).map(|v| v.numel())
     } => L(LE::NotDense { .. }), "has gaps between its elements";
+    #[cfg(feature = "ndarray")]
     borrow_a_stepped_ndarray_view_mut: {
         let mut a = ndarray::Array1::<f32>::zeros(6);
         TensorViewMut::from_ndarray(a.slice_mut(s![..;3])).map(|v| v.numel())
     } => L(LE::NotDense { .. }), "use `Tensor::from_ndarray` to copy it";
+    #[cfg(feature = "ndarray")]
     borrow_an_ndarray_of_rank_33: {
         let a = ArrayD::<f32>::zeros(IxDyn(&[1; 33]));
         TensorView::from_ndarray(a.view()).map(|v| v.numel())
     } => L(LE::RankTooLarge { .. }), "rank 33";
+    #[cfg(feature = "ndarray")]
     copy_an_ndarray_of_rank_33: Tensor::from_ndarray(&ArrayD::<f32>::zeros(IxDyn(&[1; 33])))
         => L(LE::RankTooLarge { .. }), "rank 33";
+    #[cfg(feature = "ndarray")]
     copy_an_ndarray_broadcast_past_isize_max_bytes: {
         let one = [1.0f64];
         let a = ArrayView1::from(&one[..]);
         Tensor::from_ndarray(&a.broadcast(1usize << 61).unwrap())
     } => A(AllocError::TooLarge { .. }), "exceeds isize::MAX bytes";
+    #[cfg(feature = "ndarray")]
     #[cfg_attr(miri, ignore)]
     copy_an_ndarray_broadcast_larger_than_the_host: {
         let one = [1u8];
@@ -531,6 +539,7 @@ bad! {
 }
 
 correct! {
+    #[cfg(feature = "ndarray")]
     ndarray_round_trip_keeps_negative_and_zero_strides: {
         let mut data = [1.0f32, 2.0, 3.0];
         let v = ArrayViewMut1::from(&mut data[..]);

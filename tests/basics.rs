@@ -287,7 +287,7 @@ fn comparisons_take_scalars_and_tensors<D: TestDevice>(dev: &D) {
         assert_eq!(host(&x.gt(&x).unwrap()), cmp(&|_| false));
         // Scalars elsewhere: `where_`, `clamp`, `maximum`, in place.
         let mask = x.gt(0.0).unwrap();
-        let relu = Tensor::where_(&mask, &x, 0.0).unwrap();
+        let relu = Tensor::where_cond(&mask, &x, 0.0).unwrap();
         assert_eq!(
             host(&relu),
             r.iter()

@@ -7,7 +7,6 @@ use common::device::{host, test_device, TestDevice};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::error::{Error, GpuError, LayoutError, StateError};
-use typestate_tensor::synced::BlobSide;
 use typestate_tensor::synced::{
     Blob, BlobShape, DynBlob, Frozen, Head, HeadAtCpu, Reshaped, SideState, Synced, Uninitialized,
 };
@@ -357,7 +356,7 @@ fn dyn_blobs_convert_back_only_to_their_states() {
 // ---- BlobMathTest: asum, sumsq, scale, update on the CPU and the GPU -------------------
 
 use typestate_tensor::gpu::Gpu;
-use typestate_tensor::synced::{BlobElement, HeadAtGpu};
+use typestate_tensor::synced::{BlobElement, HeadAtGpu, InPlaceMath, UpdateWith};
 use typestate_tensor::Element;
 
 /// Caffe's tolerance for blob math, relative to the expected value.
@@ -398,10 +397,18 @@ fn gpu_or_skip(test: &str) -> Option<Gpu> {
 /// A 2x3x4x5 blob (Caffe's BlobMathTest shape) with random data and diff = 7 * data, both
 /// written on the CPU; on `gpu` when given.
 fn filled<T: BlobElement>(gpu: Option<&Gpu>, seed: u64) -> (Blob<T, HeadAtCpu>, Vec<T>, Vec<T>) {
-    let shape = [2, 3, 4, 5];
+    filled_shape(gpu, &[2, 3, 4, 5], seed)
+}
+
+/// [`filled`] with another shape.
+fn filled_shape<T: BlobElement>(
+    gpu: Option<&Gpu>,
+    shape: &[usize],
+    seed: u64,
+) -> (Blob<T, HeadAtCpu>, Vec<T>, Vec<T>) {
     let blob = match gpu {
-        Some(g) => Blob::<T, Uninitialized>::with_gpu(g, &shape).unwrap(),
-        None => Blob::<T, Uninitialized>::new(&shape).unwrap(),
+        Some(g) => Blob::<T, Uninitialized>::with_gpu(g, shape).unwrap(),
+        None => Blob::<T, Uninitialized>::new(shape).unwrap(),
     };
     // Uninitialized blobs have zero sums, and computing them allocates nothing.
     assert_eq!(blob.asum_data().unwrap(), T::ZERO);
@@ -410,7 +417,7 @@ fn filled<T: BlobElement>(gpu: Option<&Gpu>, seed: u64) -> (Blob<T, HeadAtCpu>, 
         blob.data_stats().host_allocs + blob.data_stats().device_allocs,
         0
     );
-    let data = filler::<T>(120, seed);
+    let data = filler::<T>(shape.iter().product(), seed);
     let diff: Vec<T> = data
         .iter()
         .map(|&v| T::from_f64(v.to_f64() * 7.0))
@@ -591,10 +598,22 @@ fn large_gpu_sums_match_the_reference() {
 
 /// A device with a blob state that holds both heads there, and the blob's views on it.
 trait BlobDevice: TestDevice {
-    /// Both sides' head on this device, writable.
-    type Head: BlobSide;
+    /// Both sides' head on this device, writable (a state blob math keeps).
+    type Head: InPlaceMath + UpdateWith<Self::Head>;
     /// [`filled`]'s blob (data random, diff = 7 * data) with both heads moved here.
-    fn filled_here(&self, seed: u64) -> (Blob<f32, Self::Head>, Vec<f32>, Vec<f32>);
+    fn filled_here(&self, seed: u64) -> (Blob<f32, Self::Head>, Vec<f32>, Vec<f32>) {
+        self.filled_shape_here(&[2, 3, 4, 5], seed)
+    }
+    /// [`filled_shape`]'s blob with both heads moved here.
+    fn filled_shape_here(
+        &self,
+        shape: &[usize],
+        seed: u64,
+    ) -> (Blob<f32, Self::Head>, Vec<f32>, Vec<f32>);
+    /// The diff writable and the data readable at once (the split borrow).
+    fn diff_mut_with_data(
+        blob: &mut Blob<f32, Self::Head>,
+    ) -> (TensorViewMut<'_, f32, Self>, TensorView<'_, f32, Self>);
     fn data_view(blob: &Blob<f32, Self::Head>) -> TensorView<'_, f32, Self>;
     fn diff_view(blob: &Blob<f32, Self::Head>) -> TensorView<'_, f32, Self>;
     fn data_view_mut(blob: &mut Blob<f32, Self::Head>) -> TensorViewMut<'_, f32, Self>;
@@ -605,8 +624,17 @@ trait BlobDevice: TestDevice {
 
 impl BlobDevice for Cpu {
     type Head = HeadAtCpu;
-    fn filled_here(&self, seed: u64) -> (Blob<f32, HeadAtCpu>, Vec<f32>, Vec<f32>) {
-        filled::<f32>(None, seed)
+    fn filled_shape_here(
+        &self,
+        shape: &[usize],
+        seed: u64,
+    ) -> (Blob<f32, HeadAtCpu>, Vec<f32>, Vec<f32>) {
+        filled_shape::<f32>(None, shape, seed)
+    }
+    fn diff_mut_with_data(
+        blob: &mut Blob<f32, HeadAtCpu>,
+    ) -> (TensorViewMut<'_, f32, Cpu>, TensorView<'_, f32, Cpu>) {
+        blob.cpu_diff_mut_with_data().unwrap()
     }
     fn data_view(blob: &Blob<f32, HeadAtCpu>) -> TensorView<'_, f32, Cpu> {
         blob.cpu_data_view().unwrap()
@@ -627,14 +655,23 @@ impl BlobDevice for Cpu {
 
 impl BlobDevice for Gpu {
     type Head = HeadAtGpu;
-    fn filled_here(&self, seed: u64) -> (Blob<f32, HeadAtGpu>, Vec<f32>, Vec<f32>) {
-        let (blob, data, diff) = filled::<f32>(Some(self), seed);
+    fn filled_shape_here(
+        &self,
+        shape: &[usize],
+        seed: u64,
+    ) -> (Blob<f32, HeadAtGpu>, Vec<f32>, Vec<f32>) {
+        let (blob, data, diff) = filled_shape::<f32>(Some(self), shape, seed);
         let blob = blob
             .into_gpu_data_mut()
             .unwrap()
             .into_gpu_diff_mut()
             .unwrap();
         (blob, data, diff)
+    }
+    fn diff_mut_with_data(
+        blob: &mut Blob<f32, HeadAtGpu>,
+    ) -> (TensorViewMut<'_, f32, Gpu>, TensorView<'_, f32, Gpu>) {
+        blob.gpu_diff_mut_with_data().unwrap()
     }
     fn data_view(blob: &Blob<f32, HeadAtGpu>) -> TensorView<'_, f32, Gpu> {
         blob.gpu_data_view().unwrap()
@@ -691,4 +728,273 @@ fn views_cover_count_not_capacity() {
     let view = blob.cpu_data_view().unwrap();
     assert_eq!(view.shape(), &[2, 2]);
     assert_eq!(view.to_vec(), &blob.cpu_data()[..4]);
+}
+
+// ---- Solver loops: the `&mut self` math, and DynBlob's run-time API ----------------------
+
+/// `|got - want| <= 1e-5 * max(|want|, 1)` elementwise (f32 rounding of a few ops).
+fn assert_all_near(want: &[f64], got: &[f32], what: &str) {
+    assert_eq!(want.len(), got.len(), "{what}: length");
+    for (i, (&w, &g)) in want.iter().zip(got).enumerate() {
+        let tol = 1e-5 * w.abs().max(1.0);
+        assert!(
+            (w - f64::from(g)).abs() <= tol,
+            "{what}[{i}]: want {w}, got {g}"
+        );
+    }
+}
+
+test_device!(
+    solver_loop_over_mut_blobs,
+    solver_loop_over_mut_blobs_cpu,
+    solver_loop_over_mut_blobs_gpu
+);
+/// A Caffe SGD step over a `Vec` of parameter blobs of random shapes, through `&mut`:
+/// weight decay writing the diff from the data (the split borrow), the learning rate on the
+/// diff, `update_in_place`; then the fused `sgd_update_in_place` against the consuming
+/// `sgd_update` on an equal blob. Against an `f64` reference; no blob changes type.
+fn solver_loop_over_mut_blobs<D: BlobDevice>(dev: &D) {
+    let mut rng = SmallRng::seed_from_u64(60);
+    let (lr, wd) = (0.05f32, 0.01f32);
+    let mut params = Vec::new();
+    let mut reference = Vec::new();
+    for seed in 0..3 {
+        let rank = rng.gen_range(1..=3);
+        let shape: Vec<usize> = (0..rank).map(|_| rng.gen_range(1..=6)).collect();
+        let (blob, data, diff) = dev.filled_shape_here(&shape, 61 + seed);
+        params.push(blob);
+        reference.push((data, diff));
+    }
+    for p in params.iter_mut() {
+        {
+            let (mut g, w) = D::diff_mut_with_data(p);
+            g.update(|g| g + w.lazy() * wd).unwrap(); // diff += wd * data
+        }
+        p.scale_diff_in_place(lr).unwrap(); // diff *= lr
+        p.update_in_place().unwrap(); // data -= diff
+    }
+    for (p, (data, diff)) in params.into_iter().zip(&reference) {
+        let step: Vec<f64> = data
+            .iter()
+            .zip(diff)
+            .map(|(&w, &g)| (f64::from(g) + f64::from(wd) * f64::from(w)) * f64::from(lr))
+            .collect();
+        let want_data: Vec<f64> = data
+            .iter()
+            .zip(&step)
+            .map(|(&w, s)| f64::from(w) - s)
+            .collect();
+        let (got_data, got_diff) = D::read_back(p);
+        assert_all_near(&step, &got_diff, "diff after weight decay and lr");
+        assert_all_near(&want_data, &got_data, "data after update_in_place");
+    }
+
+    // The fused form in place equals the consuming form, bit for bit (one kernel each).
+    let (mut a, data, diff) = dev.filled_shape_here(&[7, 3], 70);
+    let (b, _, _) = dev.filled_shape_here(&[7, 3], 70);
+    a.sgd_update_in_place(lr, wd).unwrap();
+    let b: Blob<f32, D::Head> = b.sgd_update(lr, wd).unwrap();
+    let ((a_data, a_diff), (b_data, _)) = (D::read_back(a), D::read_back(b));
+    assert_eq!(a_data, b_data);
+    assert_eq!(a_diff, diff, "the diff is only read");
+    let want: Vec<f64> = data
+        .iter()
+        .zip(&diff)
+        .map(|(&w, &g)| {
+            let (w, g) = (f64::from(w), f64::from(g));
+            w - f64::from(lr) * (g + f64::from(wd) * w)
+        })
+        .collect();
+    assert_all_near(&want, &a_data, "sgd_update_in_place");
+
+    // scale_data_in_place.
+    let (mut c, data, _) = dev.filled_shape_here(&[5], 71);
+    c.scale_data_in_place(-2.5).unwrap();
+    let want: Vec<f64> = data.iter().map(|&w| f64::from(w) * -2.5).collect();
+    assert_all_near(&want, &D::read_back(c).0, "scale_data_in_place");
+}
+
+#[test]
+fn dyn_blobs_run_caffes_math_at_run_time() {
+    let (lr, wd) = (0.1f32, 0.02f32);
+    let (a, data, diff) = filled::<f32>(None, 80);
+    let (b, data_b, diff_b) = filled_shape::<f32>(None, &[3, 7], 81);
+    let mut net: Vec<DynBlob<f32>> = vec![a.erase(), b.erase()];
+    // Sums where the heads are, against f64 references.
+    assert_near(
+        asum64(&data),
+        f64::from(net[0].asum_data().unwrap()),
+        "asum_data",
+    );
+    assert_near(
+        sumsq64(&diff),
+        f64::from(net[0].sumsq_diff().unwrap()),
+        "sumsq_diff",
+    );
+    // A solver step over the collection.
+    net[0].update().unwrap();
+    net[1].sgd_update(lr, wd).unwrap();
+    let want: Vec<f64> = data
+        .iter()
+        .zip(&diff)
+        .map(|(&w, &g)| f64::from(w) - f64::from(g))
+        .collect();
+    assert_all_near(&want, net[0].cpu_data().unwrap(), "update");
+    let want: Vec<f64> = data_b
+        .iter()
+        .zip(&diff_b)
+        .map(|(&w, &g)| {
+            let (w, g) = (f64::from(w), f64::from(g));
+            w - f64::from(lr) * (g + f64::from(wd) * w)
+        })
+        .collect();
+    assert_all_near(&want, net[1].cpu_data().unwrap(), "sgd_update");
+    assert_eq!(
+        net[1].cpu_diff().unwrap(),
+        &diff_b[..],
+        "the diff is only read"
+    );
+    // Scales, and writes through Caffe's mutable_cpu_*.
+    net[1].scale_diff(0.5).unwrap();
+    let want: Vec<f64> = diff_b.iter().map(|&g| f64::from(g) * 0.5).collect();
+    assert_all_near(&want, net[1].cpu_diff().unwrap(), "scale_diff");
+    net[1].mutable_cpu_data().unwrap()[0] = 42.0;
+    assert_eq!(net[1].cpu_data().unwrap()[0], 42.0);
+    for p in &net {
+        assert_eq!(p.data_state().head, Head::HeadAtCpu);
+        assert_eq!(p.diff_stats().copies() + p.data_stats().copies(), 0);
+    }
+    // Back to the typed blob, with the values the run-time calls wrote.
+    let typed: Blob<f32, HeadAtCpu> = net.pop().unwrap().try_into_blob().unwrap();
+    assert_eq!(typed.cpu_data()[0], 42.0);
+}
+
+#[test]
+fn dyn_blob_update_follows_caffes_rules_for_each_state() {
+    // Uninitialized data: Caffe's fatal error is an error; nothing changes.
+    let mut fresh = Blob::<f32, Uninitialized>::new(&[3]).unwrap().erase();
+    let err = fresh.update().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::State(StateError::NotInitialized { side: "data", .. })
+        ),
+        "{err}"
+    );
+    assert_eq!(fresh.data_state().head, Head::Uninitialized);
+    // An uninitialized diff is made current (zero-filled) first, as Caffe's cpu_diff() does.
+    let data = random_nonzero(4, 82);
+    let mut b = Blob::from_vec(&[4], data.clone()).unwrap().erase();
+    b.update().unwrap();
+    assert_eq!(b.diff_state().head, Head::HeadAtCpu);
+    assert_eq!(b.cpu_data().unwrap(), &data[..], "data -= 0");
+    // Frozen data is read, never written.
+    let frozen = Blob::from_vec(&[4], data.clone())
+        .unwrap()
+        .into_cpu_diff_mut()
+        .unwrap()
+        .freeze_data();
+    let _keep = frozen.shared_data();
+    let mut f = frozen.erase();
+    assert_eq!(f.cpu_data().unwrap(), &data[..]);
+    for err in [
+        f.update().unwrap_err(),
+        f.scale_data(2.0).unwrap_err(),
+        f.mutable_cpu_data().map(|_| ()).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                err,
+                Error::State(StateError::FrozenSide {
+                    side: "data",
+                    state: "Frozen<HeadAtCpu>",
+                    ..
+                })
+            ),
+            "{err}"
+        );
+    }
+    assert!(f.mutable_cpu_diff().is_ok(), "the diff is owned");
+    // A frozen diff current where the data is feeds update().
+    let g = random_nonzero(4, 83);
+    let owner = Blob::from_vec(&[4], g.clone()).unwrap().freeze_data();
+    let target = Blob::from_vec(&[4], data.clone()).unwrap();
+    let target = target.with_shared_diff(owner.shared_data()).unwrap();
+    let mut t = target.erase();
+    t.update().unwrap();
+    let want: Vec<f64> = data
+        .iter()
+        .zip(&g)
+        .map(|(&w, &g)| f64::from(w - g))
+        .collect();
+    assert_all_near(&want, t.cpu_data().unwrap(), "update from a frozen diff");
+    drop(t);
+    assert_eq!(owner.cpu_data(), &g[..], "the shared diff was only read");
+    owner.thaw_data().unwrap();
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn dyn_blob_update_copies_a_stale_diff_as_caffe_does() {
+    let Some(gpu) = gpu_or_skip("dyn_blob_update_copies_a_stale_diff_as_caffe_does") else {
+        return;
+    };
+    // Data at the CPU, diff at the GPU: the diff is copied down once (Caffe's cpu_diff()).
+    let (blob, data, diff) = filled_shape::<f32>(Some(&gpu), &[6, 5], 84);
+    let mut b = blob.into_gpu_diff_mut().unwrap().erase();
+    b.update().unwrap();
+    assert_eq!(b.diff_state().head, Head::Synced);
+    assert_eq!(b.diff_stats().d2h_copies, 1);
+    assert_eq!(b.data_state().head, Head::HeadAtCpu);
+    let want: Vec<f64> = data
+        .iter()
+        .zip(&diff)
+        .map(|(&w, &g)| f64::from(w - g))
+        .collect();
+    assert_all_near(&want, b.cpu_data().unwrap(), "update on the CPU");
+    // Synced data, diff at the CPU: the diff goes up, the update runs on the GPU, whose
+    // side becomes the head; reading the data on the CPU copies it back once.
+    let (blob, data, diff) = filled_shape::<f32>(Some(&gpu), &[4, 9], 85);
+    let mut b = blob.into_gpu_data().unwrap().erase();
+    assert_eq!(b.data_state().head, Head::Synced);
+    b.sgd_update(0.5, 0.1).unwrap();
+    assert_eq!(b.data_state().head, Head::HeadAtGpu);
+    assert_eq!(b.diff_state().head, Head::Synced);
+    assert_eq!(b.diff_stats().h2d_copies, 1);
+    let want: Vec<f64> = data
+        .iter()
+        .zip(&diff)
+        .map(|(&w, &g)| {
+            let (w, g) = (f64::from(w), f64::from(g));
+            w - 0.5 * (g + 0.1 * w)
+        })
+        .collect();
+    assert_all_near(&want, b.cpu_data().unwrap(), "sgd_update on the GPU");
+    assert_eq!(b.data_stats().d2h_copies, 1);
+    assert_near(
+        asum64(&diff),
+        f64::from(b.asum_diff().unwrap()),
+        "asum_diff on the GPU",
+    );
+}
+
+#[test]
+fn debug_names_each_sides_state_as_its_type() {
+    let b = Blob::from_vec(&[2, 3], random_nonzero(6, 90))
+        .unwrap()
+        .freeze_data();
+    let s = format!("{b:?}");
+    assert!(
+        s.contains("data: Frozen<HeadAtCpu>, diff: Uninitialized"),
+        "{s}"
+    );
+    assert!(s.contains("capacity: 6"), "{s}");
+    let d = format!("{:?}", b.erase());
+    assert!(
+        d.contains("data: Frozen<HeadAtCpu>, diff: Uninitialized"),
+        "{d}"
+    );
 }

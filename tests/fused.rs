@@ -15,7 +15,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::element::Element;
 use typestate_tensor::error::{Error, LayoutError};
-use typestate_tensor::tensor::expr::{self, where_};
+use typestate_tensor::tensor::expr::{self, where_cond};
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::Cpu;
 
@@ -179,7 +179,7 @@ fn integer_selects_and_casts_match_eager<D: TestDevice>(dev: &D) {
         );
         let (a, b, c) = (a.view(), b.view(), c.view());
         // where(a < b, a * 3 - c, |b + c|), then through u8 and f32 and back.
-        let sel = where_(a.lazy().lt(&b), a.lazy() * 3 - &c, (b.lazy() + &c).abs());
+        let sel = where_cond(a.lazy().lt(&b), a.lazy() * 3 - &c, (b.lazy() + &c).abs());
         let fused = (sel.cast::<u8>().cast::<f32>() / 4.0f32)
             .floor()
             .cast::<i32>()
@@ -188,7 +188,7 @@ fn integer_selects_and_casts_match_eager<D: TestDevice>(dev: &D) {
         let mask = a.lt(&b).unwrap();
         let left = a.mul_scalar(3).unwrap().sub(&c).unwrap();
         let right = b.add(&c).unwrap().abs().unwrap();
-        let eager = Tensor::where_(&mask, &left, &right)
+        let eager = Tensor::where_cond(&mask, &left, &right)
             .unwrap()
             .cast::<u8>()
             .unwrap()

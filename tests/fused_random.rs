@@ -3,7 +3,7 @@
 //!
 //! Each case draws an output shape, an output element type and one to four trees of depth up
 //! to 8 over every op of the op table (`UNARY_OPS`, `BINARY_OPS`, `TERNARY_OPS`: the test
-//! checks each one was drawn), comparisons, `where_`, casts between all eight element types
+//! checks each one was drawn), comparisons, `where_cond`, casts between all eight element types
 //! and scalars, whose leaves are views of random layouts (transposed, flipped, with an offset,
 //! broadcast implicitly or through stride-0 views) of at most eight tensors of several element
 //! types; in two cases of five the outputs start with random values and the trees also read
@@ -251,8 +251,8 @@ fn node<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p
             let mask = node::<bool, D>(cx, depth - 1);
             let (a, b) = (child(cx, depth), child::<T, D>(cx, depth));
             Pair {
-                e: expr::where_(mask.e, a.e, b.e).boxed(),
-                t: Tensor::where_(&mask.t, &a.t, &b.t).unwrap(),
+                e: expr::where_cond(mask.e, a.e, b.e).boxed(),
+                t: Tensor::where_cond(&mask.t, &a.t, &b.t).unwrap(),
             }
         }
         _ => T::own_op(cx, depth),

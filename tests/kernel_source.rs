@@ -482,7 +482,7 @@ fn fused_sources_compile_in_every_form() {
     let chain = ((-(h.lazy() * &h).abs()).exp() * half::f16::from_f32(0.5))
         .tanh()
         .sigmoid();
-    let select = expr::where_(i.lazy().lt(&i), i.lazy() * 3, i.lazy().abs())
+    let select = expr::where_cond(i.lazy().lt(&i), i.lazy() * 3, i.lazy().abs())
         .cast::<u8>()
         .cast::<f64>();
     // Three outputs (an Adam step's p, m, v): one program holding all three.
@@ -504,7 +504,7 @@ fn fused_sources_compile_in_every_form() {
     // and u8 types returned in their storage type, one of them an exact op's value.
     let b = Tensor::<half::bf16>::zeros(&[4, 4]).unwrap();
     let hb = half::bf16::from_f32(0.5);
-    let exact = expr::where_(b.lazy().lt(&b), -b.lazy(), b.lazy().abs())
+    let exact = expr::where_cond(b.lazy().lt(&b), -b.lazy(), b.lazy().abs())
         .maximum(&b)
         .clamp_scalar(-hb, hb)
         .floor();

@@ -364,6 +364,7 @@ fn the_pickle_has_pytorchs_schema_and_the_recorded_values() {
 }
 
 #[test]
+#[cfg(feature = "plots")]
 fn write_svgs_draws_both_plots_with_the_labels_and_segments() {
     let a = recording(256 * MIB);
     let x = with_alloc_label("adam step", || a.allocate(30 * MIB, S0)).unwrap();

@@ -1,5 +1,7 @@
 //! ndarray interop: borrowing ndarray views without copying (negative and zero strides
-//! included), handing out ndarray views with our strides, and copies both ways.
+//! included), handing out ndarray views with our strides, and copies both ways. With the
+//! `ndarray` feature (on by default).
+#![cfg(feature = "ndarray")]
 
 use ndarray::{s, Array, Array2, Array3, ArrayD, Axis, IxDyn};
 use proptest::prelude::*;

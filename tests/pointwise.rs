@@ -726,7 +726,7 @@ fn fill_and_copy_from_write_exactly_the_view<D: TestDevice>(dev: &D) {
     }
 }
 
-/// CPU-only: the deprecated `sum_f64`, `abs_sum` and `sq_sum` are host reductions in `f64`
+/// CPU-only: the deprecated `sum_f64`, and `asum` and `sumsq`, are host reductions in `f64`
 /// (the tensor reductions on both engines are tested in `tests/reduce.rs`).
 #[test]
 #[allow(deprecated)]
@@ -747,20 +747,20 @@ fn reductions_match_f64_sums() {
             "sum {} vs {s}",
             view.sum_f64()
         );
-        assert!((view.abs_sum() - abs).abs() <= tol);
-        assert!((view.sq_sum() - sq).abs() <= tol);
+        assert!((view.asum() - abs).abs() <= tol);
+        assert!((view.sumsq() - sq).abs() <= tol);
 
         let b = Input::<i64, Cpu>::new(&Cpu, &mut rng, &shape, Domain::Small, true);
         let want: i128 = b.nd(&shape).iter().map(|&x| x as i128).sum();
         assert_eq!(b.ours().sum_f64(), want as f64);
         let want: i128 = b.nd(&shape).iter().map(|&x| (x as i128).abs()).sum();
-        assert_eq!(b.ours().abs_sum(), want as f64);
+        assert_eq!(b.ours().asum(), want as f64);
         let want: i128 = b
             .nd(&shape)
             .iter()
             .map(|&x| (x as i128) * (x as i128))
             .sum();
-        assert_eq!(b.ours().sq_sum(), want as f64);
+        assert_eq!(b.ours().sumsq(), want as f64);
     }
     // Broadcast views sum every repeated element.
     let t = Tensor::from_vec(&[3], vec![1u8, 2, 250]).unwrap();
@@ -879,7 +879,7 @@ fn named_methods_run_their_ops<D: TestDevice>(dev: &D) {
     cmp(a.ge(&b).unwrap(), zip(Ge, av, bv).unwrap());
     let mask = a.gt(&dev.upload(&Tensor::scalar(3.0f32))).unwrap();
     same(
-        Tensor::where_(&mask, &a, &b).unwrap(),
+        Tensor::where_cond(&mask, &a, &b).unwrap(),
         zip3(Where, &mask.view(), av, bv).unwrap(),
     );
     same(a.clamp(&b, &b).unwrap(), zip3(Clamp, av, bv, bv).unwrap());
@@ -984,10 +984,10 @@ fn named_methods_run_their_ops<D: TestDevice>(dev: &D) {
         assert_eq!(y.to_host(), want.to_host(), "{m}_into");
     }
     let mut y = Tensor::<f32, D>::zeros_on(&[3, 4], dev).unwrap();
-    Tensor::where_into(&mask, &a, &b, &mut y).unwrap();
+    Tensor::where_cond_into(&mask, &a, &b, &mut y).unwrap();
     assert_eq!(
         y.to_host(),
-        Tensor::where_(&mask, &a, &b).unwrap().to_host()
+        Tensor::where_cond(&mask, &a, &b).unwrap().to_host()
     );
     let mut m = Tensor::<bool, D>::zeros_on(&[3, 4], dev).unwrap();
     a.view().eq_into(&b, &mut m).unwrap();

@@ -129,6 +129,31 @@ fn set_cpu_data_replaces_the_cpu_side_and_returns_the_old_buffer() {
 }
 
 #[test]
+fn set_cpu_data_in_place_keeps_the_state_through_mut() {
+    let mut mem = SyncedMemory::from_vec(random_nonzero(5, 6));
+    let mut batches = Vec::new();
+    for seed in 7..10 {
+        let batch = random_nonzero(5, seed);
+        let previous = mem.set_cpu_data_in_place(batch.clone()).unwrap();
+        assert_eq!(mem.cpu(), &batch[..]);
+        batches.push(previous.unwrap().into_vec());
+    }
+    assert_eq!(
+        batches[1],
+        random_nonzero(5, 7),
+        "the old buffer comes back"
+    );
+    let err = mem.set_cpu_data_in_place(vec![0.5; 4]).unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::Layout(LayoutError::LengthMismatch { got: 4, .. })
+    ));
+    assert_eq!(err.into_inner(), vec![0.5; 4]);
+    assert_eq!(mem.cpu(), &random_nonzero(5, 9)[..]);
+    assert_eq!(mem.stats().copies(), 0);
+}
+
+#[test]
 fn borrowed_buffer_is_used_in_place_and_handed_back() {
     let mut buf = random_nonzero(5, 6);
     let expected: Vec<f32> = buf.iter().map(|v| v * 2.0).collect();
@@ -577,6 +602,24 @@ fn adopted_gpu_storage_and_set_gpu_data() {
         err.error,
         Error::Layout(LayoutError::ShapeMismatch { .. })
     ));
+
+    // The `&mut self` form on a GPU head keeps the state.
+    let (m, _) = err.into_inner();
+    let mut m = m.into_gpu_mut().unwrap();
+    let third = random_nonzero(8, 34);
+    let storage = typestate_tensor::gpu::GpuStorage::from_host(&gpu, &third, &stream).unwrap();
+    let old = m.set_gpu_data_in_place(storage).unwrap();
+    assert_eq!(old.unwrap().to_vec(&stream).unwrap(), other);
+    assert_eq!(m.gpu().to_vec(&stream).unwrap(), third);
+    let short = typestate_tensor::gpu::GpuStorage::<f32>::zeros(&gpu, 3, &stream).unwrap();
+    let err = m.set_gpu_data_in_place(short).unwrap_err();
+    assert!(matches!(
+        err.error,
+        Error::Layout(LayoutError::ShapeMismatch { .. })
+    ));
+    assert_eq!(err.into_inner().len(), 3);
+    let m = m.into_cpu().unwrap();
+    assert_eq!(m.cpu(), &third[..]);
 }
 
 #[test]

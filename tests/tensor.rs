@@ -475,3 +475,114 @@ fn index_errors_name_the_dim() {
         Err(Error::Layout(LayoutError::IndexLength { .. }))
     ));
 }
+
+// ---- Names and arguments a newcomer reaches for (issue 16) ----------------------------
+
+/// CPU-only: the storage's address shows that no copy was made.
+#[test]
+fn into_reshape_keeps_the_storage_of_a_temporary() {
+    let (t, a) = pair(&[4, 6], 90);
+    let before = t.storage().as_ptr();
+    let m = t.into_reshape(&[2, 3, 4]).unwrap();
+    assert_eq!(m.storage().as_ptr(), before, "no copy");
+    same(
+        &m.view(),
+        a.view().into_shape_with_order(IxDyn(&[2, 3, 4])).unwrap(),
+    );
+    // A temporary: the form `reshape` (a borrowing view) cannot take.
+    let r = Tensor::<f32>::arange(6)
+        .unwrap()
+        .into_reshape(&[3, 2])
+        .unwrap();
+    assert_eq!(r.get(&[2, 1]).unwrap(), 5.0);
+    // Another element count, or strides that need a copy: an error, the tensor handed back.
+    let err = m.into_reshape(&[5, 5]).unwrap_err();
+    assert!(matches!(err.error, Error::Layout(_)), "{}", err.error);
+    let mut m = err.into_inner();
+    m.set_layout(m.layout().t()).unwrap(); // 4x3x2, column-major over the storage
+    let err = m.into_reshape(&[24]).unwrap_err();
+    assert!(
+        matches!(
+            err.error,
+            Error::Layout(LayoutError::ReshapeNeedsCopy { .. })
+        ),
+        "{}",
+        err.error
+    );
+    let m = err.into_inner();
+    same(
+        &m.view(),
+        a.view()
+            .into_shape_with_order(IxDyn(&[2, 3, 4]))
+            .unwrap()
+            .reversed_axes(),
+    );
+}
+
+/// CPU-only: layout arithmetic, the same on every device.
+#[test]
+fn dim_arguments_take_any_integer_and_count_negatives_from_the_end() {
+    let (t, a) = pair(&[2, 3, 4], 91);
+    for d in 0..3usize {
+        let neg = d as i64 - 3;
+        let want = {
+            let mut r = a.view();
+            r.invert_axis(Axis(d));
+            r
+        };
+        same(&t.flip(d).unwrap(), want.view());
+        same(&t.flip(neg).unwrap(), want.view());
+        same(&t.flip(d as i32).unwrap(), want.view());
+        same(
+            &t.narrow(neg as isize, 1, 1).unwrap(),
+            a.slice_axis(Axis(d), Slice::from(1..2)),
+        );
+    }
+    let p = t.permute(&[-1, 0, 1]).unwrap();
+    same(&p, a.view().permuted_axes(IxDyn(&[2, 0, 1])));
+    assert_eq!(p.layout(), t.permute(&[2usize, 0, 1]).unwrap().layout());
+    same(
+        &t.transpose(-1, 0u8).unwrap(),
+        a.view().permuted_axes(IxDyn(&[2, 1, 0])),
+    );
+    assert!(matches!(
+        t.permute(&[0, 1, 3]).unwrap_err(),
+        Error::Layout(LayoutError::InvalidPermutation { .. })
+    ));
+    for bad in [
+        t.flip(3).unwrap_err(),
+        t.flip(-4).unwrap_err(),
+        t.flip(usize::MAX).unwrap_err(),
+        t.permute(&[0, 1, -4]).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                bad,
+                Error::Layout(LayoutError::DimOutOfRange { rank: 3, .. })
+            ),
+            "{bad}"
+        );
+    }
+}
+
+/// CPU-only: `asum` / `sumsq` are host reductions. The old names still work (deprecated).
+#[test]
+#[allow(deprecated)]
+fn renamed_methods_keep_their_old_names() {
+    let (t, a) = pair(&[3, 5], 92);
+    let mask = t.gt(&Tensor::scalar(0i64)).unwrap();
+    let zero = Tensor::scalar(0i64);
+    let new = Tensor::where_cond(&mask, &t, &zero).unwrap();
+    assert_eq!(
+        new.to_vec(),
+        a.iter().map(|&x| x.max(0)).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        Tensor::where_(&mask, &t, &zero).unwrap().to_vec(),
+        new.to_vec()
+    );
+    let asum: f64 = a.iter().map(|&x| (x as f64).abs()).sum();
+    let sumsq: f64 = a.iter().map(|&x| (x as f64) * (x as f64)).sum();
+    assert_eq!((t.asum(), t.sumsq()), (asum, sumsq));
+    assert_eq!((t.abs_sum(), t.sq_sum()), (asum, sumsq));
+}

@@ -247,8 +247,8 @@ impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
         cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64())
     }
 
-    /// `Σ |a|` in `f64` (BLAS/Caffe `asum`).
-    pub fn abs_sum(&self) -> f64
+    /// `Σ |a|` in `f64` (BLAS/Caffe `asum`, the name blobs use too: `Blob::asum_data`).
+    pub fn asum(&self) -> f64
     where
         T: Numeric,
     {
@@ -256,8 +256,8 @@ impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
         cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64().abs())
     }
 
-    /// `Σ a²` in `f64` (Caffe `sumsq`).
-    pub fn sq_sum(&self) -> f64
+    /// `Σ a²` in `f64` (Caffe `sumsq`, the name blobs use too: `Blob::sumsq_data`).
+    pub fn sumsq(&self) -> f64
     where
         T: Numeric,
     {
@@ -266,6 +266,27 @@ impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
             let x = x.to_f64();
             x * x
         })
+    }
+
+    /// The old name of [`asum`](Self::asum).
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed `asum` (Caffe's and BLAS's name, as on `Blob`)"
+    )]
+    pub fn abs_sum(&self) -> f64
+    where
+        T: Numeric,
+    {
+        self.asum()
+    }
+
+    /// The old name of [`sumsq`](Self::sumsq).
+    #[deprecated(since = "0.1.0", note = "renamed `sumsq` (Caffe's name, as on `Blob`)")]
+    pub fn sq_sum(&self) -> f64
+    where
+        T: Numeric,
+    {
+        self.sumsq()
     }
 }
 

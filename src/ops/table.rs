@@ -56,7 +56,7 @@ pub struct OpInfo {
 // line; the closure's and the scalars' names become the methods' parameter names. An entry
 // without `=>` gets no method (`copy` is reached through `contiguous` and `copy_from`). A
 // ternary op whose first input is `bool` (`where`) gets the associated functions
-// `Tensor::where_(mask, a, b)` and `Tensor::where_into(.., out)` instead.
+// `Tensor::where_cond(mask, a, b)` and `Tensor::where_cond_into(.., out)` instead.
 //
 // Each `for_each_*_op!(m)` calls `m! { entries }`; `m` must accept the whole grammar.
 
@@ -199,7 +199,7 @@ macro_rules! for_each_ternary_op {
             /// `mask ? a : b`.
             Where: [bool] Element => T, "where", "(a ? b : c)",
                 |mask, a, b| if mask { a } else { b }
-                => where_, where_into: "mask ? a : b";
+                => where_cond, where_cond_into: "mask ? a : b";
             /// `min(max(x, lo), hi)`, propagating NaN.
             Clamp: [T] Numeric => T, "clamp", "ts_min(ts_max(a, b), c)",
                 |x, lo, hi| x.max_of(lo).min_of(hi)
@@ -413,7 +413,8 @@ mod tests {
     }
 
     /// The kernel name (errors, cache keys) and the method name of an entry are written
-    /// separately (no `paste` crate); they must agree, except `where`, a Rust keyword.
+    /// separately (no `paste` crate); they must agree, except `where`, a Rust keyword
+    /// (`where_cond`, candle's name).
     #[test]
     fn kernel_names_match_method_names() {
         let mut pairs: Vec<(&str, &str)> = for_each_unary_op!(method_names);
@@ -421,7 +422,11 @@ mod tests {
         pairs.extend(for_each_ternary_op!(method_names));
         assert!(pairs.len() > 30, "{pairs:?}");
         for (kernel, method) in pairs {
-            let expected = if kernel == "where" { "where_" } else { kernel };
+            let expected = if kernel == "where" {
+                "where_cond"
+            } else {
+                kernel
+            };
             assert_eq!(method, expected, "entry {kernel:?} has method {method:?}");
         }
     }

@@ -200,6 +200,29 @@ impl CaptureStreams {
 ///
 /// Several `Gpu`s may exist for one ordinal (each with its own allocator); they share the
 /// primary context, so their streams and memory work together.
+///
+/// Without a CUDA driver or a device, [`Gpu::new`] returns an error, never a panic, so code
+/// can fall back to the CPU:
+///
+/// ```
+/// use typestate_tensor::gpu::Gpu;
+/// use typestate_tensor::Tensor;
+///
+/// # fn main() -> typestate_tensor::Result<()> {
+/// let a = Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0])?;
+/// match Gpu::new(0) {
+///     Ok(gpu) => {
+///         let g = a.to_gpu(&gpu)?; // Tensor<f32, Gpu>: the device is in the type
+///         let twice = (&g + &g)?.to_cpu()?;
+///         assert_eq!(twice.to_vec(), [2.0, 4.0, 6.0]);
+///         let reserved = gpu.allocator_stats().reserved_bytes.current;
+///         println!("{}: {reserved} bytes reserved", gpu.device_name());
+///     }
+///     Err(e) => println!("no GPU, staying on the CPU: {e}"),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Gpu {
     inner: Arc<GpuInner>,

@@ -83,6 +83,29 @@ fn shrink(stat: &mut Stat, by: usize) {
 ///   does not block) before `cuMemFreeAsync`.
 /// - Out of memory: the allocator synchronises the context (so frees still queued on other
 ///   streams complete and their memory returns to the pool) and retries once.
+///
+/// Chosen for a `Gpu` with [`AllocatorKind::DriverPool`](crate::gpu::AllocatorKind):
+///
+/// ```
+/// use typestate_tensor::gpu::{AllocatorKind, DriverPoolOptions, Gpu, GpuOptions};
+///
+/// # fn main() -> typestate_tensor::Result<()> {
+/// let options = GpuOptions {
+///     allocator: AllocatorKind::DriverPool(DriverPoolOptions::default()),
+///     ..GpuOptions::default()
+/// };
+/// match Gpu::with_options(0, options) {
+///     Ok(gpu) => {
+///         let stream = gpu.default_stream().id();
+///         let block = gpu.allocator().allocate(1 << 20, stream)?;
+///         assert!(block.size() >= 1 << 20);
+///         gpu.allocator().free(block)?;
+///     }
+///     Err(e) => println!("no GPU with a stream-ordered pool here: {e}"),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub struct DriverPoolAllocator {
     ctx: Arc<CudaContext>,
     pool: MemPool,

@@ -52,11 +52,6 @@ impl<'a, T: Element> GpuStorageMut<'a, T> {
         GpuStorageMut { storage, gpu }
     }
 
-    /// The storage itself, for the crate's engines (which never move it).
-    pub(crate) fn into_inner(self) -> &'a mut GpuStorage<T> {
-        self.storage
-    }
-
     /// A shorter-lived handle to the same memory.
     pub fn reborrow(&mut self) -> GpuStorageMut<'_, T> {
         GpuStorageMut {

@@ -37,6 +37,34 @@ const SIZE_CLASSES: usize = usize::BITS as usize;
 /// Invariants (besides those of the shared region cache): block sizes are powers of two,
 /// each one whole source region, cached in the free list of its size class
 /// (`free_lists[log2(size)]`).
+///
+/// Each `Gpu` owns one over page-locked memory (`Gpu::host_allocator`); over
+/// [`HostMemorySource`](crate::storage::HostMemorySource), whose streams are simulated, it
+/// runs anywhere:
+///
+/// ```
+/// use typestate_tensor::storage::{
+///     CachingHostAllocator, DeviceAllocator, HostMemorySource, StreamId,
+/// };
+///
+/// # fn main() -> Result<(), typestate_tensor::error::AllocError> {
+/// let host = CachingHostAllocator::new(HostMemorySource::new(1 << 20));
+/// let a = host.allocate(3000, StreamId(0))?;
+/// assert_eq!(a.size(), 4096); // a power-of-two size class
+/// let addr = a.addr();
+/// host.free(a)?; // cached, but stream 0 may still be copying from it
+/// let b = host.allocate(3000, StreamId(0))?;
+/// assert_ne!(b.addr(), addr, "not reused while its stream's work is pending");
+/// let b_addr = b.addr();
+/// host.free(b)?;
+/// host.source().complete_stream(StreamId(0)); // the stream's work is done
+/// let c = host.allocate(3000, StreamId(0))?;
+/// assert!([addr, b_addr].contains(&c.addr()), "a cached block is reused");
+/// assert_eq!(host.stats().segments.current, 2);
+/// # host.free(c)?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct CachingHostAllocator<S: MemorySource> {
     source: S,
     state: Mutex<RegionCache<S::Event, SizeClasses>>,

@@ -29,6 +29,19 @@ use crate::error::AllocError;
 /// used by queued work on its stream or on streams passed to `record_stream`, and
 /// [`MemorySource::free`] requires that no work uses it. (CUDA's `cuMemFree` synchronizes the
 /// device anyway, so this costs little more.)
+///
+/// ```
+/// use typestate_tensor::storage::{DeviceAllocator, HostMemorySource, NaiveAllocator, StreamId};
+///
+/// # fn main() -> Result<(), typestate_tensor::error::AllocError> {
+/// let naive = NaiveAllocator::new(HostMemorySource::new(1 << 20));
+/// let a = naive.allocate(1000, StreamId(0))?;
+/// assert_eq!(naive.stats().reserved_bytes.current, a.size());
+/// naive.free(a)?; // straight back to the source
+/// assert_eq!(naive.stats().reserved_bytes.current, 0);
+/// # Ok(())
+/// # }
+/// ```
 pub struct NaiveAllocator<S: MemorySource> {
     source: S,
     state: Mutex<NaiveState>,

@@ -133,32 +133,57 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
     where
         S: Settled,
     {
-        const OP: &str = "SyncedMemory::set_gpu_data";
-        let error: Option<Error> = match self.gpu_device() {
-            None => Some(StateError::NoGpu { op: OP }.into()),
-            Some(g) if g.ordinal() != storage.gpu().ordinal() => Some(
-                GpuError::DeviceMismatch {
-                    op: OP,
-                    lhs: g.ordinal(),
-                    rhs: storage.gpu().ordinal(),
-                }
-                .into(),
-            ),
-            Some(_) if storage.len() != self.len() => Some(
-                LayoutError::ShapeMismatch {
-                    op: OP,
-                    expected: vec![self.len()],
-                    got: vec![storage.len()],
-                }
-                .into(),
-            ),
-            Some(_) => None,
-        };
-        if let Some(error) = error {
+        if let Some(error) = check_gpu_data("SyncedMemory::set_gpu_data", &self.raw, &storage) {
             return Err(TransitionError::new((self, storage), error));
         }
         let old = self.raw.replace_device(storage);
         Ok((SyncedMemory::from_raw(self.raw), old))
+    }
+}
+
+impl<T: Element, H: HostSlot<T>> SyncedMemory<T, HeadAtGpu, H> {
+    /// [`set_gpu_data`](Self::set_gpu_data) through `&mut self`, for memory whose GPU side is
+    /// already the head (the state stays `HeadAtGpu`): replaces the GPU buffer with
+    /// `storage` and returns the old one. A length or device mismatch hands `storage` back.
+    #[allow(clippy::result_large_err)] // hands the device buffer back, on a rare path
+    pub fn set_gpu_data_in_place(
+        &mut self,
+        storage: GpuStorage<T>,
+    ) -> Result<Option<GpuStorage<T>>, TransitionError<GpuStorage<T>>> {
+        const OP: &str = "SyncedMemory::set_gpu_data_in_place";
+        if let Some(error) = check_gpu_data(OP, &self.raw, &storage) {
+            return Err(TransitionError::new(storage, error));
+        }
+        Ok(self.raw.replace_device(storage))
+    }
+}
+
+/// Why `storage` cannot become the GPU side of `raw`, if it cannot: memory not tied to a
+/// GPU, another GPU, or another length.
+fn check_gpu_data<T: Element, H: HostSlot<T>>(
+    op: &'static str,
+    raw: &RawSynced<T, H, GpuAccel>,
+    storage: &GpuStorage<T>,
+) -> Option<Error> {
+    match raw.accel().map(GpuAccel::gpu) {
+        None => Some(StateError::NoGpu { op }.into()),
+        Some(g) if g.ordinal() != storage.gpu().ordinal() => Some(
+            GpuError::DeviceMismatch {
+                op,
+                lhs: g.ordinal(),
+                rhs: storage.gpu().ordinal(),
+            }
+            .into(),
+        ),
+        Some(_) if storage.len() != raw.len() => Some(
+            LayoutError::ShapeMismatch {
+                op,
+                expected: vec![raw.len()],
+                got: vec![storage.len()],
+            }
+            .into(),
+        ),
+        Some(_) => None,
     }
 }
 

@@ -41,12 +41,12 @@ mod transition_error;
 
 pub use any::AnySyncedMemory;
 pub use blob::{
-    Blob, BlobElement, BlobShape, BlobSide, CollectiveSide, DynBlob, Frozen, MathPlace, MathSide,
-    OwnedSide, Reshaped, SideState, UpdateWith,
+    Blob, BlobElement, BlobShape, BlobSide, CollectiveSide, DiffOnCpu, DiffOnGpu, DynBlob, Frozen,
+    InPlaceMath, MathPlace, MathSide, OwnedSide, Reshaped, SideState, TypedBlobOnly, UpdateWith,
 };
 pub use host::{HostBuffer, HostSlot, OwnedHost, OwnsHost};
 pub use raw::TransferStats;
-pub use shared::SharedMemory;
+pub use shared::{SameElement, SharedMemory};
 pub use state::{
     CpuReadable, CpuWritable, GpuReadable, GpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState,
     InFlight, Settled, Synced, ToCpu, ToGpu, Uninitialized,

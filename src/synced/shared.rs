@@ -107,6 +107,30 @@ impl<T: Element, S: HeadState> SharedMemory<T, S> {
     }
 }
 
+/// Element types a blob of `T` may share memory of: `T` itself. Sharing reuses the memory
+/// as it is, so a blob of `f64` cannot read memory of `f32`; this trait turns that mistake
+/// into a message that says so instead of a mismatch of `SharedMemory` types. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "a blob of `{T}` cannot share memory that holds `{Self}`",
+    label = "sharing reuses the memory as it is, so both blobs need one element type",
+    note = "share between blobs of one element type; to use the values as `{T}`, copy them with a cast, e.g. `Blob::from_vec(shape, blob.cpu_data_view()?.cast::<{T}>()?.to_vec())`"
+)]
+pub trait SameElement<T: Element>: Element + sealed::Sealed {
+    /// The memory under its one element type.
+    fn same<S: HeadState>(memory: SharedMemory<Self, S>) -> SharedMemory<T, S>;
+}
+
+impl<T: Element> SameElement<T> for T {
+    fn same<S: HeadState>(memory: SharedMemory<T, S>) -> SharedMemory<T, S> {
+        memory
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: crate::element::Element> Sealed for T {}
+}
+
 impl<T: Element, S: HeadState> std::fmt::Debug for SharedMemory<T, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedMemory")

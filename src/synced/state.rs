@@ -89,31 +89,31 @@ pub trait HeadState:
 #[diagnostic::on_unimplemented(
     message = "an asynchronous push is still in flight in state `{Self}`",
     label = "the host buffer is being copied to the GPU",
-    note = "call `.wait()` first (or `.gpu_after(&stream)` to read it on a stream ordered after the copy)"
+    note = "call `.wait()` first: it blocks until the copy is done and gives `Synced` (or `.gpu_after(&stream)` to read the GPU copy on a stream ordered after the copy, without waiting)"
 )]
 pub trait Settled: HeadState {}
 
 /// States in which the CPU copy is current and may be read (`&[T]`).
 #[diagnostic::on_unimplemented(
-    message = "the CPU copy is stale or not allocated in state `{Self}`",
+    message = "the CPU copy may not be read in state `{Self}`: it is stale, not allocated, or being copied",
     label = "this needs a current CPU copy",
-    note = "call `.into_cpu()` first (Caffe's `cpu_data()`): it allocates a zero-filled CPU copy, or copies from the GPU only when the CPU copy is stale; after `async_gpu_push` call `.wait()`; on a Blob call `.into_cpu_data()` / `.into_cpu_diff()`"
+    note = "make it current first: from `HeadAtGpu` or `Uninitialized` call `.into_cpu()` (Caffe's `cpu_data()`: it copies from the GPU only when the CPU copy is stale, or allocates it zero-filled); from `InFlight` (after `async_gpu_push`) call `.wait()`, which gives `Synced`; on a Blob call `.into_cpu_data()` / `.into_cpu_diff()`"
 )]
-pub trait CpuReadable: HeadState {}
+pub trait CpuReadable: Settled {}
 
 /// States in which the GPU copy is current and may be read on any stream.
 #[diagnostic::on_unimplemented(
-    message = "the GPU copy is stale, not allocated, or still being pushed in state `{Self}`",
+    message = "the GPU copy may not be read in state `{Self}`: it is stale, not allocated, or still being pushed",
     label = "this needs a current GPU copy",
-    note = "call `.into_gpu()` first (Caffe's `gpu_data()`): it copies from the CPU only when the GPU copy is stale; after `async_gpu_push` call `.wait()` or `.gpu_after(&stream)`; on a Blob call `.into_gpu_data()` / `.into_gpu_diff()`"
+    note = "make it current first: from `HeadAtCpu` or `Uninitialized` call `.into_gpu()` (Caffe's `gpu_data()`: it copies from the CPU only when the GPU copy is stale, or allocates it zero-filled); from `InFlight` call `.wait()` (gives `Synced`), or `.gpu_after(&stream)` to read it on a stream ordered after the copy; on a Blob call `.into_gpu_data()` / `.into_gpu_diff()`"
 )]
-pub trait GpuReadable: HeadState {}
+pub trait GpuReadable: Settled {}
 
 /// States in which the CPU side is the head and may be written (`&mut [T]`).
 #[diagnostic::on_unimplemented(
     message = "the CPU side is not the head in state `{Self}`, so it may not be written",
     label = "writing here would leave the other copy stale without the type saying so",
-    note = "call `.into_cpu_mut()` first (Caffe's `mutable_cpu_data()`): it syncs the CPU copy if stale and makes the CPU side the head (after `async_gpu_push`, `.wait()` before that); on a Blob call `.into_cpu_data_mut()` / `.into_cpu_diff_mut()`"
+    note = "take the CPU side first: from `Synced`, `HeadAtGpu` or `Uninitialized` call `.into_cpu_mut()` (Caffe's `mutable_cpu_data()`: it syncs the CPU copy if stale and makes the CPU side the head); from `InFlight` call `.wait()` first, then `.into_cpu_mut()`; on a Blob call `.into_cpu_data_mut()` / `.into_cpu_diff_mut()`"
 )]
 pub trait CpuWritable: CpuReadable {}
 
@@ -121,7 +121,7 @@ pub trait CpuWritable: CpuReadable {}
 #[diagnostic::on_unimplemented(
     message = "the GPU side is not the head in state `{Self}`, so it may not be written",
     label = "writing here would leave the other copy stale without the type saying so",
-    note = "call `.into_gpu_mut()` first (Caffe's `mutable_gpu_data()`): it syncs the GPU copy if stale and makes the GPU side the head (after `async_gpu_push`, `.wait()` before that); on a Blob call `.into_gpu_data_mut()` / `.into_gpu_diff_mut()`"
+    note = "take the GPU side first: from `Synced`, `HeadAtCpu` or `Uninitialized` call `.into_gpu_mut()` (Caffe's `mutable_gpu_data()`: it syncs the GPU copy if stale and makes the GPU side the head); from `InFlight` call `.wait()` first, then `.into_gpu_mut()`; on a Blob call `.into_gpu_data_mut()` / `.into_gpu_diff_mut()`"
 )]
 pub trait GpuWritable: GpuReadable {}
 

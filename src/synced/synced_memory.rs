@@ -28,6 +28,28 @@ use crate::error::{Error, LayoutError};
 ///    after a change, and a borrow cannot be held across one.
 /// 4. A failed transition returns the value in its old state inside [`TransitionError`].
 ///
+/// ```
+/// use typestate_tensor::synced::{HeadAtCpu, SyncedMemory};
+///
+/// # fn main() -> typestate_tensor::Result<()> {
+/// // CPU-only memory runs anywhere; `SyncedMemory::with_gpu(&gpu, len)` ties it to a GPU.
+/// let m: SyncedMemory<f32> = SyncedMemory::new(3)?; // `Uninitialized`: nothing allocated
+/// let mut m: SyncedMemory<f32, HeadAtCpu> = m.into_cpu_mut()?; // zero-filled CPU copy
+/// m.cpu_mut().copy_from_slice(&[1.0, 2.0, 3.0]);
+/// // A new batch each iteration, through `&mut`: the state stays `HeadAtCpu`.
+/// let old = m.set_cpu_data_in_place(vec![4.0, 5.0, 6.0])?;
+/// assert_eq!(old.map(|b| b.into_vec()), Some(vec![1.0, 2.0, 3.0]));
+/// assert_eq!(m.cpu(), &[4.0, 5.0, 6.0]);
+/// // The GPU side of CPU-only memory is an error, and the memory comes back unchanged.
+/// let err = m.into_gpu().unwrap_err();
+/// println!("{}", err.error); // "to_gpu: this memory is not tied to a GPU; ..."
+/// let m = err.into_inner();
+/// let m: SyncedMemory<f32, HeadAtCpu> = m.into_cpu()?; // no copy: already current
+/// assert_eq!(m.stats().copies(), 0);
+/// # Ok(())
+/// # }
+/// ```
+///
 /// Caffe's calls map as follows (transitions return the new state; borrows do not copy):
 ///
 /// | Caffe | here | copies |
@@ -41,7 +63,7 @@ use crate::error::{Error, LayoutError};
 /// | `set_gpu_data(p)` | [`SyncedMemory::from_gpu_storage`], [`set_gpu_data`](Self::set_gpu_data) | none |
 /// | `async_gpu_push(stream)` | [`async_gpu_push`](Self::async_gpu_push) (gives `InFlight`), then [`wait()`](Self::wait) or [`gpu_after(&stream)`](Self::gpu_after) | H2D, queued |
 /// | `head()` | the type `S`, or [`head()`](Self::head) at run time | |
-pub struct SyncedMemory<T: Element, S: HeadState, H: HostSlot<T> = OwnedHost<T>> {
+pub struct SyncedMemory<T: Element, S: HeadState = Uninitialized, H: HostSlot<T> = OwnedHost<T>> {
     // Boxed: transitions move the memory by value, and so only move a pointer; a failed
     // one returns it inside an error that stays small.
     pub(crate) raw: Box<RawSynced<T, H, GpuAccel>>,
@@ -271,6 +293,28 @@ impl<T: Element, S: HeadState> SyncedMemory<T, S> {
             Some(b) => b.into_vec(),
             None => unreachable!("invariant 2: a CpuReadable state has a CPU copy"),
         }
+    }
+}
+
+impl<T: Element> SyncedMemory<T, HeadAtCpu> {
+    /// [`set_cpu_data`](Self::set_cpu_data) through `&mut self`, for memory whose CPU side is
+    /// already the head (the state stays `HeadAtCpu`; a GPU copy, if any, stays stale):
+    /// replaces the CPU buffer with `data` and returns the old one, e.g. to feed a new batch
+    /// into the same memory each iteration. A length mismatch hands `data` back.
+    pub fn set_cpu_data_in_place(
+        &mut self,
+        data: Vec<T>,
+    ) -> Result<Option<HostBuffer<T>>, TransitionError<Vec<T>>> {
+        if data.len() != self.len() {
+            let error = LayoutError::LengthMismatch {
+                op: "SyncedMemory::set_cpu_data_in_place",
+                shape: vec![self.len()],
+                expected: self.len(),
+                got: data.len(),
+            };
+            return Err(TransitionError::new(data, error));
+        }
+        Ok(self.raw.host_slot_mut().replace(HostBuffer::from_vec(data)))
     }
 }
 

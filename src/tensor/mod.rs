@@ -42,6 +42,7 @@ pub mod backend;
 mod construct;
 pub mod expr;
 mod index;
+#[cfg(feature = "ndarray")]
 mod interop;
 pub mod iter;
 mod join;
@@ -57,9 +58,11 @@ mod view;
 pub use arith::ArithOperand;
 pub use backend::{Backend, HostBackend, Transfer};
 pub use index::TensorIndex;
+#[cfg(feature = "ndarray")]
 pub use interop::FromNdarray;
 pub use operand::Operand;
 pub use repr::{OwnedRepr, ReadRepr, Repr, ViewMutRepr, ViewRepr, WriteRepr};
+pub use shape_ops::Dim;
 pub use view::{AsView, AsViewMut, TensorView, TensorViewMut};
 
 use std::marker::PhantomData;
@@ -98,7 +101,7 @@ use crate::layout::Layout;
 /// let t = a.t(); // a view: no copy
 /// assert_eq!(t.get(&[2, 1])?, 6.0);
 /// let mask = t.gt(&Tensor::scalar(2.5f32))?;
-/// let picked = Tensor::where_(&mask, &t, &Tensor::scalar(0.0f32))?;
+/// let picked = Tensor::where_cond(&mask, &t, &Tensor::scalar(0.0f32))?;
 /// assert_eq!(picked.to_vec(), [0.0, 4.0, 0.0, 5.0, 3.0, 6.0]);
 /// # Ok::<(), typestate_tensor::Error>(())
 /// ```

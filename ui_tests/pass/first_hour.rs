@@ -27,7 +27,7 @@ fn main() -> typestate_tensor::Result<()> {
 
     // Comparisons with scalars (Rust's `>` returns a bool, so these are methods).
     let mask = n.gt(0.0)?;
-    let relu = Tensor::where_(&mask, &n, 0.0)?;
+    let relu = Tensor::where_cond(&mask, &n, 0.0)?;
     let clipped = n.clamp(-1.0, 1.0)?;
 
     // Indexing and iteration.

@@ -725,7 +725,7 @@ mod tests {
         assert_eq!(args.param(2).unwrap(), [9; 20]);
         assert!(args.param(3).is_none());
         let ptrs = args.pointers();
-        assert!(ptrs.iter().all(|p| (*p as usize) % 8 == 0));
+        assert!(ptrs.iter().all(|p| (*p as usize).is_multiple_of(8)));
         // Patching a parameter keeps the others and needs its length.
         assert!(args.set(1, &7u64.to_le_bytes()));
         assert!(!args.set(1, &[1, 2]));

@@ -711,15 +711,15 @@ pub fn tiled_vec<const N: usize>(
         .max(1);
     let mut vec = TILED_ACCESS_BYTES / widest;
     while vec > 1 {
-        let fits = layout.shape[dim] % vec == 0
-            && layout.shape[c] % vec == 0
+        let fits = layout.shape[dim].is_multiple_of(vec)
+            && layout.shape[c].is_multiple_of(vec)
             && (0..N).filter(|&k| vectored(k)).all(|k| {
                 let s = &layout.strides[k];
                 s[along(k)] == 1
-                    && addrs[k] % (vec * sizes[k]) as u64 == 0
+                    && addrs[k].is_multiple_of((vec * sizes[k]) as u64)
                     && (0..rank)
                         .filter(|&d| d != along(k))
-                        .all(|d| s[d].unsigned_abs() % vec == 0)
+                        .all(|d| s[d].unsigned_abs().is_multiple_of(vec))
             });
         if fits {
             // vec <= TILED_ACCESS_BYTES = 4, so it fits.
@@ -803,10 +803,10 @@ fn inner_vector<const N: usize>(
     let widest = sizes.iter().copied().max().unwrap_or(1).max(1);
     let mut vec = VECTOR_BYTES / widest;
     while vec > 1 {
-        let fits = layout.shape[last] % vec == 0
+        let fits = layout.shape[last].is_multiple_of(vec)
             && layout.numel() / vec >= BLOCK as usize
             && (0..N).filter(|&k| inner(k) == 1).all(|k| {
-                addrs[k] % (vec * sizes[k]) as u64 == 0
+                addrs[k].is_multiple_of((vec * sizes[k]) as u64)
                     && layout.strides[k][..last]
                         .iter()
                         .all(|&s| s.unsigned_abs() % vec == 0)

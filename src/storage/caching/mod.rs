@@ -66,6 +66,30 @@ use crate::error::{AllocError, OomHint};
 ///
 /// Dropping the allocator synchronizes and returns every cached whole segment. Segments
 /// with blocks still handed out stay with the source: their owners hold raw addresses.
+///
+/// Every `Gpu` uses one over device memory unless told otherwise; over
+/// [`HostMemorySource`](crate::storage::HostMemorySource) it runs anywhere:
+///
+/// ```
+/// use typestate_tensor::storage::{
+///     CachingAllocator, CachingConfig, DeviceAllocator, HostMemorySource, StreamId,
+/// };
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let config: CachingConfig = "max_split_size_mb:64".parse()?; // PYTORCH_CUDA_ALLOC_CONF syntax
+/// let alloc = CachingAllocator::with_config(HostMemorySource::new(256 << 20), config);
+/// let a = alloc.allocate(300 << 10, StreamId(0))?; // a small block: one 2 MiB segment
+/// let b = alloc.allocate(500 << 10, StreamId(0))?; // split from the same segment
+/// assert_eq!(alloc.stats().segments.current, 1);
+/// alloc.free(a)?;
+/// alloc.free(b)?; // both back in the cache, merged: the segment stays reserved
+/// assert_eq!(alloc.stats().allocated_bytes.current, 0);
+/// assert_eq!(alloc.stats().reserved_bytes.current, 2 << 20);
+/// alloc.empty_cache()?; // PyTorch's torch.cuda.empty_cache()
+/// assert_eq!(alloc.stats().reserved_bytes.current, 0);
+/// # Ok(())
+/// # }
+/// ```
 pub struct CachingAllocator<S: MemorySource> {
     source: S,
     limits: Limits,

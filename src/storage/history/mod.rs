@@ -17,8 +17,8 @@
 //!    segments and blocks now (the snapshot) plus the events.
 //! 3. **Look.** [`MemoryHistory::write_torch_pickle`] writes the pickle PyTorch's
 //!    `torch.cuda.memory._dump_snapshot` writes, which `torch/cuda/_memory_viz.py` and the
-//!    web viewer open; [`MemoryHistory::write_svgs`] draws memory over time and the segment
-//!    map.
+//!    web viewer open; `MemoryHistory::write_svgs` (the `plots` feature, on by default) draws
+//!    memory over time and the segment map.
 //!
 //! ```
 //! use typestate_tensor::storage::history::{with_alloc_label, HistorySettings, TraceAction};
@@ -53,6 +53,7 @@
 mod backtrace;
 mod label;
 mod pickle;
+#[cfg(feature = "plots")]
 pub mod plot;
 pub(crate) mod record;
 

@@ -44,6 +44,25 @@ use crate::error::{AllocError, OomHint};
 ///
 /// Invariants (besides those of the shared region cache): every cached region is in the
 /// bucket of its stream and rounded size.
+///
+/// ```
+/// use typestate_tensor::storage::{DeviceAllocator, HostMemorySource, PooledAllocator, StreamId};
+///
+/// # fn main() -> Result<(), typestate_tensor::error::AllocError> {
+/// let pool = PooledAllocator::new(HostMemorySource::new(64 << 20)); // 4 KiB pages
+/// let a = pool.allocate(3000, StreamId(0))?;
+/// assert_eq!(a.size(), 4096);
+/// let addr = a.addr();
+/// pool.free(a)?;
+/// let b = pool.allocate(4000, StreamId(0))?; // the same bucket: the cached region
+/// assert_eq!(b.addr(), addr);
+/// let c = pool.allocate(5000, StreamId(0))?; // another bucket: a new region
+/// assert_eq!((c.size(), pool.stats().segments.current), (8192, 2));
+/// # pool.free(b)?;
+/// # pool.free(c)?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct PooledAllocator<S: MemorySource> {
     source: S,
     config: PooledConfig,

@@ -19,7 +19,7 @@ use crate::device::Cpu;
 use crate::element::FloatElement;
 use crate::engine_gpu::pointwise;
 use crate::engine_gpu::reduce::{self as gpu_reduce, Term};
-use crate::error::Error;
+use crate::error::{Error, StateError};
 use crate::layout::Layout;
 use crate::ops::table::{MulScalar, Sub};
 use crate::runtime::Gpu;
@@ -28,7 +28,7 @@ use crate::synced::accel::GpuAccel;
 use crate::synced::host::OwnedHost;
 use crate::synced::raw::RawSynced;
 use crate::synced::state::{
-    CpuReadable, GpuReadable, HeadAtCpu, HeadAtGpu, HeadState, Settled, Synced, Uninitialized,
+    CpuReadable, GpuReadable, Head, HeadAtCpu, HeadAtGpu, HeadState, Settled, Synced, Uninitialized,
 };
 use crate::synced::synced_memory::SyncedMemory;
 use crate::synced::transition_error::TransitionError;
@@ -102,11 +102,46 @@ impl MathSide for Synced {
     note = "make the diff readable on the data's side first (`.into_cpu_diff()` for data at the CPU, `.into_gpu_diff()` for data at the GPU or synced); Caffe's Update() of uninitialized data is a fatal error"
 )]
 pub trait UpdateWith<G: HeadState>: MathSide {}
-impl<G: CpuReadable> UpdateWith<G> for HeadAtCpu {}
-impl<G: GpuReadable> UpdateWith<G> for HeadAtGpu {}
-impl<G: GpuReadable> UpdateWith<G> for Synced {}
+impl<G: DiffOnCpu> UpdateWith<G> for HeadAtCpu {}
+impl<G: DiffOnGpu> UpdateWith<G> for HeadAtGpu {}
+impl<G: DiffOnGpu> UpdateWith<G> for Synced {}
 
-type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
+/// Diff states current on the CPU, where `update()` of `HeadAtCpu` data reads the diff
+/// (the same states as [`CpuReadable`], with a message that says it is the diff).
+#[diagnostic::on_unimplemented(
+    message = "the diff is not current on the CPU (diff state `{Self}`), where the data's head is",
+    label = "`data -= diff` runs on the CPU here and reads the diff there",
+    note = "call `.into_cpu_diff()` first (Caffe's `cpu_diff()`, which `Update()` calls: it copies the diff from the GPU when stale), or take the data to the GPU with `.into_gpu_data_mut()`"
+)]
+pub trait DiffOnCpu: CpuReadable {}
+impl DiffOnCpu for HeadAtCpu {}
+impl DiffOnCpu for Synced {}
+
+/// Diff states current on the GPU, where `update()` of `HeadAtGpu` or `Synced` data reads
+/// the diff (the same states as [`GpuReadable`], with a message that says it is the diff).
+#[diagnostic::on_unimplemented(
+    message = "the diff is not current on the GPU (diff state `{Self}`), where the data's head is",
+    label = "`data -= diff` runs on the GPU here and reads the diff there",
+    note = "call `.into_gpu_diff()` first (Caffe's `gpu_diff()`, which `Update()` calls: it copies the diff to the GPU when stale), or take the data to the CPU with `.into_cpu_data_mut()`"
+)]
+pub trait DiffOnGpu: GpuReadable {}
+impl DiffOnGpu for HeadAtGpu {}
+impl DiffOnGpu for Synced {}
+
+/// Head states whose blob math writes leave the state as it is (`AfterWrite = Self`), so
+/// the math has a `&mut self` form (`update_in_place`, `scale_data_in_place`, ...). Not
+/// `Synced`: a write there makes the GPU side the head, which changes the type.
+#[diagnostic::on_unimplemented(
+    message = "a write in state `{Self}` changes the state, so it has no `&mut self` form",
+    label = "math on `Synced` writes the GPU copy, which becomes the head (`HeadAtGpu`)",
+    note = "take the GPU side first with `.into_gpu_data_mut()` / `.into_gpu_diff_mut()` (no copy from `Synced`) and keep the blob as `HeadAtGpu`, or call the consuming form (`update()`, `scale_data()`, `sgd_update()`), which returns the new state"
+)]
+pub trait InPlaceMath: MathSide<AfterWrite = Self> {}
+impl InPlaceMath for Uninitialized {}
+impl InPlaceMath for HeadAtCpu {}
+impl InPlaceMath for HeadAtGpu {}
+
+pub(super) type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
 
 /// The memory's stream; a GPU-side state implies the memory is tied to a GPU.
 fn stream_of<T: BlobElement>(raw: &Raw<T>) -> &Stream {
@@ -116,13 +151,15 @@ fn stream_of<T: BlobElement>(raw: &Raw<T>) -> &Stream {
     }
 }
 
-/// Caffe's `asum` / `sumsq` of the first `count` elements of a side in state `S`.
-fn reduce_side<T: BlobElement, S: MathSide>(
+/// Caffe's `asum` / `sumsq` of the first `count` elements of a side whose math runs at
+/// `place`.
+pub(super) fn reduce_at<T: BlobElement>(
     raw: &Raw<T>,
+    place: MathPlace,
     count: usize,
     term: Term,
 ) -> Result<T, Error> {
-    let sum = match S::PLACE {
+    let sum = match place {
         MathPlace::Nowhere => 0.0,
         MathPlace::Cpu => cpu_reduce(cpu_prefix(raw, count), term)?,
         MathPlace::Gpu => gpu_reduce::reduce(gpu_of(raw), count, term, stream_of(raw))?,
@@ -134,8 +171,8 @@ fn reduce_side<T: BlobElement, S: MathSide>(
 fn cpu_reduce<T: BlobElement>(x: &[T], term: Term) -> Result<f64, Error> {
     let view = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
     Ok(match term {
-        Term::Abs => view.abs_sum(),
-        Term::Square => view.sq_sum(),
+        Term::Abs => view.asum(),
+        Term::Square => view.sumsq(),
     })
 }
 
@@ -167,50 +204,135 @@ fn sgd_step<'g, T: BlobElement, Dev: Backend>(
     w.clone() - (g.lazy() + w.mul_scalar(weight_decay)).mul_scalar(lr)
 }
 
-/// Runs `cpu` or `gpu` on the first `count` elements of the side where `S`'s math runs and
-/// retypes the memory as Caffe's `mutable_*_data()` leaves it. On error the memory comes back
-/// in `S`: the engines fail before writing (a shape check, a kernel that could not be
-/// compiled or launched), so its data is unchanged.
-#[allow(clippy::type_complexity)] // the error hands the memory back in its state
-fn write_side<T: BlobElement, S: MathSide>(
-    mem: SyncedMemory<T, S>,
-    count: usize,
-    cpu: impl FnOnce(&mut [T]) -> Result<(), Error>,
-    gpu: impl FnOnce(&mut GpuStorage<T>, &Layout, &Stream) -> Result<(), Error>,
-) -> Result<SyncedMemory<T, S::AfterWrite>, (SyncedMemory<T, S>, Error)> {
-    match S::PLACE {
-        // `S` and `S::AfterWrite` are both `Uninitialized` here.
-        MathPlace::Nowhere => Ok(mem.retype()),
-        MathPlace::Cpu => {
-            // `S` is `HeadAtCpu` (the only CPU place), which is also `S::AfterWrite`.
-            let mut m = mem.retype::<HeadAtCpu>();
-            let x = match m.cpu_mut().get_mut(..count) {
-                Some(x) => x,
-                None => unreachable!("a side holds at least count elements"),
-            };
-            match cpu(x) {
-                Ok(()) => Ok(m.retype()),
-                Err(e) => Err((m.retype(), e)),
-            }
-        }
-        MathPlace::Gpu => {
-            let layout = match Layout::contiguous(&[count]) {
-                Ok(l) => l,
-                Err(e) => return Err((mem, e.into())),
-            };
-            // Taking the GPU side of `Synced` or `HeadAtGpu` copies nothing.
-            let mut m = match mem.into_gpu_mut() {
-                Ok(m) => m,
-                Err(e) => return Err(e.into_parts()),
-            };
-            let stream = stream_of(&m.raw).clone();
-            match gpu(m.gpu_mut().into_inner(), &layout, &stream) {
-                // `S::AfterWrite` is `HeadAtGpu` for both GPU places.
-                Ok(()) => Ok(m.retype()),
-                Err(e) => Err((m.retype(), e)),
+/// An in-place write of blob math on one side's first `count` elements.
+#[derive(Clone, Copy)]
+pub(super) enum Write<'d, T: BlobElement> {
+    /// `x *= factor` (Caffe's `scale_*`).
+    Scale(T),
+    /// `x -= diff` (Caffe's `Update()`); `diff` is current on the side the write runs on.
+    SubDiff(&'d Raw<T>),
+    /// `x -= lr * (diff + weight_decay * x)`, fused; `diff` as for `SubDiff`.
+    Sgd {
+        diff: &'d Raw<T>,
+        lr: T,
+        weight_decay: T,
+    },
+}
+
+impl<T: BlobElement> Write<'_, T> {
+    fn cpu(self, x: &mut [T]) -> Result<(), Error> {
+        let count = x.len();
+        match self {
+            Write::Scale(factor) => cpu_scale(x, factor),
+            Write::SubDiff(diff) => cpu_sub(x, cpu_prefix(diff, count)),
+            Write::Sgd {
+                diff,
+                lr,
+                weight_decay,
+            } => {
+                let layout = Layout::contiguous(&[count])?;
+                let g = TensorView::<T, Cpu>::new(cpu_prefix(diff, count), layout, &Cpu)?;
+                cpu_view_mut(x)?.update(|w| sgd_step(w, &g, lr, weight_decay))
             }
         }
     }
+
+    fn gpu(self, x: &mut GpuStorage<T>, layout: &Layout, stream: &Stream) -> Result<(), Error> {
+        match self {
+            Write::Scale(factor) => pointwise::unary_inplace(stream, &MulScalar(factor), x, layout),
+            Write::SubDiff(diff) => {
+                pointwise::binary_inplace(stream, &Sub, x, layout, (gpu_of(diff), layout))
+            }
+            Write::Sgd {
+                diff,
+                lr,
+                weight_decay,
+            } => {
+                let gpu = match diff.accel() {
+                    Some(a) => a.gpu(),
+                    None => unreachable!("a GPU-side state implies a GPU"),
+                };
+                let g = TensorView::<T, Gpu>::new(gpu_of(diff), layout.clone(), gpu)?;
+                TensorViewMut::new(x, layout.clone(), gpu)?
+                    .update(|w| sgd_step(w, &g, lr, weight_decay))
+            }
+        }
+    }
+}
+
+/// Where Caffe runs math on a side whose head is `head` (its `switch (head())`).
+pub(super) fn place_of(op: &'static str, head: Head) -> Result<MathPlace, Error> {
+    match head {
+        Head::Uninitialized => Ok(MathPlace::Nowhere),
+        Head::HeadAtCpu => Ok(MathPlace::Cpu),
+        Head::HeadAtGpu | Head::Synced => Ok(MathPlace::Gpu),
+        Head::InFlight => Err(StateError::PushInFlight { op }.into()),
+    }
+}
+
+/// Runs `write` on the first `count` elements of the side where math runs for `head`, and
+/// returns the head Caffe's `mutable_*_data()` leaves: unchanged for `Uninitialized` (nothing
+/// is written), `HeadAtCpu` on the CPU, `HeadAtGpu` on the GPU (taking the GPU side of
+/// `Synced` copies nothing). On error nothing has changed: the engines fail before writing
+/// (a shape check, a kernel that could not be compiled or launched), and the head moves only
+/// after the write.
+pub(super) fn write_raw<T: BlobElement>(
+    op: &'static str,
+    raw: &mut Raw<T>,
+    head: Head,
+    count: usize,
+    write: Write<'_, T>,
+) -> Result<Head, Error> {
+    match place_of(op, head)? {
+        MathPlace::Nowhere => Ok(head),
+        MathPlace::Cpu => {
+            let x = match raw.host_mut().and_then(|h| h.get_mut(..count)) {
+                Some(x) => x,
+                None => unreachable!("a HeadAtCpu side holds at least count elements"),
+            };
+            write.cpu(x)?;
+            Ok(Head::HeadAtCpu)
+        }
+        MathPlace::Gpu => {
+            let layout = Layout::contiguous(&[count])?;
+            // `HeadAtGpu` and `Synced` hold a device copy (and so a device).
+            let (x, accel) = raw.device_mut_and_accel();
+            let stream = accel.stream().clone();
+            write.gpu(x, &layout, &stream)?;
+            // No copy: the GPU copy is current in both states; the GPU side becomes the head.
+            raw.make_gpu_head(head)
+        }
+    }
+}
+
+/// [`write_raw`] on a typed memory, retyped as its state after the write; on error the
+/// memory comes back unchanged in `S`.
+#[allow(clippy::type_complexity)] // the error hands the memory back in its state
+fn write_side<T: BlobElement, S: MathSide>(
+    op: &'static str,
+    mut mem: SyncedMemory<T, S>,
+    count: usize,
+    write: Write<'_, T>,
+) -> Result<SyncedMemory<T, S::AfterWrite>, (SyncedMemory<T, S>, Error)> {
+    match write_raw(op, &mut mem.raw, S::HEAD, count, write) {
+        Ok(next) => {
+            debug_assert_eq!(next, <S::AfterWrite as HeadState>::HEAD);
+            Ok(mem.retype())
+        }
+        Err(e) => Err((mem, e)),
+    }
+}
+
+/// [`write_raw`] through `&mut` on a memory whose state a write keeps.
+fn write_in_place<T: BlobElement, S: InPlaceMath>(
+    op: &'static str,
+    mem: &mut SyncedMemory<T, S>,
+    count: usize,
+    write: Write<'_, T>,
+) -> Result<(), Error> {
+    let next = write_raw(op, &mut mem.raw, S::HEAD, count, write)?;
+    debug_assert_eq!(next, S::HEAD);
+    Ok(())
 }
 
 impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
@@ -220,7 +342,7 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         D::Base: MathSide,
     {
-        reduce_side::<T, D::Base>(D::raw(&self.data), self.count(), Term::Abs)
+        reduce_at(D::raw(&self.data), D::Base::PLACE, self.count(), Term::Abs)
     }
 
     /// Caffe `asum_diff()`.
@@ -228,7 +350,7 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         G::Base: MathSide,
     {
-        reduce_side::<T, G::Base>(G::raw(&self.diff), self.count(), Term::Abs)
+        reduce_at(G::raw(&self.diff), G::Base::PLACE, self.count(), Term::Abs)
     }
 
     /// Caffe `sumsq_data()`: the sum of squares of the data, computed where its head is.
@@ -236,7 +358,12 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         D::Base: MathSide,
     {
-        reduce_side::<T, D::Base>(D::raw(&self.data), self.count(), Term::Square)
+        reduce_at(
+            D::raw(&self.data),
+            D::Base::PLACE,
+            self.count(),
+            Term::Square,
+        )
     }
 
     /// Caffe `sumsq_diff()`.
@@ -244,11 +371,17 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         G::Base: MathSide,
     {
-        reduce_side::<T, G::Base>(G::raw(&self.diff), self.count(), Term::Square)
+        reduce_at(
+            G::raw(&self.diff),
+            G::Base::PLACE,
+            self.count(),
+            Term::Square,
+        )
     }
 
     /// Caffe `scale_data(factor)`: multiplies the data where its head is; `Synced` data is
     /// scaled on the GPU, which becomes the head (no copy). A failure hands the blob back.
+    /// [`scale_data_in_place`](Self::scale_data_in_place) is the `&mut self` form.
     #[allow(clippy::type_complexity)] // the next state is computed by the trait
     pub fn scale_data(
         self,
@@ -260,19 +393,15 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     {
         let count = self.count();
         let (mem, rest) = self.split_data();
-        let written = write_side(
-            D::into_owned(mem),
-            count,
-            |x| cpu_scale(x, factor),
-            |x, layout, s| pointwise::unary_inplace(s, &MulScalar(factor), x, layout),
-        );
-        match written {
+        let mem = D::into_owned(mem);
+        match write_side("Blob::scale_data", mem, count, Write::Scale(factor)) {
             Ok(m) => Ok(rest.put_data(m)),
             Err((m, e)) => Err(TransitionError::new(rest.put_data(D::from_owned(m)), e)),
         }
     }
 
-    /// Caffe `scale_diff(factor)`.
+    /// Caffe `scale_diff(factor)`. [`scale_diff_in_place`](Self::scale_diff_in_place) is
+    /// the `&mut self` form.
     #[allow(clippy::type_complexity)] // the next state is computed by the trait
     pub fn scale_diff(
         self,
@@ -284,13 +413,8 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     {
         let count = self.count();
         let (mem, rest) = self.split_diff();
-        let written = write_side(
-            G::into_owned(mem),
-            count,
-            |x| cpu_scale(x, factor),
-            |x, layout, s| pointwise::unary_inplace(s, &MulScalar(factor), x, layout),
-        );
-        match written {
+        let mem = G::into_owned(mem);
+        match write_side("Blob::scale_diff", mem, count, Write::Scale(factor)) {
             Ok(m) => Ok(rest.put_diff(m)),
             Err((m, e)) => Err(TransitionError::new(rest.put_diff(G::from_owned(m)), e)),
         }
@@ -302,7 +426,8 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// under the same state rules as [`update`](Self::update): the diff current on the
     /// data's side, `Synced` data becoming `HeadAtGpu`. Unlike Caffe it leaves the diff
     /// unchanged. Each element is rounded after each op, as the eager ops would. A failure
-    /// hands the blob back. (With momentum, the history is a second output: take
+    /// hands the blob back. [`sgd_update_in_place`](Self::sgd_update_in_place) is the
+    /// `&mut self` form. (With momentum, the history is a second output: take
     /// [`cpu_data_mut_with_diff`](Self::cpu_data_mut_with_diff) or the GPU form and call
     /// [`crate::tensor::expr::update`] on the data and the history.)
     #[allow(clippy::type_complexity)] // the next state is computed by the trait
@@ -317,27 +442,13 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     {
         let count = self.count();
         let (mem, rest) = self.split_data();
-        let diff = G::raw(&rest.diff);
-        let written = write_side(
-            D::into_owned(mem),
-            count,
-            // `UpdateWith` made the diff readable on the side the data's math runs on.
-            |y| {
-                let layout = Layout::contiguous(&[count])?;
-                let g = TensorView::<T, Cpu>::new(cpu_prefix(diff, count), layout, &Cpu)?;
-                cpu_view_mut(y)?.update(|w| sgd_step(w, &g, lr, weight_decay))
-            },
-            |y, layout, _| {
-                let gpu = match diff.accel() {
-                    Some(a) => a.gpu(),
-                    None => unreachable!("a GPU-side state implies a GPU"),
-                };
-                let g = TensorView::<T, Gpu>::new(gpu_of(diff), layout.clone(), gpu)?;
-                TensorViewMut::new(y, layout.clone(), gpu)?
-                    .update(|w| sgd_step(w, &g, lr, weight_decay))
-            },
-        );
-        match written {
+        // `UpdateWith` made the diff readable on the side the data's math runs on.
+        let write = Write::Sgd {
+            diff: G::raw(&rest.diff),
+            lr,
+            weight_decay,
+        };
+        match write_side("Blob::sgd_update", D::into_owned(mem), count, write) {
             Ok(m) => Ok(rest.put_data(m)),
             Err((m, e)) => Err(TransitionError::new(rest.put_data(D::from_owned(m)), e)),
         }
@@ -346,6 +457,8 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// Caffe `Update()`: `data -= diff`, where the data's head is (CPU for `HeadAtCpu`, GPU
     /// for `HeadAtGpu` and `Synced`, which then becomes `HeadAtGpu`). The diff must already be
     /// current on that side ([`UpdateWith`]). A failure hands the blob back.
+    /// [`update_in_place`](Self::update_in_place) is the `&mut self` form, for a solver loop
+    /// over `&mut` blobs.
     #[allow(clippy::type_complexity)] // the next state is computed by the trait
     pub fn update(
         self,
@@ -356,17 +469,105 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     {
         let count = self.count();
         let (mem, rest) = self.split_data();
-        let diff = G::raw(&rest.diff);
-        let written = write_side(
-            D::into_owned(mem),
-            count,
-            // `UpdateWith` made the diff readable on the side the data's math runs on.
-            |y| cpu_sub(y, cpu_prefix(diff, count)),
-            |y, layout, s| pointwise::binary_inplace(s, &Sub, y, layout, (gpu_of(diff), layout)),
-        );
-        match written {
+        // `UpdateWith` made the diff readable on the side the data's math runs on.
+        let write = Write::SubDiff(G::raw(&rest.diff));
+        match write_side("Blob::update", D::into_owned(mem), count, write) {
             Ok(m) => Ok(rest.put_data(m)),
             Err((m, e)) => Err(TransitionError::new(rest.put_data(D::from_owned(m)), e)),
         }
+    }
+
+    /// Caffe `Update()` through `&mut self`: `data -= diff` where the data's head is, for data
+    /// whose state the write keeps (`HeadAtCpu`, `HeadAtGpu`: [`InPlaceMath`]), so it fits a
+    /// solver loop over `&mut` blobs. The diff must be current on the data's side
+    /// ([`UpdateWith`]). On error the data is unchanged.
+    ///
+    /// ```
+    /// use typestate_tensor::synced::{Blob, HeadAtCpu};
+    ///
+    /// # fn main() -> typestate_tensor::Result<()> {
+    /// let mut params: Vec<Blob<f32, HeadAtCpu>> = vec![
+    ///     Blob::from_vec(&[2], vec![1.0, 2.0])?.into_cpu_diff_mut()?,
+    ///     Blob::from_vec(&[3], vec![3.0, 4.0, 5.0])?.into_cpu_diff_mut()?,
+    /// ];
+    /// for p in &mut params {
+    ///     p.cpu_diff_mut().fill(0.5); // the gradient a backward pass would write
+    ///     p.update_in_place()?;       // data -= diff
+    /// }
+    /// assert_eq!(params[0].cpu_data(), &[0.5, 1.5]);
+    /// assert_eq!(params[1].cpu_data(), &[2.5, 3.5, 4.5]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn update_in_place(&mut self) -> Result<(), Error>
+    where
+        D: OwnedSide,
+        D::Base: UpdateWith<G::Base> + InPlaceMath,
+    {
+        let count = self.count();
+        let write = Write::SubDiff(G::raw(&self.diff));
+        write_in_place(
+            "Blob::update_in_place",
+            D::owned_mut(&mut self.data),
+            count,
+            write,
+        )
+    }
+
+    /// [`sgd_update`](Self::sgd_update) through `&mut self`: `data -= lr * (diff +
+    /// weight_decay * data)` in one fused pass where the data's head is, for data whose state
+    /// the write keeps ([`InPlaceMath`]). On error the data is unchanged.
+    pub fn sgd_update_in_place(&mut self, lr: T, weight_decay: T) -> Result<(), Error>
+    where
+        D: OwnedSide,
+        D::Base: UpdateWith<G::Base> + InPlaceMath,
+    {
+        let count = self.count();
+        let write = Write::Sgd {
+            diff: G::raw(&self.diff),
+            lr,
+            weight_decay,
+        };
+        write_in_place(
+            "Blob::sgd_update_in_place",
+            D::owned_mut(&mut self.data),
+            count,
+            write,
+        )
+    }
+
+    /// [`scale_data`](Self::scale_data) through `&mut self`, for data whose state the write
+    /// keeps ([`InPlaceMath`]: `HeadAtCpu`, `HeadAtGpu`, and `Uninitialized`, where it does
+    /// nothing). On error the data is unchanged.
+    pub fn scale_data_in_place(&mut self, factor: T) -> Result<(), Error>
+    where
+        D: OwnedSide,
+        D::Base: InPlaceMath,
+    {
+        let count = self.count();
+        let mem = D::owned_mut(&mut self.data);
+        write_in_place(
+            "Blob::scale_data_in_place",
+            mem,
+            count,
+            Write::Scale(factor),
+        )
+    }
+
+    /// [`scale_diff`](Self::scale_diff) through `&mut self`, e.g. a solver's learning rate
+    /// on the gradient; for a diff whose state the write keeps ([`InPlaceMath`]).
+    pub fn scale_diff_in_place(&mut self, factor: T) -> Result<(), Error>
+    where
+        G: OwnedSide,
+        G::Base: InPlaceMath,
+    {
+        let count = self.count();
+        let mem = G::owned_mut(&mut self.diff);
+        write_in_place(
+            "Blob::scale_diff_in_place",
+            mem,
+            count,
+            Write::Scale(factor),
+        )
     }
 }

@@ -15,6 +15,8 @@
 //! | `Reshape(shape)` | [`reshape`](Blob::reshape) (may reallocate: returns [`Reshaped`]), [`reshape_in_place`](Blob::reshape_in_place) |
 //! | `ShareData(other)`, `ShareDiff(other)` | [`freeze_data`](Blob::freeze_data) + [`with_shared_data`](Blob::with_shared_data) (and `diff`) |
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
+//! | `Update()`, `scale_data()`, `asum_diff()`, ... | [`update()`](Blob::update), [`scale_data()`](Blob::scale_data), [`asum_diff()`](Blob::asum_diff), ...; through `&mut` where the state stays: [`update_in_place()`](Blob::update_in_place), [`scale_data_in_place()`](Blob::scale_data_in_place), [`sgd_update_in_place()`](Blob::sgd_update_in_place) |
+//! | a net's blobs in any state, Caffe's run-time calls | [`DynBlob`] (`erase()`, then `cpu_data()`, `update()`, ...; [`try_into_blob`](DynBlob::try_into_blob) back) |
 
 mod collective;
 mod dyn_blob;
@@ -25,8 +27,8 @@ mod side;
 mod views;
 
 pub use collective::CollectiveSide;
-pub use dyn_blob::{DynBlob, SideState};
-pub use math::{BlobElement, MathPlace, MathSide, UpdateWith};
+pub use dyn_blob::{DynBlob, SideState, TypedBlobOnly};
+pub use math::{BlobElement, DiffOnCpu, DiffOnGpu, InPlaceMath, MathPlace, MathSide, UpdateWith};
 pub use shape::BlobShape;
 pub use side::{BlobSide, Frozen, OwnedSide};
 
@@ -34,7 +36,7 @@ use side::private::SideImpl;
 
 use super::accel::GpuAccel;
 use super::raw::{RawSynced, TransferStats};
-use super::shared::SharedMemory;
+use super::shared::{SameElement, SharedMemory};
 use super::state::{
     CpuReadable, CpuWritable, GpuReadable, GpuWritable, Head, HeadAtCpu, HeadAtGpu, HeadState,
     Settled, ToCpu, ToGpu, Uninitialized,
@@ -48,13 +50,48 @@ use crate::runtime::{Gpu, GpuStorage, GpuStorageMut, Stream};
 
 /// Caffe's `Blob`: a shape, a data memory in state `D` and a diff memory in state `G`.
 ///
+/// `Blob<f32, HeadAtCpu>` is a blob whose data and diff are both current on the CPU (`G`
+/// defaults to `D`); `Blob<f32>` is a new one, `Uninitialized`, the state every constructor
+/// is found on (`Blob::<f32>::new(..)`). Reads need the side current where they read,
+/// writes need it to be the head, and the calls that change a state consume the blob and
+/// return it in the next one; the misuse is a compile error that names the call to make.
+///
+/// ```
+/// use typestate_tensor::synced::{Blob, HeadAtCpu, Uninitialized};
+///
+/// # fn main() -> typestate_tensor::Result<()> {
+/// let fresh: Blob<f32> = Blob::new(&[2, 3])?; // nothing allocated yet
+/// let _: &Blob<f32, Uninitialized> = &fresh;
+/// // Data from a vector; the diff made writable on the CPU (zero-filled).
+/// let mut w: Blob<f32, HeadAtCpu> = Blob::from_vec(&[2, 2], vec![1.0, 2.0, 3.0, 4.0])?
+///     .into_cpu_diff_mut()?;
+/// assert_eq!(w.shape().dim(-1)?, 2);
+/// assert_eq!(w.asum_data()?, 10.0);
+/// // A solver step through `&mut`: weight decay writes the diff while reading the data
+/// // (a split borrow), then `data -= lr * diff`, both keeping the blob's type.
+/// {
+///     let (mut g, data) = w.cpu_diff_mut_with_data()?;
+///     g.update(|g| g + data.lazy() * 0.5f32)?; // diff += 0.5 * data
+/// }
+/// w.scale_diff_in_place(0.5)?; // the learning rate
+/// w.update_in_place()?;
+/// assert_eq!(w.cpu_data(), &[0.75, 1.5, 2.25, 3.0]);
+/// // w.gpu_data();                    // does not compile: the GPU copy is not current
+/// # Ok(())
+/// # }
+/// ```
+///
+/// On a GPU, [`Blob::with_gpu`] ties both memories to it and `into_gpu_data()` /
+/// `into_gpu_diff_mut()` move the heads there; blobs in different states share a collection
+/// once erased ([`DynBlob`]).
+///
 /// Invariants:
 /// 1. Both memories hold at least `shape.count()` elements; the blob uses the first
 ///    `count()`. The smaller of their lengths is the [`capacity`](Self::capacity).
 /// 2. Each side's state is the truth about that memory (see [`super::state`]), or the side
 ///    is [`Frozen`] and shared read-only.
 /// 3. Both memories are tied to the same GPU, or both to none.
-pub struct Blob<T: Element, D: BlobSide = HeadAtCpu, G: BlobSide = D> {
+pub struct Blob<T: Element, D: BlobSide = Uninitialized, G: BlobSide = D> {
     shape: BlobShape,
     data: <D as SideImpl>::Slot<T>,
     diff: <G as SideImpl>::Slot<T>,
@@ -93,11 +130,44 @@ fn fresh_like<T: Element>(
     )?)))
 }
 
+/// The constructors, all on `Blob<T>` (the default states, `Uninitialized`), so that
+/// `Blob::<f32>::new(..)` and `Blob::<f32>::from_vec(..)` name them; each returns the state it
+/// makes.
 impl<T: Element> Blob<T, Uninitialized> {
     /// A CPU-only blob of the given shape (Caffe `Blob(shape)`); nothing is allocated until a
     /// side is first made readable.
     pub fn new(shape: &[usize]) -> Result<Self, Error> {
         Self::from_shape(BlobShape::new(shape)?)
+    }
+
+    /// A CPU-only blob whose data is `data` (row-major, `shape`'s count long); the diff is
+    /// not allocated. A length mismatch hands `data` back.
+    pub fn from_vec(
+        shape: &[usize],
+        data: Vec<T>,
+    ) -> Result<Blob<T, HeadAtCpu, Uninitialized>, TransitionError<Vec<T>>> {
+        let shape = match BlobShape::new(shape) {
+            Ok(s) => s,
+            Err(e) => return Err(TransitionError::new(data, e)),
+        };
+        if data.len() != shape.count() {
+            let error = LayoutError::LengthMismatch {
+                op: "Blob::from_vec",
+                shape: shape.dims().to_vec(),
+                expected: shape.count(),
+                got: data.len(),
+            };
+            return Err(TransitionError::new(data, error));
+        }
+        let diff = match SyncedMemory::new(shape.count()) {
+            Ok(d) => d,
+            Err(e) => return Err(TransitionError::new(data, e)),
+        };
+        Ok(Blob {
+            data: SyncedMemory::from_vec(data),
+            diff,
+            shape,
+        })
     }
 
     /// A CPU-only `num x channels x height x width` blob (Caffe's legacy constructor).
@@ -135,35 +205,6 @@ impl<T: Element> Blob<T, Uninitialized> {
         Ok(Blob {
             data: SyncedMemory::new(shape.count())?,
             diff: SyncedMemory::new(shape.count())?,
-            shape,
-        })
-    }
-}
-
-impl<T: Element> Blob<T, HeadAtCpu, Uninitialized> {
-    /// A CPU-only blob whose data is `data` (row-major, `shape`'s count long); the diff is
-    /// not allocated. A length mismatch hands `data` back.
-    pub fn from_vec(shape: &[usize], data: Vec<T>) -> Result<Self, TransitionError<Vec<T>>> {
-        let shape = match BlobShape::new(shape) {
-            Ok(s) => s,
-            Err(e) => return Err(TransitionError::new(data, e)),
-        };
-        if data.len() != shape.count() {
-            let error = LayoutError::LengthMismatch {
-                op: "Blob::from_vec",
-                shape: shape.dims().to_vec(),
-                expected: shape.count(),
-                got: data.len(),
-            };
-            return Err(TransitionError::new(data, error));
-        }
-        let diff = match SyncedMemory::new(shape.count()) {
-            Ok(d) => d,
-            Err(e) => return Err(TransitionError::new(data, e)),
-        };
-        Ok(Blob {
-            data: SyncedMemory::from_vec(data),
-            diff,
             shape,
         })
     }
@@ -466,13 +507,14 @@ macro_rules! side_methods {
                 rest.$put($Side::into_owned(mem).freeze())
             }
 
-            #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch ([`LayoutError::ShapeMismatch`]), memories on two GPUs ([`GpuError::DeviceMismatch`]) or on a GPU and none ([`StateError::NoGpu`]) hand both back.")]
+            #[doc = concat!("Replaces the ", $name, " with `shared` (Caffe `Share", $name, "`, which `CHECK`s equal counts): the old memory is dropped. A count mismatch ([`LayoutError::ShapeMismatch`]), memories on two GPUs ([`GpuError::DeviceMismatch`]) or on a GPU and none ([`StateError::NoGpu`]) hand both back. The memory must hold the blob's element type ([`SameElement`]: sharing memory of another type does not compile).")]
             #[allow(clippy::type_complexity, clippy::result_large_err)] // hands back both inputs
-            pub fn $with_shared<S: HeadState>(
+            pub fn $with_shared<U: SameElement<T>, S: HeadState>(
                 self,
-                shared: SharedMemory<T, S>,
+                shared: SharedMemory<U, S>,
             ) -> Result<Blob<T, $($pre)* Frozen<S> $($post)*>, TransitionError<(Self, SharedMemory<T, S>)>> {
                 const OP: &str = concat!("Blob::", stringify!($with_shared));
+                let shared = U::same(shared);
                 if let Err(error) = check_shareable(OP, self.count(), self.gpu_device(), &shared) {
                     return Err(TransitionError::new((self, shared), error));
                 }
@@ -583,15 +625,24 @@ impl<T: Element, D: BlobSide, S: HeadState> Blob<T, D, Frozen<S>> {
     }
 }
 
+/// A side's state as its type is written, e.g. `HeadAtCpu` or `Frozen<Synced>`.
+fn side_name<S: BlobSide>() -> &'static str {
+    SideState {
+        head: S::HEAD,
+        frozen: S::FROZEN,
+    }
+    .name()
+}
+
+/// Dtype, shape, each side's state (as its type is written) and capacity:
+/// `Blob { dtype: F32, shape: "2 3 (6)", data: HeadAtCpu, diff: Uninitialized, capacity: 6 }`.
 impl<T: Element, D: BlobSide, G: BlobSide> std::fmt::Debug for Blob<T, D, G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Blob")
             .field("dtype", &T::DTYPE)
             .field("shape", &self.shape.to_string())
-            .field("data_head", &D::HEAD)
-            .field("data_frozen", &D::FROZEN)
-            .field("diff_head", &G::HEAD)
-            .field("diff_frozen", &G::FROZEN)
+            .field("data", &format_args!("{}", side_name::<D>()))
+            .field("diff", &format_args!("{}", side_name::<G>()))
             .field("capacity", &self.capacity())
             .finish()
     }

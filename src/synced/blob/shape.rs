@@ -3,6 +3,7 @@
 
 use crate::error::LayoutError;
 use crate::layout::{checked_numel, normalize_dim, MAX_DIMS};
+use crate::tensor::Dim;
 
 /// Axes a legacy (N, C, H, W) accessor can address.
 const LEGACY_AXES: usize = 4;
@@ -101,20 +102,25 @@ impl BlobShape {
     }
 
     /// Resolves a possibly negative axis index (`-1` is the last axis) in
-    /// `-num_axes..num_axes` (Caffe `CanonicalAxisIndex`).
-    pub fn canonical_axis_index(&self, axis: isize) -> Result<usize, LayoutError> {
-        normalize_dim("BlobShape::canonical_axis_index", axis, self.num_axes())
+    /// `-num_axes..num_axes` (Caffe `CanonicalAxisIndex`). Any integer type ([`Dim`]).
+    pub fn canonical_axis_index(&self, axis: impl Dim) -> Result<usize, LayoutError> {
+        normalize_dim(
+            "BlobShape::canonical_axis_index",
+            axis.to_isize(),
+            self.num_axes(),
+        )
     }
 
     /// The size of `axis`, which may be negative (Caffe `shape(index)`).
-    pub fn dim(&self, axis: isize) -> Result<usize, LayoutError> {
+    pub fn dim(&self, axis: impl Dim) -> Result<usize, LayoutError> {
         Ok(self.dims[self.canonical_axis_index(axis)?])
     }
 
     /// Caffe `LegacyShape(index)`: the size of `index` in `-4..4` for blobs of at most 4 axes,
     /// and 1 for an index past the blob's axes (so a 2-axis blob reads as `N x C x 1 x 1`).
-    pub fn legacy_shape(&self, index: isize) -> Result<usize, LayoutError> {
+    pub fn legacy_shape(&self, index: impl Dim) -> Result<usize, LayoutError> {
         const OP: &str = "BlobShape::legacy_shape";
+        let index = index.to_isize();
         if self.num_axes() > LEGACY_AXES {
             return Err(LayoutError::RankTooLarge {
                 op: OP,

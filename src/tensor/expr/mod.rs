@@ -45,7 +45,8 @@ use inline::InlineList;
 use node::{Boxed, Current, Cursor, Leaf, Node, Scalar};
 use program::Program;
 
-pub use ops::where_;
+#[allow(deprecated)]
+pub use ops::{where_, where_cond};
 
 /// The most distinct tensors one fused kernel reads.
 pub const MAX_LEAVES: usize = 8;
@@ -138,7 +139,7 @@ impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
     message = "`{Self}` cannot be an operand of an expression of `{T}` elements on `{D}`",
     label = "not an expression, tensor or scalar of `{T}` on `{D}`",
     note = "operands of one expression share their element type and device: convert with `.cast::<U>()` (on the tensor or the expression), move tensors with `to_gpu()` / `to_cpu()`, and write scalars in the element type (`2.0f32`)",
-    note = "a `where_` mask must be an expression or tensor of `bool` (a comparison such as `x.lazy().gt(0.0f32)`)"
+    note = "a `where_cond` mask must be an expression or tensor of `bool` (a comparison such as `x.lazy().gt(0.0f32)`)"
 )]
 pub trait IntoExpr<T: Element, D: Backend> {
     /// The node the operand becomes.

@@ -98,13 +98,13 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
     for_each_ternary_op!(expr_ternary);
 }
 
-/// The node of [`where_`].
+/// The node of [`where_cond`].
 pub type WhereNode<M, A, B> = Ternary<table::Where, M, A, B>;
 
 /// `mask ? a : b` elementwise (all three broadcast), fused: the expression form of
-/// [`Tensor::where_`]. The mask must be `bool` (a comparison, or a `bool` tensor).
+/// [`Tensor::where_cond`]. The mask must be `bool` (a comparison, or a `bool` tensor).
 #[allow(clippy::type_complexity)] // the node type is the expression's structure
-pub fn where_<T, D, M, A, B>(
+pub fn where_cond<T, D, M, A, B>(
     mask: M,
     a: A,
     b: B,
@@ -122,6 +122,27 @@ where
         b: a.into_expr().node,
         c: b.into_expr().node,
     })
+}
+
+/// The old name of [`where_cond`] (a trailing `_` means in place elsewhere).
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `where_cond` (a trailing `_` means in place)"
+)]
+#[allow(clippy::type_complexity)] // the node type is the expression's structure
+pub fn where_<T, D, M, A, B>(
+    mask: M,
+    a: A,
+    b: B,
+) -> Expr<T, D, WhereNode<M::Node, A::Node, B::Node>>
+where
+    T: Element,
+    D: Backend,
+    M: IntoExpr<bool, D>,
+    A: IntoExpr<T, D>,
+    B: IntoExpr<T, D>,
+{
+    where_cond(mask, a, b)
 }
 
 /// `+ - * /` between an expression and any operand ([`IntoExpr`]).
