@@ -1,0 +1,14 @@
+# Sourced by the device scripts: the environment every GPU run here uses.
+# NVLink multicast stays off (the device machines' rule), also for spawned processes.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+nccl_dir=$(bash scripts/nccl-lib.sh)
+export LD_LIBRARY_PATH="${nccl_dir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+O=${OUT:-/tmp/device-out}
+mkdir -p "$O"
+T=.gpu/tests
+E=.gpu/examples
+stage() { echo; echo "=== $* [$(date +%T)]"; }
+# Runs a test binary, keeps its log under $O, prints only result and failure lines.
+tests() { local name=$1; shift; timeout "${LIMIT:-240}" "$T/$name" --test-threads=1 "$@" >"$O/$name.log" 2>&1; local rc=$?
+  grep -E "^test result|FAILED|panicked|^failures:|skipped|peer access" "$O/$name.log" | grep -v "^test .* ok$" | head -40; echo "[$name exit $rc]"; }
