@@ -48,7 +48,7 @@ fn main() -> Result<()> {
     if !Gpu::available() {
         println!("No CUDA GPU on this machine: the walkthrough needs one to copy between the");
         println!("host and the device. The CPU-only part of the state machine is in");
-        println!("tests/syncedmem.rs; run this example on a machine with an NVIDIA GPU.");
+        println!("tests/it/syncedmem.rs; run this example on a machine with an NVIDIA GPU.");
         return Ok(());
     }
     let gpu = Gpu::new(0)?;

@@ -287,7 +287,7 @@ __device__ __forceinline__ unsigned int ts_pow(unsigned int a, unsigned int b) {
 // same Newton steps: the branch splits a fused chain at every element and keeps the compiler
 // from interleaving the elements of a vector. Error: the quotient is within about 0.5 ulp of
 // n / d, so the result inherits expf's error (2 ulp) and the rounding of 1 + e, as the
-// division form does; tests/pointwise.rs holds both to tol(3, 1.0) (sigmoid) and tol(3, 2.0)
+// division form does; tests/it/pointwise.rs holds both to tol(3, 1.0) (sigmoid) and tol(3, 2.0)
 // (silu) plus the GPU's libm allowance. NaN gives NaN (a >= 0 is false, e is NaN); +inf gives
 // 1 (silu: +inf); -inf gives +0 (silu: NaN, as -inf / inf).
 //

@@ -3,7 +3,7 @@
 // newcomer lands on and the README a repository shows say the same and stay correct.
 #![doc = include_str!("../README.md")]
 
-// The layers, bottom to top (docs/ARCHITECTURE.md; tests/architecture.rs checks that each
+// The layers, bottom to top (docs/ARCHITECTURE.md; tests/it/architecture.rs checks that each
 // folder imports only from the layers below it).
 //
 // base

@@ -219,7 +219,7 @@ fn gpu_cached_fused_launches_allocate_nothing() {
             .unwrap();
     });
     // The same chain on the CPU: fused on the GPU equals it within the op table's
-    // tolerances (tests/fused.rs checks bits against eager; here, that it ran).
+    // tolerances (tests/it/fused.rs checks bits against eager; here, that it ran).
     let host = out.to_cpu().unwrap().to_vec();
     assert!(host.iter().all(|x| x.is_finite()));
     assert_eq!(chain, 0, "the cached f16 chain allocated on the host");

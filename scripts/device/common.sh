@@ -9,6 +9,8 @@ mkdir -p "$O"
 T=.gpu/tests
 E=.gpu/examples
 stage() { echo; echo "=== $* [$(date +%T)]"; }
-# Runs a test binary, keeps its log under $O, prints only result and failure lines.
-tests() { local name=$1; shift; timeout "${LIMIT:-240}" "$T/$name" --test-threads=1 "$@" >"$O/$name.log" 2>&1; local rc=$?
-  grep -E "^test result|FAILED|panicked|^failures:|skipped|peer access" "$O/$name.log" | grep -v "^test .* ok$" | head -40; echo "[$name exit $rc]"; }
+# Runs one module of the integration-test binary `it` (`tests/it/<module>.rs`), keeps its log
+# under $O (named by $TAG if set), prints only result and failure lines.
+tests() { local name=$1; shift; local log="$O/${TAG:-$name}.log"
+  timeout "${LIMIT:-240}" "$T/it" "$name::" --test-threads=1 "$@" >"$log" 2>&1; local rc=$?
+  grep -E "^test result|FAILED|panicked|^failures:|skipped|peer access" "$log" | grep -v "^test .* ok$" | head -40; echo "[$name exit $rc]"; }

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 source scripts/device/common.sh
 nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -4; echo "nccl: $nccl_dir"
 stage multi_gpu tests; tests multi_gpu --nocapture
-stage multi_gpu tests, staged path forced; TYPESTATE_TENSOR_PEER_PATH=staged tests multi_gpu
+stage multi_gpu tests, staged path forced; TAG=multi_gpu_staged TYPESTATE_TENSOR_PEER_PATH=staged tests multi_gpu
 stage collective tests; tests collective --nocapture
 stage data_parallel, one process; timeout 120 $E/data_parallel 2>&1 | tail -4
 stage data_parallel --spawn 2; timeout 120 $E/data_parallel --spawn 2 2>&1 | tail -5

@@ -23,7 +23,7 @@
 //!
 //! The Rust arithmetic below is written exactly as the CUDA C in `kernels/int_divider.cuh`
 //! (the same formulas, the same widths), so the exhaustive and property tests in
-//! `tests/int_divider.rs` prove the device code's math too.
+//! `tests/it/int_divider.rs` prove the device code's math too.
 
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -13,6 +13,7 @@ use crate::element::Element;
 use crate::error::{LayoutError, Result};
 use crate::layout::normalize_dim;
 use crate::tensor::Backend;
+use crate::tensor::Dim;
 
 impl<T: Element, D: Backend> Tensor<T, D> {
     /// The tensors joined along `dim` (negative counts from the end): every other dim must
@@ -31,9 +32,9 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     /// # Errors
     /// [`LayoutError::NoTensors`], [`LayoutError::DimOutOfRange`],
     /// [`LayoutError::JoinMismatch`]; the device's allocation or copy error.
-    pub fn cat<X: AsView<T, D>>(tensors: &[X], dim: isize) -> Result<Self> {
+    pub fn cat<X: AsView<T, D>>(tensors: &[X], dim: impl Dim) -> Result<Self> {
         let views: Vec<TensorView<'_, T, D>> = tensors.iter().map(|t| t.view()).collect();
-        join("cat", &views, dim, false)
+        join("cat", &views, dim.to_isize(), false)
     }
 
     /// The tensors, all of one shape, stacked along a new dim at position `dim` (`0..=rank`;
@@ -52,11 +53,11 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     ///
     /// # Errors
     /// As [`Tensor::cat`]; [`LayoutError::JoinMismatch`] for any two shapes that differ.
-    pub fn stack<X: AsView<T, D>>(tensors: &[X], dim: isize) -> Result<Self> {
+    pub fn stack<X: AsView<T, D>>(tensors: &[X], dim: impl Dim) -> Result<Self> {
         const OP: &str = "stack";
         let views: Vec<TensorView<'_, T, D>> = tensors.iter().map(|t| t.view()).collect();
         let first = views.first().ok_or(LayoutError::NoTensors { op: OP })?;
-        let d = normalize_dim(OP, dim, first.rank() + 1)?;
+        let d = normalize_dim(OP, dim.to_isize(), first.rank() + 1)?;
         for (index, v) in views.iter().enumerate().skip(1) {
             if v.shape() != first.shape() {
                 return Err(mismatch(OP, d, index, first, v).into());

@@ -10,8 +10,8 @@
 //!   value to the host when it is wanted: `let s: f32 = x.sum()?.item()?;`.
 //! - **Three forms per op, named as PyTorch's arguments are**: `op()` over every element,
 //!   `op_dim(dim, keepdim)` over one dim, `op_dims(&dims, keepdim)` over several (NumPy's
-//!   tuple `axis`; PyTorch's `dim=[..]`, `amax(dim=[..])`). Dims are `isize`, negative from
-//!   the end, as every dim argument of the crate is. `argmax` / `argmin` take no dim list:
+//!   tuple `axis`; PyTorch's `dim=[..]`, `amax(dim=[..])`). Dims are any integer
+//!   ([`Dim`]), negative from the end, as every dim argument of the crate is. `argmax` / `argmin` take no dim list:
 //!   their index is over one dim, or over the flattened tensor in row-major order, as in
 //!   PyTorch. An empty dim list reduces nothing (NumPy's `axis=()`; PyTorch's deprecated
 //!   `dim=[]` reduces everything instead, a trap). A dim named twice is an error.
@@ -55,8 +55,14 @@ use crate::ops::reduce::{
     ArgMax, ArgMin, Max, Mean, MeanElement, Min, Prod, ReduceElement, Reduction, Sum,
 };
 use crate::tensor::Backend;
+use crate::tensor::Dim;
 
 /// Which dims a reduction folds.
+/// `dims` as `isize`s, for [`Dims::Some`].
+fn dims_isize<P: Dim>(dims: &[P]) -> Vec<isize> {
+    dims.iter().map(|d| d.to_isize()).collect()
+}
+
 enum Dims<'a> {
     /// Every dim.
     All,
@@ -171,19 +177,19 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 
     /// `Σ x` along `dim` (negative from the end); `keepdim` keeps it with size 1.
-    pub fn sum_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<T::Sum, D>>
+    pub fn sum_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T::Sum, D>>
     where
         T: ReduceElement,
     {
-        self.reduce_over(Sum, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(Sum, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 
     /// `Σ x` over `dims` (none twice; `&[]` reduces nothing).
-    pub fn sum_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor<T::Sum, D>>
+    pub fn sum_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T::Sum, D>>
     where
         T: ReduceElement,
     {
-        self.reduce_over(Sum, Dims::Some(dims), keepdim)
+        self.reduce_over(Sum, Dims::Some(&dims_isize(dims)), keepdim)
     }
 
     /// `Π x` over every element, as a 0-d tensor (types as [`sum`](Self::sum); 1 for no
@@ -196,19 +202,19 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 
     /// `Π x` along `dim`.
-    pub fn prod_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<T::Sum, D>>
+    pub fn prod_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T::Sum, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Prod, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(Prod, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 
     /// `Π x` over `dims`.
-    pub fn prod_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor<T::Sum, D>>
+    pub fn prod_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T::Sum, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Prod, Dims::Some(dims), keepdim)
+        self.reduce_over(Prod, Dims::Some(&dims_isize(dims)), keepdim)
     }
 
     /// The mean of every element, as a 0-d tensor (floats only; NaN for no elements).
@@ -220,19 +226,19 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 
     /// The mean along `dim`.
-    pub fn mean_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<T, D>>
+    pub fn mean_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T, D>>
     where
         T: MeanElement,
     {
-        self.reduce_over(Mean, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(Mean, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 
     /// The mean over `dims`.
-    pub fn mean_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor<T, D>>
+    pub fn mean_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T, D>>
     where
         T: MeanElement,
     {
-        self.reduce_over(Mean, Dims::Some(dims), keepdim)
+        self.reduce_over(Mean, Dims::Some(&dims_isize(dims)), keepdim)
     }
 
     /// The largest element, as a 0-d tensor; NaN if any element is NaN.
@@ -248,19 +254,19 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
 
     /// The largest element along `dim` (PyTorch's `amax`; the indices are
     /// [`argmax_dim`](Self::argmax_dim)).
-    pub fn max_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<T, D>>
+    pub fn max_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Max, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(Max, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 
     /// The largest element over `dims`.
-    pub fn max_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor<T, D>>
+    pub fn max_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Max, Dims::Some(dims), keepdim)
+        self.reduce_over(Max, Dims::Some(&dims_isize(dims)), keepdim)
     }
 
     /// The smallest element, as a 0-d tensor; NaN if any element is NaN.
@@ -275,19 +281,19 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 
     /// The smallest element along `dim`.
-    pub fn min_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<T, D>>
+    pub fn min_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Min, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(Min, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 
     /// The smallest element over `dims`.
-    pub fn min_dims(&self, dims: &[isize], keepdim: bool) -> Result<Tensor<T, D>>
+    pub fn min_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Min, Dims::Some(dims), keepdim)
+        self.reduce_over(Min, Dims::Some(&dims_isize(dims)), keepdim)
     }
 
     /// The row-major index of the first largest element (the first NaN, if any), as a 0-d
@@ -303,11 +309,11 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 
     /// The index along `dim` of the first largest element of each lane.
-    pub fn argmax_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<i64, D>>
+    pub fn argmax_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<i64, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(ArgMax, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(ArgMax, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 
     /// The row-major index of the first smallest element (the first NaN, if any), as a 0-d
@@ -323,10 +329,10 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 
     /// The index along `dim` of the first smallest element of each lane.
-    pub fn argmin_dim(&self, dim: isize, keepdim: bool) -> Result<Tensor<i64, D>>
+    pub fn argmin_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<i64, D>>
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(ArgMin, Dims::Some(&[dim]), keepdim)
+        self.reduce_over(ArgMin, Dims::Some(&[dim.to_isize()]), keepdim)
     }
 }

@@ -16,9 +16,7 @@
 //!
 //! Without a GPU every test prints a skip line and passes.
 
-mod common;
-
-use common::device::gpu_or_skip;
+use crate::common::device::gpu_or_skip;
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;

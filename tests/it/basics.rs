@@ -10,9 +10,7 @@
 //! through the crate's ops. The host-only tests at the end (iteration, indexing, equality,
 //! conversions) run on the CPU: on a GPU those calls do not compile (`ui_tests/`).
 
-mod common;
-
-use common::device::{host, test_device, TestDevice};
+use crate::common::device::{host, test_device, TestDevice};
 use ndarray::{ArrayD, Axis, Dimension, IxDyn, Slice};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -894,7 +892,8 @@ fn philox_known_answers_and_distributions() {
     ignore = "needs a GPU: cargo test --features gpu-tests"
 )]
 fn printing_inside_a_capture_prints_a_marker_gpu() {
-    let Some(gpu) = common::device::gpu_or_skip("printing_inside_a_capture_prints_a_marker_gpu")
+    let Some(gpu) =
+        crate::common::device::gpu_or_skip("printing_inside_a_capture_prints_a_marker_gpu")
     else {
         return;
     };

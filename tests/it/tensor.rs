@@ -9,9 +9,7 @@
 //! CPU-only by nature (host memory: `get`, `as_slice`, `into_vec`, `Display`, host
 //! constructors), each with the reason.
 
-mod common;
-
-use common::device::{host, test_device, TestDevice};
+use crate::common::device::{host, test_device, TestDevice};
 use ndarray::{ArrayD, Axis, Dimension, IxDyn, Slice};
 use proptest::prelude::*;
 use typestate_tensor::error::{Error, LayoutError};
@@ -444,7 +442,7 @@ fn into_vec_copies_when_the_layout_is_not_the_whole_storage() {
 }
 
 // `Display` prints the elements in logical order (exact strings on every device are in
-// `tests/basics.rs`); `Debug` is tested on every device above.
+// `tests/it/basics.rs`); `Debug` is tested on every device above.
 #[test]
 fn display_prints_the_elements() {
     let t = Tensor::from_vec(&[2, 2], vec![1.5f32, -2.0, 3.0, 4.25]).unwrap();

@@ -1,12 +1,10 @@
 //! Several threads allocating, writing, checking and freeing random sizes at once, on each
 //! allocator over host memory (real memory, so overlapping blocks corrupt contents).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::stress::stress;
-use common::MIB;
+use crate::common::stress::stress;
+use crate::common::MIB;
 use typestate_tensor::storage::{
     CachingAllocator, CachingHostAllocator, HostMemorySource, PoolRounding, PooledAllocator,
     PooledConfig,

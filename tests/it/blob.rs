@@ -1,9 +1,7 @@
 //! Caffe's `test_blob.cpp` (BlobSimpleTest and BlobMathTest) on the typed `Blob`, plus
 //! capacity, sharing and erasure. GPU tests print a line and return when no GPU is present.
 
-mod common;
-
-use common::device::{host, test_device, TestDevice};
+use crate::common::device::{host, test_device, TestDevice};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::error::{Error, GpuError, LayoutError, StateError};

@@ -23,12 +23,10 @@
 //! types than `f32` are checked fused against eager on the GPU only. Set
 //! `FUSED_RANDOM_CASES` to run more cases; a failure names its seed.
 
-mod common;
-
 use std::any::TypeId;
 use std::collections::BTreeSet;
 
-use common::device::{host, test_device, TestDevice};
+use crate::common::device::{host, test_device, TestDevice};
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -416,7 +416,7 @@ fn check_imports(rel: &str, src: &str) -> Vec<String> {
     let mut bad = Vec::new();
     let Some((layer, engine)) = file_layer(rel) else {
         return vec![format!(
-            "src/{rel} is in no layer: add its folder to tests/architecture.rs and docs/ARCHITECTURE.md"
+            "src/{rel} is in no layer: add its folder to tests/it/architecture.rs and docs/ARCHITECTURE.md"
         )];
     };
     for imp in imports(rel, &strip(src)) {

@@ -5,9 +5,9 @@
 //! than 2^31 elements.
 //!
 //! Every op at every type on random strided views, out of place, into poisoned strided views
-//! and in place, against independent `f64`/`i128` references, is `tests/pointwise.rs` (its
+//! and in place, against independent `f64`/`i128` references, is `tests/it/pointwise.rs` (its
 //! `*_gpu` tests, written once for both devices); tensors on the GPU are covered there and in
-//! `tests/tensor.rs`.
+//! `tests/it/tensor.rs`.
 //!
 //! Every test prints `skipping: no CUDA driver` and returns when `Gpu::available()` is false.
 //! With a GPU, each case:
@@ -302,7 +302,7 @@ struct Case {
 
 /// The vector forms: a contiguous case large enough for vector loads, and a row broadcast.
 /// (Random strided views of every op at every type, against independent references, are
-/// `tests/pointwise.rs`'s `*_gpu` tests.)
+/// `tests/it/pointwise.rs`'s `*_gpu` tests.)
 fn cases(n_inputs: usize) -> Vec<Case> {
     let mut cases = Vec::new();
     let dense = Layout::contiguous(&[37, 301]).unwrap();

@@ -17,14 +17,10 @@
 //! Floats are compared in ulps of the element type, with an absolute allowance for ops that
 //! cancel (GELU, lerp); integers and bools exactly.
 
-mod common;
-#[path = "pointwise/harness.rs"]
-mod harness;
+use crate::common::device::{host, test_device, TestDevice};
 
-use common::device::{host, test_device, TestDevice};
-
+use crate::harness::*;
 use half::{bf16, f16};
-use harness::*;
 use ndarray::{ArrayD, IxDyn};
 use typestate_tensor::element::{DType, Element};
 use typestate_tensor::error::{Error, LayoutError};
@@ -727,7 +723,7 @@ fn fill_and_copy_from_write_exactly_the_view<D: TestDevice>(dev: &D) {
 }
 
 /// CPU-only: the deprecated `sum_f64`, and `asum` and `sumsq`, are host reductions in `f64`
-/// (the tensor reductions on both engines are tested in `tests/reduce.rs`).
+/// (the tensor reductions on both engines are tested in `tests/it/reduce.rs`).
 #[test]
 #[allow(deprecated)]
 fn reductions_match_f64_sums() {

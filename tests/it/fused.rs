@@ -7,9 +7,7 @@
 //! independent references in the pointwise suites). The GPU instances also poison outputs
 //! first, so an element the kernel did not write is caught.
 
-mod common;
-
-use common::device::{host, test_device, TestDevice};
+use crate::common::device::{host, test_device, TestDevice};
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -321,7 +319,7 @@ fn bad_shapes_are_typed_errors<D: TestDevice>(dev: &D) {
     ignore = "needs a GPU: cargo test --features gpu-tests"
 )]
 fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
-    let Some(gpu) = common::device::gpu_or_skip("a_new_scalar_reuses_the_kernel") else {
+    let Some(gpu) = crate::common::device::gpu_or_skip("a_new_scalar_reuses_the_kernel") else {
         return;
     };
     use typestate_tensor::gpu::fused::loaded_kernels_for;
@@ -683,7 +681,7 @@ fn blob_sgd_update_and_momentum_step_on_the_cpu() {
 )]
 fn blob_sgd_update_on_the_gpu_is_one_in_place_kernel() {
     use typestate_tensor::synced::{Blob, HeadAtGpu, Synced};
-    let Some(gpu) = common::device::gpu_or_skip("blob_sgd_update_on_the_gpu") else {
+    let Some(gpu) = crate::common::device::gpu_or_skip("blob_sgd_update_on_the_gpu") else {
         return;
     };
     let mut rng = SmallRng::seed_from_u64(10);

@@ -29,18 +29,14 @@
 //!   relative error of at most `u` and the product, in any order, is within `γ(n-1)` relative.
 //! - Means: the sum's bound divided by `n`, plus one rounding for the division.
 
-mod common;
 #[allow(dead_code)]
-#[path = "pointwise/harness.rs"]
-mod harness;
-
 use std::fmt::Debug;
 
-use common::device::{host, test_device, TestDevice};
-use half::{bf16, f16};
-use harness::{
+use crate::common::device::{host, test_device, TestDevice};
+use crate::harness::{
     broadcastable_from, random_shape, rng_for, upload_storage, Domain, Kind, Recipe, TestElem,
 };
+use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -663,7 +659,7 @@ fn methods_and_shapes<D: TestDevice>(dev: &D) {
     assert_eq!(x.sum_dims(&[1, 0], true).unwrap().shape(), &[1, 1]);
     assert_eq!(x.sum_dims(&[1, 0], true).unwrap().item().unwrap(), 7.5);
     // No dims: nothing reduced (NumPy's `axis=()`), the same values in the sum's type.
-    assert_eq!(host(&x.sum_dims(&[], false).unwrap()), host(&x));
+    assert_eq!(host(&x.sum_dims::<isize>(&[], false).unwrap()), host(&x));
     assert_eq!(x.prod().unwrap().item().unwrap(), -60.0);
     assert_eq!(host(&x.prod_dim(1, false).unwrap()), [10.0, -6.0]);
     assert_eq!(host(&x.prod_dims(&[0], false).unwrap()), [-4.0, 2.5, 6.0]);
@@ -996,7 +992,7 @@ mod gpu {
     const WINDOW: Duration = Duration::from_millis(40);
 
     fn gpu_or_skip(test: &str) -> Option<Gpu> {
-        common::device::gpu_or_skip(test)
+        crate::common::device::gpu_or_skip(test)
     }
 
     /// A reduction on the default stream reads data pushed on another stream behind a sleep,

@@ -1,10 +1,8 @@
 //! The caching host (pinned) allocator on host memory: the generic suite, plus delayed
 //! reuse with a manual clock and out-of-memory recovery.
 
-mod common;
-
-use common::host_suite::host_suite_tests;
-use common::{assert_consistent, recovery_counters, MIB};
+use crate::common::host_suite::host_suite_tests;
+use crate::common::{assert_consistent, recovery_counters, MIB};
 use typestate_tensor::error::{AllocError, OutOfMemoryError};
 use typestate_tensor::storage::{
     CachingHostAllocator, DeviceAllocator, HostMemorySource, StreamId,

@@ -656,7 +656,10 @@ mod multi_gpu {
         expect("a0.add(b1)", a0.add(&b1).map(drop));
         expect("add_into out1", a0.add_into(&a0, &mut out1));
         expect("exp_into out1", a0.exp_into(&mut out1));
-        expect("where_cond", Tensor::where_cond(&a0.gt(&a0)?, &a0, &b1).map(drop));
+        expect(
+            "where_cond",
+            Tensor::where_cond(&a0.gt(&a0)?, &a0, &b1).map(drop),
+        );
         expect("copy_from", out0.copy_from(&b1));
         expect("add_ in place", out0.add_(&b1));
         // Storage, streams, events.

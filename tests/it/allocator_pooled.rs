@@ -1,10 +1,8 @@
 //! The pooled allocator on host memory: the generic suite, plus the rounding tables, the
 //! reserve and out-of-memory recovery (which need a fixed capacity), and configuration.
 
-mod common;
-
-use common::pooled_suite::pooled_suite_tests;
-use common::{assert_consistent, recovery_counters, MIB};
+use crate::common::pooled_suite::pooled_suite_tests;
+use crate::common::{assert_consistent, recovery_counters, MIB};
 use typestate_tensor::error::{AllocError, OomHint, OutOfMemoryError};
 use typestate_tensor::storage::{
     DeviceAllocator, HostMemorySource, PoolRounding, PooledAllocator, PooledConfig, StreamId,

@@ -1,4 +1,4 @@
-//! The allocator suites of `tests/common` on real memory: the caching and pooled allocators
+//! The allocator suites of `tests/it/common` on real memory: the caching and pooled allocators
 //! over `cuMemAlloc` device memory, the caching host allocator over pinned host memory, with
 //! real CUDA streams and events. Skips with a printed line when no GPU is present.
 //!
@@ -9,11 +9,9 @@
 //! (Blocking streams with host callbacks to hold events was tried and dropped: `cuMemFree`
 //! synchronizes the device, and the driver may serialize host callbacks, so gates deadlock.)
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{SuiteSource, MIB};
+use crate::common::{SuiteSource, MIB};
 use typestate_tensor::gpu::{DeviceMemorySource, Event, Gpu, PinnedHostSource, Stream};
 use typestate_tensor::storage::{MemoryLocation, MemorySource, SourceError, StreamId};
 
@@ -164,17 +162,17 @@ fn pinned_source() -> RealStreams<Arc<PinnedHostSource>> {
 
 mod device_caching {
     use super::*;
-    common::caching_suite::caching_suite_tests!(device_source, skip_unless: gpu_available);
+    crate::common::caching_suite::caching_suite_tests!(device_source, skip_unless: gpu_available);
 }
 
 mod device_pooled {
     use super::*;
-    common::pooled_suite::pooled_suite_tests!(device_source, skip_unless: gpu_available);
+    crate::common::pooled_suite::pooled_suite_tests!(device_source, skip_unless: gpu_available);
 }
 
 mod pinned_host {
     use super::*;
-    common::host_suite::host_suite_tests!(pinned_source, skip_unless: gpu_available);
+    crate::common::host_suite::host_suite_tests!(pinned_source, skip_unless: gpu_available);
 }
 
 #[test]
@@ -186,5 +184,5 @@ fn device_caching_stress_with_contents_checked() {
     let a = Arc::new(typestate_tensor::storage::CachingAllocator::new(
         device_source(),
     ));
-    common::stress::stress(a, 4, 300, 3 * MIB);
+    crate::common::stress::stress(a, 4, 300, 3 * MIB);
 }

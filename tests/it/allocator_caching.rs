@@ -3,10 +3,8 @@
 //! stages, `max_split_size`, garbage collection, delayed reuse), the size tables and the
 //! configuration parser.
 
-mod common;
-
-use common::caching_suite::{assert_consistent, caching_suite_tests};
-use common::{check, fill, MIB};
+use crate::common::caching_suite::{assert_consistent, caching_suite_tests};
+use crate::common::{check, fill, MIB};
 use std::sync::Arc;
 
 use typestate_tensor::error::{AllocError, OomHint, OutOfMemoryError};
