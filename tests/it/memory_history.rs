@@ -161,14 +161,24 @@ fn off_records_nothing_and_the_config_keys_turn_it_on() {
         ]
     );
     assert_eq!(h.dropped_events, 1);
-    // Backtraces name this test function.
-    assert!(
-        h.events[0].frames.iter().any(|f| f
-            .name
-            .contains("off_records_nothing_and_the_config_keys_turn_it_on")),
-        "{:?}",
-        h.events[0].frames
-    );
+    // Backtraces name this test function, where the binary has symbols to name it with (the
+    // stripped release binaries run on the GPU machine have none: there the frames are
+    // recorded but unnamed, as this test's own backtrace shows).
+    assert!(!h.events[0].frames.is_empty());
+    let symbols = std::backtrace::Backtrace::force_capture()
+        .to_string()
+        .contains("off_records_nothing_and_the_config_keys_turn_it_on");
+    if symbols {
+        assert!(
+            h.events[0].frames.iter().any(|f| f
+                .name
+                .contains("off_records_nothing_and_the_config_keys_turn_it_on")),
+            "{:?}",
+            h.events[0].frames
+        );
+    } else {
+        println!("backtrace names not checked: this binary has no symbols");
+    }
     assert!(CachingConfig::parse("record_backtraces:True").is_err());
     assert!(CachingConfig::parse("record_history:x").is_err());
     assert_eq!(
