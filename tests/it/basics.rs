@@ -806,12 +806,17 @@ fn equality_compares_shape_and_values() {
 }
 
 #[test]
-fn conversions_from_vec_and_ndarray() {
+fn conversions_from_vec() {
     let t: Tensor<i64> = vec![3, 1, 2].into();
     assert_eq!(t.shape(), [3]);
     assert_eq!(t.to_vec(), [3, 1, 2]);
     let s = Tensor::from(&[1u8, 2][..]);
     assert_eq!(s.to_vec(), [1, 2]);
+}
+
+#[test]
+#[cfg(feature = "ndarray")]
+fn conversions_from_and_to_ndarray() {
     // Owned standard-layout arrays are taken without copying.
     let a = ndarray::Array::from_shape_vec((2, 3), vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
     let ptr = a.as_ptr();

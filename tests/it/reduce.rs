@@ -855,9 +855,9 @@ fn large_reductions<D: TestDevice>(dev: &D) {
     ] {
         let n: usize = shape.iter().product();
         let data: Vec<f32> = (0..n).map(|_| rng.gen_range(-4i32..=4) as f32).collect();
+        let nd = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), data.clone()).unwrap();
         let host_t = Tensor::from_vec(&shape, data).unwrap();
         let t = dev.upload(&host_t);
-        let nd = host_t.as_ndarray().unwrap().to_owned();
         let rank = shape.len();
         for dims in
             (1u32..(1 << rank)).map(|m| (0..rank).filter(|d| m & (1 << d) != 0).collect::<Vec<_>>())

@@ -644,7 +644,7 @@ pub fn tiled_direct_vec<const N: usize>(
 ) -> u8 {
     let rank = layout.rank();
     let v = usize::from(vec);
-    if v < 2 || rank < 2 || layout.shape[rank - 1] % v != 0 {
+    if v < 2 || rank < 2 || !layout.shape[rank - 1].is_multiple_of(v) {
         return 0;
     }
     let c = rank - 1;
@@ -653,8 +653,8 @@ pub fn tiled_direct_vec<const N: usize>(
         .filter(|&k| {
             let s = &layout.strides[k];
             s[c] == 1
-                && addrs[k] % (v * sizes[k]) as u64 == 0
-                && (0..c).all(|d| s[d].unsigned_abs() % v == 0)
+                && addrs[k].is_multiple_of((v * sizes[k]) as u64)
+                && (0..c).all(|d| s[d].unsigned_abs().is_multiple_of(v))
         })
         .fold(0u8, |mask, k| mask | (1 << (k - n_out)))
 }

@@ -392,7 +392,7 @@ mod tests {
         p.push(&[1u8; 20]);
         let ptrs = p.pointers();
         assert_eq!(ptrs.len(), 3);
-        assert!(ptrs.iter().all(|q| (*q as usize) % 8 == 0));
+        assert!(ptrs.iter().all(|q| (*q as usize).is_multiple_of(8)));
         assert_eq!(p.words[p.starts[1]], 5);
         assert!(p.index(IndexWidth::Bits32, 1 << 40).is_err());
     }

@@ -96,7 +96,7 @@ pub fn choose_form(g: &ReduceGeometry, in_size: usize, acc_size: usize, in_first
         // The kernel peels the unaligned head of each run assuming elements are naturally
         // aligned (every allocator hands out 256-byte aligned blocks); load one element at a
         // time otherwise.
-        let natural = in_first % in_size.max(1) as u64 == 0;
+        let natural = in_first.is_multiple_of(in_size.max(1) as u64);
         let vec = if contig && natural {
             (16 / in_size.max(1)).max(1)
         } else {
@@ -134,7 +134,7 @@ fn column_vec(g: &ReduceGeometry, in_size: usize, acc_size: usize, in_first: u64
         let aligned = inner.size % v == 0
             && g.kept[..g.kept.len() - 1].iter().all(|d| d.input % vi == 0)
             && g.reduced.iter().all(|d| d.input % vi == 0)
-            && in_first % (v * in_size) as u64 == 0;
+            && in_first.is_multiple_of((v * in_size) as u64);
         if aligned {
             break;
         }
