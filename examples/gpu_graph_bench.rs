@@ -86,12 +86,13 @@ fn main() -> Res<()> {
     let mut x = Tensor::from_vec(&[N], xs)?.to_gpu(&gpu)?;
     let y = Tensor::from_vec(&[N], ys)?.to_gpu(&gpu)?;
 
+    // Eager launches plain (cuLaunchKernel), then as programmatic dependents (the default).
+    set_pdl_policy(PdlPolicy::Off);
     let (eager_wall, eager_dev) = per_op(gpu.default_stream(), rounds, || {
         chain(&x.view(), &y.view())?;
         Ok(())
     })?;
     let eager = chain(&x.view(), &y.view())?.to_cpu()?.to_vec();
-    // Eager launches as programmatic dependents (cuLaunchKernelEx), for the host cost.
     set_pdl_policy(PdlPolicy::Always);
     let (eager_pdl_wall, eager_pdl_dev) = per_op(gpu.default_stream(), rounds, || {
         chain(&x.view(), &y.view())?;
@@ -122,7 +123,7 @@ fn main() -> Res<()> {
             .fold(0.0f32, f32::max);
         rows.push((name, capture_ms, max_diff.max(diff_after), wall, dev));
     }
-    set_pdl_policy(PdlPolicy::Capture);
+    set_pdl_policy(PdlPolicy::Always);
 
     println!(
         "device: {} ({} SMs)",
@@ -138,8 +139,8 @@ fn main() -> Res<()> {
     println!();
     println!("| run | host+device µs/op | device µs/op |");
     println!("| --- | ---: | ---: |");
-    println!("| typestate-tensor eager | {eager_wall:.3} | {eager_dev:.3} |");
-    println!("| typestate-tensor eager, PDL on (cuLaunchKernelEx) | {eager_pdl_wall:.3} | {eager_pdl_dev:.3} |");
+    println!("| typestate-tensor eager, PDL off | {eager_wall:.3} | {eager_dev:.3} |");
+    println!("| typestate-tensor eager, PDL on (cuLaunchKernelEx, the default) | {eager_pdl_wall:.3} | {eager_pdl_dev:.3} |");
     for (name, _, _, wall, dev) in &rows {
         println!("| typestate-tensor graph replay, {name} | {wall:.3} | {dev:.3} |");
     }

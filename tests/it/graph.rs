@@ -609,6 +609,6 @@ fn programmatic_dependent_launches_equal_the_cpu_engine() -> Result<()> {
             );
         }
     }
-    set_pdl_policy(PdlPolicy::Capture);
+    set_pdl_policy(PdlPolicy::Always);
     Ok(())
 }

@@ -15,9 +15,10 @@
 //! with, and every other kind of work (copies, memsets, event records and waits, other
 //! kernels) keeps full stream order.
 //!
-//! [`PDL_ENV`] picks when launches use it ([`PdlPolicy`]); the default is only inside a
-//! CUDA graph capture, where a replayed chain of small kernels is bound by exactly that
-//! latency. Benchmarks flip it per process with [`set_pdl_policy`].
+//! [`PDL_ENV`] picks when launches use it ([`PdlPolicy`]); the default is every launch that
+//! can: a replayed graph of small kernels is bound by exactly that latency (0.83 against
+//! 1.05 µs per op on an H100), and so is an eager chain of dependent small ops (3.7 against
+//! 5.5 µs per op), docs/PERFORMANCE.md. Benchmarks flip it per process with [`set_pdl_policy`].
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -30,14 +31,15 @@ pub enum PdlPolicy {
     /// Never: every launch is a plain `cuLaunchKernel`.
     Off,
     /// Only launches recorded by a CUDA graph capture on this thread (`Gpu::capture`): the
-    /// captured edges between consecutive kernels become programmatic. The default.
+    /// captured edges between consecutive kernels become programmatic.
     Capture,
-    /// Every launch on a device of compute capability 9.0 or later.
+    /// Every launch on a device of compute capability 9.0 or later, eager and captured. The
+    /// default.
     Always,
 }
 
-/// The environment variable that sets [`PdlPolicy`] for the process: `off`, `capture` (the
-/// default) or `on`.
+/// The environment variable that sets [`PdlPolicy`] for the process: `off`, `capture` or
+/// `on` (the default).
 pub const PDL_ENV: &str = "TYPESTATE_TENSOR_PDL";
 
 const UNSET: u8 = 0;
@@ -75,7 +77,7 @@ impl PdlPolicy {
 }
 
 /// The process's policy: the last [`set_pdl_policy`], else [`PDL_ENV`] (read on first use),
-/// else [`PdlPolicy::Capture`].
+/// else [`PdlPolicy::Always`].
 pub fn pdl_policy() -> PdlPolicy {
     if let Some(p) = PdlPolicy::from_code(POLICY.load(Ordering::Relaxed)) {
         return p;
@@ -83,7 +85,7 @@ pub fn pdl_policy() -> PdlPolicy {
     let p = std::env::var(PDL_ENV)
         .ok()
         .and_then(|v| PdlPolicy::parse(&v))
-        .unwrap_or(PdlPolicy::Capture);
+        .unwrap_or(PdlPolicy::Always);
     // A racing `set_pdl_policy` wins.
     let _ = POLICY.compare_exchange(UNSET, p.code(), Ordering::Relaxed, Ordering::Relaxed);
     PdlPolicy::from_code(POLICY.load(Ordering::Relaxed)).unwrap_or(p)
