@@ -151,7 +151,7 @@ impl<'a, T: Element, D: Backend> TensorViewMut<'a, T, D> {
     message = "`{Self}` is not a tensor of `{T}` on `{D}`",
     label = "expected a tensor or view of `{T}` on `{D}`",
     note = "the operands of one op share their element type and device: convert the element type with `.cast::<{T}>()`, move between devices with `.to_cpu()` or `.to_gpu(&gpu)`",
-    note = "a `where_cond` mask is a tensor of `bool`: make one with a comparison such as `x.gt(0.0)` (`x.ne(0.0)` for non-zero)"
+    note = "if this is the mask of `where_cond`: a mask is a tensor of `bool`, made by a comparison such as `x.gt(0.0)` (`x.ne(0.0)` for non-zero)"
 )]
 pub trait AsView<T: Element, D: Backend> {
     /// A view of all elements.
