@@ -58,17 +58,15 @@ use crate::tensor::Backend;
 use crate::tensor::Dim;
 
 /// Which dims a reduction folds.
-/// `dims` as `isize`s, for [`Dims::Some`].
-fn dims_isize<P: Dim>(dims: &[P]) -> Vec<isize> {
-    dims.iter().map(|d| d.to_isize()).collect()
-}
-
-enum Dims<'a> {
+enum Dims<'a, P> {
     /// Every dim.
     All,
     /// These (negative from the end).
-    Some(&'a [isize]),
+    Some(&'a [P]),
 }
+
+/// [`Dims::All`] with its (unused) dim type named.
+const ALL: Dims<'static, isize> = Dims::All;
 
 impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// Reduces with `op` over `dims` (every dim for `None`; negative dims count from the
@@ -92,10 +90,10 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
         self.reduce_over(op, dims, keepdim)
     }
 
-    fn reduce_over<R: Reduction<T>>(
+    fn reduce_over<R: Reduction<T>, P: Dim>(
         &self,
         op: R,
-        dims: Dims<'_>,
+        dims: Dims<'_, P>,
         keepdim: bool,
     ) -> Result<Tensor<R::Output, D>> {
         let name = R::KIND.name();
@@ -106,7 +104,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
                 let mut seen = [false; crate::layout::MAX_DIMS];
                 let mut out = Vec::with_capacity(ds.len());
                 for &d in ds {
-                    let d = normalize_dim(name, d, rank)?;
+                    let d = normalize_dim(name, d.to_isize(), rank)?;
                     if std::mem::replace(&mut seen[d], true) {
                         return Err(LayoutError::DuplicateDim {
                             op: name,
@@ -173,7 +171,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement,
     {
-        self.reduce_over(Sum, Dims::All, false)
+        self.reduce_over(Sum, ALL, false)
     }
 
     /// `Σ x` along `dim` (negative from the end); `keepdim` keeps it with size 1.
@@ -181,7 +179,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement,
     {
-        self.reduce_over(Sum, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(Sum, Dims::Some(&[dim]), keepdim)
     }
 
     /// `Σ x` over `dims` (none twice; `&[]` reduces nothing).
@@ -189,7 +187,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement,
     {
-        self.reduce_over(Sum, Dims::Some(&dims_isize(dims)), keepdim)
+        self.reduce_over(Sum, Dims::Some(dims), keepdim)
     }
 
     /// `Π x` over every element, as a 0-d tensor (types as [`sum`](Self::sum); 1 for no
@@ -198,7 +196,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Prod, Dims::All, false)
+        self.reduce_over(Prod, ALL, false)
     }
 
     /// `Π x` along `dim`.
@@ -206,7 +204,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Prod, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(Prod, Dims::Some(&[dim]), keepdim)
     }
 
     /// `Π x` over `dims`.
@@ -214,7 +212,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Prod, Dims::Some(&dims_isize(dims)), keepdim)
+        self.reduce_over(Prod, Dims::Some(dims), keepdim)
     }
 
     /// The mean of every element, as a 0-d tensor (floats only; NaN for no elements).
@@ -222,7 +220,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: MeanElement,
     {
-        self.reduce_over(Mean, Dims::All, false)
+        self.reduce_over(Mean, ALL, false)
     }
 
     /// The mean along `dim`.
@@ -230,7 +228,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: MeanElement,
     {
-        self.reduce_over(Mean, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(Mean, Dims::Some(&[dim]), keepdim)
     }
 
     /// The mean over `dims`.
@@ -238,7 +236,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: MeanElement,
     {
-        self.reduce_over(Mean, Dims::Some(&dims_isize(dims)), keepdim)
+        self.reduce_over(Mean, Dims::Some(dims), keepdim)
     }
 
     /// The largest element, as a 0-d tensor; NaN if any element is NaN.
@@ -249,7 +247,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Max, Dims::All, false)
+        self.reduce_over(Max, ALL, false)
     }
 
     /// The largest element along `dim` (PyTorch's `amax`; the indices are
@@ -258,7 +256,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Max, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(Max, Dims::Some(&[dim]), keepdim)
     }
 
     /// The largest element over `dims`.
@@ -266,7 +264,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Max, Dims::Some(&dims_isize(dims)), keepdim)
+        self.reduce_over(Max, Dims::Some(dims), keepdim)
     }
 
     /// The smallest element, as a 0-d tensor; NaN if any element is NaN.
@@ -277,7 +275,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Min, Dims::All, false)
+        self.reduce_over(Min, ALL, false)
     }
 
     /// The smallest element along `dim`.
@@ -285,7 +283,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Min, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(Min, Dims::Some(&[dim]), keepdim)
     }
 
     /// The smallest element over `dims`.
@@ -293,7 +291,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(Min, Dims::Some(&dims_isize(dims)), keepdim)
+        self.reduce_over(Min, Dims::Some(dims), keepdim)
     }
 
     /// The row-major index of the first largest element (the first NaN, if any), as a 0-d
@@ -305,7 +303,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(ArgMax, Dims::All, false)
+        self.reduce_over(ArgMax, ALL, false)
     }
 
     /// The index along `dim` of the first largest element of each lane.
@@ -313,7 +311,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(ArgMax, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(ArgMax, Dims::Some(&[dim]), keepdim)
     }
 
     /// The row-major index of the first smallest element (the first NaN, if any), as a 0-d
@@ -325,7 +323,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(ArgMin, Dims::All, false)
+        self.reduce_over(ArgMin, ALL, false)
     }
 
     /// The index along `dim` of the first smallest element of each lane.
@@ -333,6 +331,6 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: ReduceElement + Numeric,
     {
-        self.reduce_over(ArgMin, Dims::Some(&[dim.to_isize()]), keepdim)
+        self.reduce_over(ArgMin, Dims::Some(&[dim]), keepdim)
     }
 }
