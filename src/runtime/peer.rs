@@ -347,14 +347,18 @@ pub(crate) fn copy_range<T: Element>(
                 }?;
             }
         }
-        PeerRoute::Direct => direct(op, dst, dst_byte, src, src_byte, bytes, stream)?,
+        PeerRoute::Direct => direct(
+            op, dst, dst_byte, src, src_byte, bytes, stream, &src_s, &dst_s,
+        )?,
         PeerRoute::Staged => staged(op, dst, dst_byte, src, src_byte, bytes, &src_s, &dst_s)?,
     }
     Ok(route)
 }
 
 /// One `cuMemcpyPeerAsync` on `stream`, with the other GPU's memory ordered through its home
-/// stream (module docs, steps 1 to 4).
+/// stream (module docs, steps 1 to 4). `src_s` and `dst_s` are each buffer's [`side`] of
+/// `stream`, as [`copy_range`] chose them.
+#[allow(clippy::too_many_arguments)]
 fn direct<T: Element>(
     op: &'static str,
     dst: &mut GpuStorage<T>,
@@ -363,16 +367,16 @@ fn direct<T: Element>(
     src_byte: usize,
     bytes: usize,
     stream: &Stream,
+    src_s: &Stream,
+    dst_s: &Stream,
 ) -> Result<(), Error> {
-    let src_s = side(src, stream).clone();
-    let dst_s = side(dst, stream).clone();
-    src.access_read(op, &src_s)?;
-    dst.access_write(op, &dst_s)?;
+    src.access_read(op, src_s)?;
+    dst.access_write(op, dst_s)?;
     if bytes == 0 {
         return Ok(());
     }
-    order_after(stream, &src_s)?;
-    order_after(stream, &dst_s)?;
+    order_after(stream, src_s)?;
+    order_after(stream, dst_s)?;
     // SAFETY: `src`'s range lies in its live block on GPU `src.gpu()` and `dst`'s in its
     // live block on `dst.gpu()` (ranges checked by `copy_range`); two GPUs' memories are
     // disjoint. The copy is ordered after the last write of `src` and every pending use of
@@ -393,7 +397,7 @@ fn direct<T: Element>(
             stream.cuda(),
         )
     }?;
-    let after = order_after(&src_s, stream).and_then(|()| order_after(&dst_s, stream));
+    let after = order_after(src_s, stream).and_then(|()| order_after(dst_s, stream));
     if let Err(e) = after {
         // The proxies could not be ordered after the copy: finish it now, so that nothing
         // later can overtake it (if even this fails, the context is broken and runs no

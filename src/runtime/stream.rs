@@ -41,13 +41,7 @@ fn id_of(stream: &CudaStream) -> StreamId {
 /// 0, a registered stream of this context otherwise, `None` when no such stream is alive
 /// (then no work of this crate is pending on it; see [`LIVE_STREAMS`]).
 pub(crate) fn live_stream(id: StreamId, ctx: &Arc<CudaContext>) -> Option<Arc<CudaStream>> {
-    if id == StreamId(0) {
-        return Some(driver::legacy_default_stream(ctx));
-    }
-    live_streams()
-        .get(&id.0)
-        .filter(|s| **s.context() == **ctx)
-        .cloned()
+    live_stream_anywhere(id, ctx).filter(|s| **s.context() == **ctx)
 }
 
 /// The live stream with id `id`, of `ctx` or of any other context: `ctx`'s legacy default
