@@ -103,7 +103,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
         D: HostBackend,
     {
         let data = D::host(D::slice(self.storage()));
-        contiguous_range(self.layout()).map(|r| &data[r])
+        self.layout().contiguous_range().map(|r| &data[r])
     }
 
     /// The elements as one writable slice in row-major order, when contiguous.
@@ -113,7 +113,7 @@ impl<T: Element, D: Backend> Tensor<T, D> {
     {
         let (storage, layout) = self.storage_mut_and_layout();
         let data = D::host_mut(D::slice_mut(storage));
-        contiguous_range(layout).map(|r| &mut data[r])
+        layout.contiguous_range().map(|r| &mut data[r])
     }
 }
 
@@ -297,7 +297,7 @@ impl<'a, T: Element, D: Backend> TensorView<'a, T, D> {
         D: HostBackend,
     {
         let data: &'a [T] = D::host(self.storage());
-        contiguous_range(self.layout()).map(|r| &data[r])
+        self.layout().contiguous_range().map(|r| &data[r])
     }
 }
 
@@ -307,7 +307,9 @@ impl<T: Element, D: Backend> TensorViewMut<'_, T, D> {
     where
         D: HostBackend,
     {
-        contiguous_range(self.layout()).map(|r| &D::host(self.storage())[r])
+        self.layout()
+            .contiguous_range()
+            .map(|r| &D::host(self.storage())[r])
     }
 
     /// The whole borrowed host storage, writable (elements outside the layout included: the
@@ -324,20 +326,9 @@ impl<T: Element, D: Backend> TensorViewMut<'_, T, D> {
     where
         D: HostBackend,
     {
-        let r = contiguous_range(self.layout())?;
+        let r = self.layout().contiguous_range()?;
         Some(&mut D::host_mut(self.slice_mut())[r])
     }
-}
-
-/// The storage range of a row-major contiguous layout (empty for an empty layout, whose
-/// offset need not lie within the storage).
-fn contiguous_range(layout: &Layout) -> Option<std::ops::Range<usize>> {
-    if layout.numel() == 0 {
-        return Some(0..0);
-    }
-    layout
-        .is_contiguous()
-        .then(|| layout.offset()..layout.offset() + layout.numel())
 }
 
 /// Equal shapes and equal elements (`==` of the element type, so `NaN != NaN`), for any

@@ -143,6 +143,16 @@ impl Layout {
         self.shape.iter().product()
     }
 
+    /// The storage range of a row-major contiguous layout, `None` for any other (empty for
+    /// an empty layout, whose offset need not lie within the storage).
+    pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
+        if self.numel() == 0 {
+            return Some(0..0);
+        }
+        self.is_contiguous()
+            .then(|| self.offset()..self.offset() + self.numel())
+    }
+
     /// Whether the layout is row-major contiguous (from any offset). Size-1 dims' strides are
     /// ignored, as in PyTorch.
     pub fn is_contiguous(&self) -> bool {

@@ -32,17 +32,16 @@
 //! `&x * 2.0` for `f32` and `f64`, `&x * 2` for integers, `2.0 * &x` on the left.
 //!
 //! Bool tensors have no arithmetic (`&mask + &mask` does not compile and says so); masks
-//! combine through `where_`, comparisons and casts.
+//! combine through `where_cond`, comparisons and casts.
 
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use super::operand::{materialize, Held};
-use super::ops::{map, map_inplace, zip, zip_held_inplace};
+use super::ops::{fit_to, map, map_inplace, zip, zip_held_inplace};
 use super::{AsView, ReadRepr, Repr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::device::Device;
 use crate::element::{Element, Numeric, Signed};
 use crate::error::{Error, Handback, Result};
-use crate::layout::broadcast_shapes;
 use crate::ops::{table, Backend};
 
 pub use private::ArithOperand;
@@ -162,8 +161,8 @@ fn arith_owned<T: Numeric, D: Backend>(
 ) -> std::result::Result<Tensor<T, D>, (Tensor<T, D>, Error)> {
     let fits = match &b {
         Held::Scalar(_) => true,
-        Held::View(v) => broadcast_shapes("arith", a.shape(), v.shape())
-            .is_ok_and(|shape| shape.as_slice() == a.shape()),
+        // No allocation when the shapes are equal, the common case.
+        Held::View(v) => fit_to("arith", a.shape(), &[v.shape()]).is_ok(),
     };
     if fits {
         match arith_inplace(op, &mut a.view_mut(), b) {

@@ -89,16 +89,6 @@ fn walks_forward(layout: &Layout) -> bool {
     true
 }
 
-/// The storage range of a row-major contiguous layout, or `None`.
-fn contiguous_range(layout: &Layout) -> Option<std::ops::Range<usize>> {
-    if layout.numel() == 0 {
-        return Some(0..0);
-    }
-    layout
-        .is_contiguous()
-        .then(|| layout.offset()..layout.offset() + layout.numel())
-}
-
 /// The elements of a host tensor or view by reference, in row-major order
 /// ([`Tensor::iter`]).
 #[derive(Clone, Debug)]
@@ -114,7 +104,7 @@ enum IterInner<'a, T> {
 
 impl<'a, T> Iter<'a, T> {
     fn new(data: &'a [T], layout: &Layout) -> Self {
-        let inner = match contiguous_range(layout) {
+        let inner = match layout.contiguous_range() {
             Some(r) => IterInner::Slice(data[r].iter()),
             None => IterInner::Strided {
                 data,
@@ -184,7 +174,7 @@ impl<'a, T> IterMut<'a, T> {
     /// The elements of `layout` in `data`; `layout` lies within `data` and does not overlap
     /// itself (the invariants of a writable tensor), so each offset is visited once.
     fn new(data: &'a mut [T], layout: &Layout) -> Self {
-        let inner = if let Some(r) = contiguous_range(layout) {
+        let inner = if let Some(r) = layout.contiguous_range() {
             IterMutInner::Slice(data[r].iter_mut())
         } else if walks_forward(layout) {
             IterMutInner::Forward {

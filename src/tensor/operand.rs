@@ -1,6 +1,6 @@
 //! Operands of the binary and ternary op methods: a tensor or view (by reference) or a scalar
 //! of the element type, so `x.gt(0.0)`, `x.maximum(&y)`, `x.clamp(-1.0, &hi)` and
-//! `Tensor::where_(&mask, &x, 0.0)` all work on every device.
+//! `Tensor::where_cond(&mask, &x, 0.0)` all work on every device.
 //!
 //! A scalar operand is a rank-0 tensor broadcast to the other operands' shape. On the CPU
 //! that is one element on the heap; on a GPU one element of device memory, filled by a kernel

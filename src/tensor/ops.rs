@@ -63,7 +63,7 @@ fn broadcast_inputs(op: &'static str, inputs: &[&[usize]]) -> Result<Dims<usize>
 }
 
 /// Checks that `inputs` broadcast to exactly `out` (the destination's shape).
-fn fit_to(op: &'static str, out: &[usize], inputs: &[&[usize]]) -> Result<()> {
+pub(crate) fn fit_to(op: &'static str, out: &[usize], inputs: &[&[usize]]) -> Result<()> {
     if inputs.iter().all(|s| *s == out) {
         // The common case, on every op's hot path: nothing to broadcast.
         return Ok(());

@@ -85,10 +85,6 @@ fn shown<T: Element, D: Backend>(v: &TensorView<'_, T, D>) -> Result<Shown<T>> {
             gap: s,
         })
         .collect();
-    if !summarise.contains(&true) {
-        let values = v.device().to_host(v)?;
-        return Ok(Shown { values, dims });
-    }
     // One dim at a time, largest first, each step copying the corners kept so far into a
     // smaller row-major tensor on the device (one split at a time keeps every copy within
     // the GPU kernels' rank).
