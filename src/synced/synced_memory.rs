@@ -103,6 +103,16 @@ impl<T: Element> SyncedMemory<T, Uninitialized> {
     }
 }
 
+/// The error for a new CPU buffer `data` that does not hold `len` elements.
+fn check_cpu_len<T>(op: &'static str, len: usize, data: &[T]) -> Option<LayoutError> {
+    (data.len() != len).then(|| LayoutError::LengthMismatch {
+        op,
+        shape: vec![len],
+        expected: len,
+        got: data.len(),
+    })
+}
+
 impl<T: Element> SyncedMemory<T, HeadAtCpu> {
     /// CPU-only memory holding `data` (Caffe `set_cpu_data`, but the memory owns the buffer
     /// and frees it; [`into_vec`](Self::into_vec) gives it back).
@@ -264,13 +274,7 @@ impl<T: Element, S: HeadState> SyncedMemory<T, S> {
     where
         S: Settled,
     {
-        if data.len() != self.len() {
-            let error = LayoutError::LengthMismatch {
-                op: "SyncedMemory::set_cpu_data",
-                shape: vec![self.len()],
-                expected: self.len(),
-                got: data.len(),
-            };
+        if let Some(error) = check_cpu_len("SyncedMemory::set_cpu_data", self.len(), &data) {
             return Err(TransitionError::new((self, data), error));
         }
         let old = self.raw.host_slot_mut().replace(HostBuffer::from_vec(data));
@@ -305,13 +309,8 @@ impl<T: Element> SyncedMemory<T, HeadAtCpu> {
         &mut self,
         data: Vec<T>,
     ) -> Result<Option<HostBuffer<T>>, TransitionError<Vec<T>>> {
-        if data.len() != self.len() {
-            let error = LayoutError::LengthMismatch {
-                op: "SyncedMemory::set_cpu_data_in_place",
-                shape: vec![self.len()],
-                expected: self.len(),
-                got: data.len(),
-            };
+        if let Some(error) = check_cpu_len("SyncedMemory::set_cpu_data_in_place", self.len(), &data)
+        {
             return Err(TransitionError::new(data, error));
         }
         Ok(self.raw.host_slot_mut().replace(HostBuffer::from_vec(data)))

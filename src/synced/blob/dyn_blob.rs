@@ -41,7 +41,7 @@ impl SideState {
         }
     }
 
-    fn of<S: BlobSide>() -> Self {
+    pub(super) fn of<S: BlobSide>() -> Self {
         SideState {
             head: S::HEAD,
             frozen: S::FROZEN,

@@ -625,15 +625,6 @@ impl<T: Element, D: BlobSide, S: HeadState> Blob<T, D, Frozen<S>> {
     }
 }
 
-/// A side's state as its type is written, e.g. `HeadAtCpu` or `Frozen<Synced>`.
-fn side_name<S: BlobSide>() -> &'static str {
-    SideState {
-        head: S::HEAD,
-        frozen: S::FROZEN,
-    }
-    .name()
-}
-
 /// Dtype, shape, each side's state (as its type is written) and capacity:
 /// `Blob { dtype: F32, shape: "2 3 (6)", data: HeadAtCpu, diff: Uninitialized, capacity: 6 }`.
 impl<T: Element, D: BlobSide, G: BlobSide> std::fmt::Debug for Blob<T, D, G> {
@@ -641,8 +632,8 @@ impl<T: Element, D: BlobSide, G: BlobSide> std::fmt::Debug for Blob<T, D, G> {
         f.debug_struct("Blob")
             .field("dtype", &T::DTYPE)
             .field("shape", &self.shape.to_string())
-            .field("data", &format_args!("{}", side_name::<D>()))
-            .field("diff", &format_args!("{}", side_name::<G>()))
+            .field("data", &format_args!("{}", SideState::of::<D>().name()))
+            .field("diff", &format_args!("{}", SideState::of::<G>().name()))
             .field("capacity", &self.capacity())
             .finish()
     }
