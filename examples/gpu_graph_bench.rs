@@ -4,16 +4,14 @@
 //!
 //! Per op, it prints the host+device time (wall clock over many chains or replays queued
 //! back to back, then one synchronisation, divided by the ops: what a loop of these ops
-//! costs) and the device time (CUDA events around the same work). The graph is captured
-//! twice, with programmatic dependent launch off and on (`PdlPolicy`, docs/GRAPHS.md), and
-//! eager launches run once more as programmatic dependents, for their host cost. Run
+//! costs) and the device time (CUDA events around the same work). Eager launches and the
+//! graph's kernel-to-kernel edges are programmatic dependents (docs/GRAPHS.md). Run
 //! `cargo run --release --example gpu_graph_bench [-- --repeats N]` and
 //! `python scripts/bench_torch_graph.py` in the same session for `torch.cuda.graph`.
 //! Without a GPU it prints a note and exits.
 
 use std::time::Instant;
 
-use typestate_tensor::gpu::pointwise::{set_pdl_policy, PdlPolicy};
 use typestate_tensor::gpu::{Gpu, Stream};
 use typestate_tensor::tensor::{Tensor, TensorView};
 
@@ -86,23 +84,17 @@ fn main() -> Res<()> {
     let mut x = Tensor::from_vec(&[N], xs)?.to_gpu(&gpu)?;
     let y = Tensor::from_vec(&[N], ys)?.to_gpu(&gpu)?;
 
-    // Eager launches plain (cuLaunchKernel), then as programmatic dependents (the default).
-    set_pdl_policy(PdlPolicy::Off);
+    // Eager launches, as programmatic dependents.
     let (eager_wall, eager_dev) = per_op(gpu.default_stream(), rounds, || {
         chain(&x.view(), &y.view())?;
         Ok(())
     })?;
     let eager = chain(&x.view(), &y.view())?.to_cpu()?.to_vec();
-    set_pdl_policy(PdlPolicy::Always);
-    let (eager_pdl_wall, eager_pdl_dev) = per_op(gpu.default_stream(), rounds, || {
-        chain(&x.view(), &y.view())?;
-        Ok(())
-    })?;
 
-    // The same chain captured twice: kernel-to-kernel edges plain, then programmatic.
+    // The same chain captured.
     let mut rows = Vec::new();
-    for (name, policy) in [("PDL off", PdlPolicy::Off), ("PDL on", PdlPolicy::Always)] {
-        set_pdl_policy(policy);
+    {
+        let name = "PDL on";
         let t = Instant::now();
         let mut graph = gpu.capture((&mut x, &y), |(x, y)| chain(&x.view(), &y.view()))?;
         let capture_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -123,7 +115,6 @@ fn main() -> Res<()> {
             .fold(0.0f32, f32::max);
         rows.push((name, capture_ms, max_diff.max(diff_after), wall, dev));
     }
-    set_pdl_policy(PdlPolicy::Always);
 
     println!(
         "device: {} ({} SMs)",
@@ -139,8 +130,9 @@ fn main() -> Res<()> {
     println!();
     println!("| run | host+device µs/op | device µs/op |");
     println!("| --- | ---: | ---: |");
-    println!("| typestate-tensor eager, PDL off | {eager_wall:.3} | {eager_dev:.3} |");
-    println!("| typestate-tensor eager, PDL on (cuLaunchKernelEx, the default) | {eager_pdl_wall:.3} | {eager_pdl_dev:.3} |");
+    println!(
+        "| typestate-tensor eager, PDL on (cuLaunchKernelEx) | {eager_wall:.3} | {eager_dev:.3} |"
+    );
     for (name, _, _, wall, dev) in &rows {
         println!("| typestate-tensor graph replay, {name} | {wall:.3} | {dev:.3} |");
     }

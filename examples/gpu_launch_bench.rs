@@ -1,19 +1,13 @@
-//! Host time of small ops: what one 1024-element op costs the calling thread, case by case,
-//! and where that time goes, stage by stage ([`profile`]).
+//! Host time of small ops: what one 1024-element op costs the calling thread, case by case.
 //!
 //! Run `cargo run --release --example gpu_launch_bench [-- --calls N]` and
 //! `python scripts/bench_torch_launch.py` in the same session for PyTorch's figures on the
-//! same cases. `TYPESTATE_TENSOR_PLAN_CACHE=off` runs every launch through the full
-//! (uncached) path, for the breakdown before the plan cache. Without a GPU it prints a note
-//! and exits.
+//! same cases. Without a GPU it prints a note and exits.
 
 mod common;
 
 use common::{host_us, Res};
-use typestate_tensor::gpu::pointwise::profile::{profile, Stage};
-use typestate_tensor::gpu::{pointwise as pw, Gpu, GpuStorage};
-use typestate_tensor::layout::Layout;
-use typestate_tensor::ops::table::Add;
+use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::Tensor;
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
@@ -52,7 +46,6 @@ fn main() -> Res<()> {
     let (a2, b2) = (up(3, &[32, 32])?, up(4, &[32, 32])?);
     let mut out = Tensor::<f32, Gpu>::zeros_on(&[1024], &gpu)?;
     let mut out2 = Tensor::<f32, Gpu>::zeros_on(&[32, 32], &gpu)?;
-    let plan_cache = std::env::var(pw::PLAN_CACHE_ENV).unwrap_or_else(|_| "on".into());
 
     let mut rows: Vec<(&str, f64)> = Vec::new();
     rows.push((
@@ -89,45 +82,22 @@ fn main() -> Res<()> {
         "fused (a + b).eval_into, contiguous",
         host_us(&stream, calls, || Ok((a.lazy() + &b).eval_into(&mut out)?))?,
     ));
-    // The storage layer under the tensors: no tensor views, no broadcasting checks.
-    let sa = GpuStorage::from_host(&gpu, &random(1024, 5), &stream)?;
-    let sb = GpuStorage::from_host(&gpu, &random(1024, 6), &stream)?;
-    let mut so = GpuStorage::<f32>::zeros(&gpu, 1024, &stream)?;
-    let l = Layout::contiguous(&[1024])?;
-    rows.push((
-        "storage-level pointwise::binary (add)",
-        host_us(&stream, calls, || {
-            Ok(pw::binary(
-                &stream,
-                &Add,
-                (&sa, &l),
-                (&sb, &l),
-                &mut so,
-                &l,
-            )?)
-        })?,
-    ));
     // The same on a created (non-blocking) stream instead of the legacy default stream.
-    let side = gpu.new_stream()?;
-    let sa2 = GpuStorage::from_host(&gpu, &random(1024, 7), &side)?;
-    let sb2 = GpuStorage::from_host(&gpu, &random(1024, 8), &side)?;
-    let mut so2 = GpuStorage::<f32>::zeros(&gpu, 1024, &side)?;
+    let side = gpu.on(&gpu.new_stream()?)?;
+    let (a3, b3) = (
+        up(5, &[1024])?.to_device(&side)?,
+        up(6, &[1024])?.to_device(&side)?,
+    );
+    let mut out3 = Tensor::<f32, Gpu>::zeros_on(&[1024], &side)?;
     rows.push((
-        "storage-level pointwise::binary on a non-blocking stream",
-        host_us(&side, calls, || {
-            Ok(pw::binary(
-                &side,
-                &Add,
-                (&sa2, &l),
-                (&sb2, &l),
-                &mut so2,
-                &l,
-            )?)
+        "add_into on a non-blocking stream (Gpu::on)",
+        host_us(side.default_stream(), calls, || {
+            Ok(a3.add_into(&b3, &mut out3)?)
         })?,
     ));
 
     println!(
-        "host time per op on {} (1024 f32 elements, median of {calls} calls in batches of 200; plan cache {plan_cache})",
+        "host time per op on {} (1024 f32 elements, median of {calls} calls in batches of 200)",
         gpu.device_name()
     );
     println!("| case | us per call |");
@@ -197,45 +167,5 @@ fn main() -> Res<()> {
         }
     }
 
-    // Where the time of `add_into` goes: each batch of 200 calls profiled on its own, and
-    // per stage the median over batches (a mean would let a few stalled batches, a full
-    // launch queue or a preempted thread, decide the figure).
-    let mut batches = Vec::new();
-    for _ in 0..(calls / 200).max(5) {
-        stream.synchronize()?;
-        let t = std::time::Instant::now();
-        let (r, p) = profile(|| -> Res<()> {
-            for _ in 0..200 {
-                a.add_into(&b, &mut out)?;
-            }
-            Ok(())
-        });
-        r?;
-        batches.push((t.elapsed().as_secs_f64() * 1e6 / 200.0, p));
-    }
-    stream.synchronize()?;
-    let med = |f: &dyn Fn(&(f64, pw::profile::LaunchProfile)) -> f64| {
-        let mut v: Vec<f64> = batches.iter().map(f).collect();
-        common::median(&mut v)
-    };
-    println!();
-    println!(
-        "breakdown of add_into, us per call, median over {} batches of 200 (plan cache {plan_cache}; each stage timer adds ~0.02 us)",
-        batches.len()
-    );
-    println!("| stage | us |");
-    println!("| --- | --- |");
-    println!(
-        "| tensor layer (views, shape checks, dispatch) | {:.3} |",
-        med(&|(t, p)| (t - p.timed_us()).max(0.0))
-    );
-    for s in Stage::ALL {
-        println!(
-            "| {} | {:.3} |",
-            s.name(),
-            med(&|(_, p)| p.per_launch_us(s))
-        );
-    }
-    println!("| total (median batch) | {:.3} |", med(&|(t, _)| *t));
     Ok(())
 }

@@ -4,7 +4,6 @@
 //! ```text
 //! cargo run --release --example gpu_pointwise_bench -- [--json ours.json] [--repeats 20]
 //! python3 scripts/bench_torch.py --compare ours.json
-//! cargo run --release --example gpu_pointwise_bench -- --variants [--repeats 20]
 //! cargo run --release --example gpu_pointwise_bench -- --permute [--json perm.json]
 //! python3 scripts/bench_torch.py --permute --compare perm.json
 //! ```
@@ -14,11 +13,6 @@
 //! and 6, as `exp(x.permute(p))` and `x.permute(p) + y` into a contiguous output; f16 and u8
 //! (add only) for the rank-4 set. The identity permutation is left out (it is the contiguous
 //! case above).
-//!
-//! `--variants` measures the contiguous cases (copy kernel, fill, add f32/f16, exp) under
-//! each launch shape of the contiguous vector form (`TYPESTATE_TENSOR_VECTOR_LAUNCH`, read
-//! once per process): it re-runs this example once per shape with the variable set and
-//! `--contiguous-only`, and prints one table.
 //!
 //! Each case: random non-zero data, three warm-up launches (the first compiles the kernel),
 //! then the median of `--repeats` CUDA-event timings of one launch. GB/s counts the bytes the
@@ -31,11 +25,8 @@ use std::fmt::Write as _;
 use half::{bf16, f16};
 
 use typestate_tensor::element::Element;
-use typestate_tensor::gpu::pointwise::plan::{VectorLaunch, VECTOR_LAUNCH_ENV};
-use typestate_tensor::gpu::pointwise::{self as pw, plan};
 use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
-use typestate_tensor::layout::{collapse, Layout};
-use typestate_tensor::ops::table::{Add, Exp};
+use typestate_tensor::layout::Layout;
 
 mod common;
 
@@ -47,8 +38,6 @@ struct Options {
     json: Option<String>,
     repeats: usize,
     small_calls: usize,
-    variants: bool,
-    contiguous_only: bool,
     permute: bool,
 }
 
@@ -57,8 +46,6 @@ fn options() -> Res<Options> {
         json: None,
         repeats: 20,
         small_calls: 20000,
-        variants: false,
-        contiguous_only: false,
         permute: false,
     };
     let mut args = std::env::args().skip(1);
@@ -68,9 +55,6 @@ fn options() -> Res<Options> {
             "--json" => opts.json = Some(value()?),
             "--repeats" => opts.repeats = value()?.parse()?,
             "--small-calls" => opts.small_calls = value()?.parse()?,
-            "--variants" => opts.variants = true,
-            // The child mode of `--variants`: the contiguous cases, rows for the parent.
-            "--contiguous-only" => opts.contiguous_only = true,
             "--permute" => opts.permute = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
@@ -148,7 +132,7 @@ impl Bench {
 
     /// `out = a' + b'` where a' and b' are `a`, `b` viewed through `la`, `lb`.
     #[allow(clippy::too_many_arguments)]
-    fn add<T: Element>(
+    fn add<T: typestate_tensor::Numeric>(
         &mut self,
         case: &'static str,
         layout: &'static str,
@@ -156,10 +140,7 @@ impl Bench {
         lb: &Layout,
         b_len: usize,
         bytes: usize,
-    ) -> Res<()>
-    where
-        Add: typestate_tensor::ops::BinaryOp<T, Output = T>,
-    {
+    ) -> Res<()> {
         let n = N * N;
         let a = self.upload::<T>(n, 1)?;
         let b = self.upload::<T>(b_len, 2)?;
@@ -169,25 +150,84 @@ impl Bench {
         let form = form_of([&lo, la, lb], T::DTYPE.size_in_bytes());
         let stream = self.stream.clone();
         let ms = time_ms(&stream, self.repeats, || {
-            Ok(pw::binary(
-                &stream,
-                &Add,
-                (&a, la),
-                (&b, lb),
-                &mut out,
-                &lo,
-            )?)
+            Ok(pw::add(&stream, (&a, la), (&b, lb), &mut out, &lo)?)
         })?;
         self.record(case, "16384x16384", layout, T::NAME, form, bytes, ms);
         Ok(())
     }
 }
 
-/// The kernel form a launch over these layouts takes (operands 256-byte aligned).
-fn form_of<const K: usize>(layouts: [&Layout; K], size: usize) -> String {
-    plan::plan(&collapse(layouts), [size; K], [0; K])
-        .form
-        .to_string()
+/// The operands' layout class: "contiguous" when every operand is row-major contiguous,
+/// else "strided" (the kernel form itself is the engine's private choice).
+fn form_of<const K: usize>(layouts: [&Layout; K], _size: usize) -> String {
+    if layouts.iter().all(|l| l.is_contiguous()) {
+        "contiguous".to_owned()
+    } else {
+        "strided".to_owned()
+    }
+}
+
+/// The bench's launches over raw buffers and layouts, queued on `stream`: tensor views on a
+/// handle of the GPU made to queue there ([`Gpu::on`]), the one way to run on a stream.
+mod pw {
+    use typestate_tensor::element::Element;
+    use typestate_tensor::gpu::{GpuStorage, Stream};
+    use typestate_tensor::layout::Layout;
+    use typestate_tensor::tensor::{TensorView, TensorViewMut};
+    use typestate_tensor::{FloatElement, Numeric, Result};
+
+    /// `out = exp(a)`.
+    pub fn exp<T: FloatElement>(
+        stream: &Stream,
+        a: &GpuStorage<T>,
+        la: &Layout,
+        out: &mut GpuStorage<T>,
+        lo: &Layout,
+    ) -> Result<()> {
+        let dev = a.gpu().on(stream)?;
+        let a = TensorView::new(a, la.clone(), &dev)?;
+        a.exp_into(&mut TensorViewMut::new(out, lo.clone(), &dev)?)
+    }
+
+    /// `out = a + b`.
+    pub fn add<T: Numeric>(
+        stream: &Stream,
+        (a, la): (&GpuStorage<T>, &Layout),
+        (b, lb): (&GpuStorage<T>, &Layout),
+        out: &mut GpuStorage<T>,
+        lo: &Layout,
+    ) -> Result<()> {
+        let dev = a.gpu().on(stream)?;
+        let (a, b) = (
+            TensorView::new(a, la.clone(), &dev)?,
+            TensorView::new(b, lb.clone(), &dev)?,
+        );
+        a.add_into(&b, &mut TensorViewMut::new(out, lo.clone(), &dev)?)
+    }
+
+    /// `out = a` (the copy kernel).
+    pub fn copy<T: Element>(
+        stream: &Stream,
+        a: &GpuStorage<T>,
+        la: &Layout,
+        out: &mut GpuStorage<T>,
+        lo: &Layout,
+    ) -> Result<()> {
+        let dev = a.gpu().on(stream)?;
+        let a = TensorView::new(a, la.clone(), &dev)?;
+        TensorViewMut::new(out, lo.clone(), &dev)?.copy_from(&a)
+    }
+
+    /// `out = value` over `lo`.
+    pub fn fill<T: Element>(
+        stream: &Stream,
+        value: T,
+        out: &mut GpuStorage<T>,
+        lo: &Layout,
+    ) -> Result<()> {
+        let dev = out.gpu().on(stream)?;
+        TensorViewMut::new(out, lo.clone(), &dev)?.fill_(value)
+    }
 }
 
 /// The shapes of `--permute` (2^26 elements each), ranks 3 to 6.
@@ -276,17 +316,14 @@ type UnaryLaunch<'a, T> =
 
 /// Times `exp(x.permute(p))` (when `exp`) and `x.permute(p) + y` into a contiguous output for
 /// every permutation of `shape`, appending rows.
-fn permute_cases<T: Element>(
+fn permute_cases<T: typestate_tensor::Numeric>(
     gpu: &Gpu,
     stream: &Stream,
     repeats: usize,
     shape: &[usize],
     exp: Option<UnaryLaunch<'_, T>>,
     rows: &mut Vec<PermRow>,
-) -> Res<()>
-where
-    Add: typestate_tensor::ops::BinaryOp<T, Output = T>,
-{
+) -> Res<()> {
     let n: usize = shape.iter().product();
     let size = T::DTYPE.size_in_bytes();
     let x = GpuStorage::from_host(gpu, &random::<T>(n, 11), stream)?;
@@ -310,14 +347,7 @@ where
             });
         }
         let ms = time_ms(stream, repeats, || {
-            Ok(pw::binary(
-                stream,
-                &Add,
-                (&x, &xv),
-                (&y, &lo),
-                &mut out,
-                &lo,
-            )?)
+            Ok(pw::add(stream, (&x, &xv), (&y, &lo), &mut out, &lo)?)
         })?;
         rows.push(PermRow {
             op: "add",
@@ -350,10 +380,10 @@ fn run_permute(opts: &Options) -> Res<()> {
     };
     let mut rows = Vec::new();
     let exp_f32 = |a: &GpuStorage<f32>, la: &Layout, o: &mut GpuStorage<f32>, lo: &Layout| {
-        Ok(pw::unary(&stream, &Exp, a, la, o, lo)?)
+        Ok(pw::exp(&stream, a, la, o, lo)?)
     };
     let exp_f16 = |a: &GpuStorage<f16>, la: &Layout, o: &mut GpuStorage<f16>, lo: &Layout| {
-        Ok(pw::unary(&stream, &Exp, a, la, o, lo)?)
+        Ok(pw::exp(&stream, a, la, o, lo)?)
     };
     for shape in PERMUTE_SHAPES {
         permute_cases::<f32>(&gpu, &stream, repeats, shape, Some(&exp_f32), &mut rows)?;
@@ -412,51 +442,11 @@ fn run_permute(opts: &Options) -> Res<()> {
     Ok(())
 }
 
-/// Tag of the machine-readable rows a `--contiguous-only` child prints for its parent.
-const ROW_TAG: &str = "VARIANT_ROW";
-
-/// `--variants`: one child process per launch shape, one table.
-fn run_variants(repeats: usize) -> Res<()> {
-    let exe = std::env::current_exe()?;
-    println!(
-        "{:<24} {:<16} {:<5} {:<26} {:>9} {:>8}",
-        "variant", "case", "dtype", "kernel", "ms", "GB/s"
-    );
-    for variant in VectorLaunch::ALL {
-        let out = std::process::Command::new(&exe)
-            .args(["--contiguous-only", "--repeats", &repeats.to_string()])
-            .env(VECTOR_LAUNCH_ENV, variant.to_string())
-            .output()?;
-        if !out.status.success() {
-            return Err(format!(
-                "{variant}: child failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let Some(row) = line.strip_prefix(ROW_TAG) else {
-                continue;
-            };
-            let f: Vec<&str> = row.trim_start_matches('\t').split('\t').collect();
-            if let [v, case, dtype, form, ms, gbps] = f.as_slice() {
-                let (ms, gbps): (f64, f64) = (ms.parse()?, gbps.parse()?);
-                println!("{v:<24} {case:<16} {dtype:<5} {form:<26} {ms:>9.3} {gbps:>8.0}");
-            }
-        }
-    }
-    Ok(())
-}
-
 fn main() -> Res<()> {
     let opts = options()?;
     if !Gpu::available() {
         println!("no CUDA driver: nothing to measure");
         return Ok(());
-    }
-    if opts.variants {
-        return run_variants(opts.repeats);
     }
     if opts.permute {
         return run_permute(&opts);
@@ -493,14 +483,7 @@ fn main() -> Res<()> {
         );
         let lo = &dense;
         let ms = time_ms(&stream, opts.repeats, || {
-            Ok(pw::unary(
-                &stream,
-                &typestate_tensor::ops::table::Identity,
-                &a,
-                lo,
-                &mut out,
-                lo,
-            )?)
+            Ok(pw::copy(&stream, &a, lo, &mut out, lo)?)
         })?;
         let form = form_of([lo, lo], 4);
         bench.record(
@@ -527,14 +510,14 @@ fn main() -> Res<()> {
     }
     bench.add::<f32>("add", "contiguous", &dense, &dense, n, 12 * n)?;
     bench.add::<f16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
-    if !opts.contiguous_only {
+    {
         bench.add::<bf16>("add", "contiguous", &dense, &dense, n, 6 * n)?;
     }
     {
         let a = bench.upload::<f32>(n, 4)?;
         let mut out = GpuStorage::<f32>::zeros(&gpu, n, &stream)?;
         let ms = time_ms(&stream, opts.repeats, || {
-            Ok(pw::unary(&stream, &Exp, &a, &dense, &mut out, &dense)?)
+            Ok(pw::exp(&stream, &a, &dense, &mut out, &dense)?)
         })?;
         bench.record(
             "exp",
@@ -545,28 +528,10 @@ fn main() -> Res<()> {
             8 * n,
             ms,
         );
-        if opts.contiguous_only {
-            let variant = VectorLaunch::current();
-            for r in &bench.rows {
-                println!(
-                    "{ROW_TAG}\t{variant}\t{}\t{}\t{}\t{}\t{}",
-                    r.case, r.dtype, r.form, r.ms, r.gbps
-                );
-            }
-            gpu.check_err()?;
-            return Ok(());
-        }
         let every_other = dense.slice(1, 0, N, 2)?;
         let half_out = Layout::contiguous(&[N, N / 2])?;
         let ms = time_ms(&stream, opts.repeats, || {
-            Ok(pw::unary(
-                &stream,
-                &Exp,
-                &a,
-                &every_other,
-                &mut out,
-                &half_out,
-            )?)
+            Ok(pw::exp(&stream, &a, &every_other, &mut out, &half_out)?)
         })?;
         bench.record(
             "exp a[:, ::2]",
@@ -597,10 +562,10 @@ fn main() -> Res<()> {
         let mut out = GpuStorage::<f32>::zeros(&gpu, 1024, &stream)?;
         let l = Layout::contiguous(&[1024])?;
         for _ in 0..100 {
-            pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
+            pw::add(&stream, (&a, &l), (&b, &l), &mut out, &l)?;
         }
         common::host_us(&stream, opts.small_calls, || {
-            pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
+            pw::add(&stream, (&a, &l), (&b, &l), &mut out, &l)?;
             Ok(())
         })?
     };
@@ -613,10 +578,10 @@ fn main() -> Res<()> {
         let mut out = GpuStorage::<f32>::zeros(&gpu, 1024, &stream)?;
         let l = Layout::contiguous(&[1024])?;
         for _ in 0..100 {
-            pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
+            pw::add(&stream, (&a, &l), (&b, &l), &mut out, &l)?;
         }
         common::host_us(&stream, opts.small_calls, || {
-            pw::binary(&stream, &Add, (&a, &l), (&b, &l), &mut out, &l)?;
+            pw::add(&stream, (&a, &l), (&b, &l), &mut out, &l)?;
             Ok(())
         })?
     };

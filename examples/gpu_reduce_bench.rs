@@ -10,9 +10,7 @@
 //! compiles the kernels), then the median of `--repeats` CUDA-event timings of one call of the
 //! tensor method (`x.sum()`, `x.max_dim(1, false)`, ...) on the default stream, output
 //! allocation included, as PyTorch's `x.sum(dim=1)` allocates its result. GB/s counts the
-//! bytes read plus written. "plan" is the kernel form the planner picks ("row" / "col", the
-//! vector width, threads per block, and "+2nd pass" when the reduction is split across blocks,
-//! as planned for a GPU keeping 2048 threads per SM resident). Each result is checked against
+//! bytes read plus written. Each result is checked against
 //! the CPU engine once (sums to a relative 1e-3, the rest exactly). Without a GPU it says so
 //! and exits.
 
@@ -21,10 +19,7 @@ use std::fmt::Write as _;
 use half::f16;
 
 use typestate_tensor::element::Element;
-use typestate_tensor::gpu::reduce::plan::{choose_form, launch_shape, RedForm};
 use typestate_tensor::gpu::Gpu;
-use typestate_tensor::layout::reduce::ReduceGeometry;
-use typestate_tensor::layout::Layout;
 use typestate_tensor::ops::reduce::{MeanElement, ReduceElement};
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::{Cpu, Numeric};
@@ -93,33 +88,8 @@ struct Row {
     shape: String,
     dims: String,
     dtype: &'static str,
-    plan: String,
     ms: f64,
     gbps: f64,
-}
-
-/// The planner's choice for a case, as a GPU keeping 2048 threads per SM resident would see
-/// it.
-fn plan_of<T: Element>(gpu: &Gpu, view: &Layout, dims: &[usize], acc: usize) -> Res<String> {
-    let kept: Vec<usize> = (0..view.rank())
-        .filter(|d| !dims.contains(d))
-        .map(|d| view.shape()[d])
-        .collect();
-    let out = Layout::contiguous(&kept)?;
-    let g = ReduceGeometry::new("plan", view, dims, &out, false, false)?;
-    let size = std::mem::size_of::<T>();
-    let form = choose_form(&g, size, acc, 0);
-    let shape = launch_shape(form, &g, gpu.multiprocessor_count() as usize * 2048);
-    let name = match form {
-        RedForm::Row { vec, .. } => format!("row v{vec}"),
-        RedForm::Col { ovec, .. } => format!("col v{ovec}"),
-    };
-    let pass = if shape.splits() > 1 {
-        format!(" +2nd pass ({} splits)", shape.splits())
-    } else {
-        String::new()
-    };
-    Ok(format!("{name} {}x{}{pass}", shape.block.0, shape.block.1))
 }
 
 /// Within `rel` of `want`, or the same infinity (an f16 sum of 2^26 elements near 1
@@ -159,7 +129,7 @@ where
         .product();
     let stream = gpu.default_stream();
     let size = std::mem::size_of::<T>();
-    let (ms, out_size, acc) = match case.op {
+    let (ms, out_size) = match case.op {
         Op::Sum | Op::Mean => {
             let f = |v: &TensorView<'_, T, Gpu>| match (case.op, case.dim) {
                 (Op::Sum, None) => v.sum(),
@@ -181,7 +151,7 @@ where
                     return Err(format!("{}: got {g:?}, CPU engine {w:?}", case.label).into());
                 }
             }
-            (ms, size, 4)
+            (ms, size)
         }
         Op::Max => {
             let f = |v: &TensorView<'_, T, Gpu>| match case.dim {
@@ -198,7 +168,7 @@ where
             if got != want {
                 return Err(format!("{}: results differ from the CPU engine", case.label).into());
             }
-            (ms, size, 4)
+            (ms, size)
         }
         Op::ArgMax => {
             let f = |v: &TensorView<'_, T, Gpu>| match case.dim {
@@ -215,7 +185,7 @@ where
             if got != want {
                 return Err(format!("{}: results differ from the CPU engine", case.label).into());
             }
-            (ms, 8, 16)
+            (ms, 8)
         }
     };
     let bytes = n * size + out_numel * out_size;
@@ -227,7 +197,6 @@ where
             Some(d) => d.to_string(),
         },
         dtype: T::NAME,
-        plan: plan_of::<T>(gpu, view.layout(), &dims, acc)?,
         ms,
         gbps: bytes as f64 / (ms * 1e-3) / 1e9,
     });
@@ -324,13 +293,13 @@ fn main() -> Res<()> {
         gpu.multiprocessor_count()
     );
     println!(
-        "{:<24} {:<14} {:<4} {:<5} {:<36} {:>9} {:>8}",
-        "case", "shape", "dims", "dtype", "plan", "ms", "GB/s"
+        "{:<24} {:<14} {:<4} {:<5} {:>9} {:>8}",
+        "case", "shape", "dims", "dtype", "ms", "GB/s"
     );
     for r in &rows {
         println!(
-            "{:<24} {:<14} {:<4} {:<5} {:<36} {:>9.4} {:>8.0}",
-            r.case, r.shape, r.dims, r.dtype, r.plan, r.ms, r.gbps
+            "{:<24} {:<14} {:<4} {:<5} {:>9.4} {:>8.0}",
+            r.case, r.shape, r.dims, r.dtype, r.ms, r.gbps
         );
     }
     if let Some(path) = opts.json {
@@ -343,13 +312,12 @@ fn main() -> Res<()> {
         for (i, r) in rows.iter().enumerate() {
             let _ = write!(
                 json,
-                "{}\n {{\"case\": \"{}\", \"shape\": \"{}\", \"dims\": \"{}\", \"dtype\": \"{}\", \"plan\": \"{}\", \"ms\": {}, \"gbps\": {}}}",
+                "{}\n {{\"case\": \"{}\", \"shape\": \"{}\", \"dims\": \"{}\", \"dtype\": \"{}\", \"ms\": {}, \"gbps\": {}}}",
                 if i == 0 { "" } else { "," },
                 r.case,
                 r.shape,
                 r.dims,
                 r.dtype,
-                r.plan,
                 r.ms,
                 r.gbps
             );

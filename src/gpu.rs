@@ -3,7 +3,7 @@
 //! [`compile`]).
 //!
 //! A facade: this module only re-exports. The code lives in `src/runtime/` (driver, device,
-//! streams, buffers) and `src/engine_gpu/` (code generation, compilation, launches); see
+//! streams, buffers) and `src/engine_gpu/` (code generation, compilation, launches; private); see
 //! `docs/ARCHITECTURE.md`. Code inside the crate imports from those folders, never from here.
 //!
 //! Layered like cudarc:
@@ -16,7 +16,12 @@
 //!   buffer [`PinnedBuffer`] (from the caching [`PinnedHostAllocator`]), copies between
 //!   GPUs ([`Gpu::enable_peer_access`], [`GpuStorage::copy_from_peer_async`], [`PeerPath`],
 //!   [`PeerRoute`]; `Tensor::to_device`, `SyncedMemory::into_gpu_of` build on them), and
-//!   [`compile`] (NVRTC and the kernel caches).
+//!   what the kernel caches report ([`kernel_cache_stats`], [`kernel_cache_warning`]).
+//!
+//! The GPU engine itself (code generation, plans, NVRTC, the kernel caches and their keys,
+//! launches) is private: every kernel this crate launches comes from its own op table and
+//! templates, so nothing a caller does can put code, a cache entry or a launch handle in
+//! front of the unsafe launch path. Work runs on any stream through [`Gpu::on`].
 //!
 //! Every entry point first checks that libcuda can be loaded, so on a machine without a
 //! driver `Gpu::new` returns [`GpuError::NoDriver`](crate::error::GpuError::NoDriver) instead
@@ -35,7 +40,9 @@
 //! # }
 //! ```
 
-pub use crate::engine_gpu::{compile, fused, pointwise, reduce};
+pub use crate::engine_gpu::compile::{
+    kernel_cache_stats, kernel_cache_warning, Bypass, CacheStats, Distrust,
+};
 pub use crate::runtime::{
     AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,
     Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PeerPath, PeerRoute,

@@ -24,6 +24,7 @@ use crate::layout::reduce::ReduceGeometry;
 use crate::layout::{collapse, CollapsedLayout, Layout};
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
 use crate::ops::reduce::Reduction;
+use crate::tensor::backend::sealed::FusedBackend;
 use crate::tensor::backend::{check_same_shape, Backend, HostBackend};
 use crate::tensor::expr::Fused;
 use crate::tensor::{TensorView, TensorViewMut};
@@ -108,13 +109,8 @@ impl HostBackend for Cpu {
     }
 }
 
-// SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
-// `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
-// kernels or a `Vec` grown only by appending values. So every storage handed back is
-// initialised whatever the kernels do; they do also write each destination element of the
-// layout exactly once (`runs::for_each_run`) and never read a destination they write.
-unsafe impl Backend for Cpu {
-    type Slice<T: Element> = [T];
+// The host evaluation of fused expressions: no handles, the job runs on the CPU.
+impl FusedBackend for Cpu {
     type LeafHandle<'s> = ();
     type OutHandle<'s> = ();
 
@@ -131,6 +127,15 @@ unsafe impl Backend for Cpu {
     fn fused<F: Fused<Cpu>>(&self, job: &mut F) -> Result<()> {
         job.run_host()
     }
+}
+
+// SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
+// `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
+// kernels or a `Vec` grown only by appending values. So every storage handed back is
+// initialised whatever the kernels do; they do also write each destination element of the
+// layout exactly once (`runs::for_each_run`) and never read a destination they write.
+unsafe impl Backend for Cpu {
+    type Slice<T: Element> = [T];
 
     fn reduce<T: Element, R: Reduction<T>>(
         &self,

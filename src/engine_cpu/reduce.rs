@@ -1,5 +1,5 @@
 //! Reductions on the CPU: the tensor reductions of [`crate::ops::reduce`] over any view
-//! ([`reduce`]), and the full `f64` sums behind `abs_sum`, `sq_sum` and Caffe's `asum` /
+//! ([`reduce`]), and the full `f64` sums behind Caffe's `asum` /
 //! `sumsq` ([`sum_map`]).
 //!
 //! [`reduce`] walks a [`ReduceGeometry`] (dims dropped, flipped, ordered and merged) in one of

@@ -233,20 +233,6 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
 
 /// Full reductions of CPU tensors, accumulated in `f64`.
 impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
-    /// `Σ a` accumulated in `f64` (exact for every element type but `i64` beyond
-    /// 2^53): what `sum()` returned before reductions became tensors on both engines.
-    #[deprecated(
-        since = "0.1.0",
-        note = "`sum()` now returns a 0-d tensor on any device: use `x.sum()?.item()?` (accumulated like PyTorch: `f32` in `f32`, integers in `i64`), or `x.cast::<f64>()?.sum()?.item()?` for an `f64` accumulation"
-    )]
-    pub fn sum_f64(&self) -> f64
-    where
-        T: Numeric,
-    {
-        let v = self.view();
-        cpu::sum_map(v.storage(), v.layout(), |x: T| x.to_f64())
-    }
-
     /// `Σ |a|` in `f64` (BLAS/Caffe `asum`, the name blobs use too: `Blob::asum_data`).
     pub fn asum(&self) -> f64
     where
@@ -266,27 +252,6 @@ impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
             let x = x.to_f64();
             x * x
         })
-    }
-
-    /// The old name of [`asum`](Self::asum).
-    #[deprecated(
-        since = "0.1.0",
-        note = "renamed `asum` (Caffe's and BLAS's name, as on `Blob`)"
-    )]
-    pub fn abs_sum(&self) -> f64
-    where
-        T: Numeric,
-    {
-        self.asum()
-    }
-
-    /// The old name of [`sumsq`](Self::sumsq).
-    #[deprecated(since = "0.1.0", note = "renamed `sumsq` (Caffe's name, as on `Blob`)")]
-    pub fn sq_sum(&self) -> f64
-    where
-        T: Numeric,
-    {
-        self.sumsq()
     }
 }
 

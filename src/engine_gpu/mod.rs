@@ -10,11 +10,14 @@
 //! Imports only from the layers below (runtime, storage, tensor, ops, base), never from the
 //! CPU engine; see `docs/ARCHITECTURE.md`.
 
-pub mod compile;
-pub mod fused;
-pub mod int_divider;
-pub mod offset_calculator;
-pub mod pointwise;
-pub mod reduce;
+pub(crate) mod compile;
+pub(crate) mod fused;
+pub(crate) mod int_divider;
+pub(crate) mod offset_calculator;
+pub(crate) mod pointwise;
+pub(crate) mod reduce;
 mod sleep;
 mod transfer;
+
+#[cfg(test)]
+mod tests;

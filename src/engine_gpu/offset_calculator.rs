@@ -12,6 +12,11 @@
 //! - [`OffsetCalculator::kernel_param_bytes`], the byte image of the CUDA C struct in
 //!   `kernels/offset_calculator.cuh`, passed by value to a kernel compiled for this rank.
 
+// The host-side division and offsets mirror the kernels' (`kernels/*.cuh`) for the tests
+// that check the two against each other and against plain arithmetic; the launches use
+// only the constructors and the packed parameters.
+#![cfg_attr(not(test), allow(dead_code))]
+
 use crate::engine_gpu::int_divider::{IndexInt, IntDivider};
 use crate::error::LayoutError;
 
@@ -136,11 +141,6 @@ impl<I: IndexInt, const NARGS: usize> OffsetCalculator<I, NARGS> {
     /// Number of linear indices that map (the product of the sizes).
     pub fn numel(&self) -> I {
         self.numel
-    }
-
-    /// The divider of each dim, outermost first.
-    pub fn dividers(&self) -> &[IntDivider<I>] {
-        &self.sizes
     }
 
     /// The stored strides, `strides()[dim][operand]` (0 for dims of size 0 or 1).

@@ -226,6 +226,9 @@ impl CaptureStreams {
 #[derive(Clone)]
 pub struct Gpu {
     inner: Arc<GpuInner>,
+    /// The stream this handle queues on ([`Gpu::on`]); `None`: the device's legacy default
+    /// stream.
+    stream: Option<Stream>,
 }
 
 impl Gpu {
@@ -305,6 +308,7 @@ impl Gpu {
                 capture_index: AtomicUsize::new(0),
                 capture_streams: CaptureStreams::default(),
             }),
+            stream: None,
         })
     }
 
@@ -348,9 +352,10 @@ impl Gpu {
         driver::memory_info(&self.inner.ctx)
     }
 
-    /// The stream tensor ops queue on: the legacy default stream (`CUstream` null,
-    /// [`StreamId`](crate::storage::source::StreamId) 0), except on a thread inside
-    /// [`Gpu::capture`] on this handle, where it is the capture stream (the legacy stream
+    /// The stream tensor ops queue on: the stream this handle was made [`on`](Gpu::on), else
+    /// the legacy default stream (`CUstream` null,
+    /// [`StreamId`](crate::storage::source::StreamId) 0); except on a thread inside
+    /// [`Gpu::capture`] on this device, where it is the capture stream (the legacy stream
     /// cannot be captured; docs/GRAPHS.md).
     #[inline]
     pub fn default_stream(&self) -> &Stream {
@@ -361,7 +366,41 @@ impl Gpu {
                 return stream;
             }
         }
-        &self.inner.default_stream
+        self.stream.as_ref().unwrap_or(&self.inner.default_stream)
+    }
+
+    /// This device, queuing on `stream`: the one way to run work on another stream. Tensors,
+    /// views, fused expressions, reductions, transfers and Blob math made or run with the
+    /// handle it returns queue their kernels and copies on `stream`, through the same methods
+    /// as on the default stream; the same allocator, caches and memory are shared.
+    ///
+    /// ```no_run
+    /// use typestate_tensor::gpu::Gpu;
+    /// use typestate_tensor::Tensor;
+    ///
+    /// # fn main() -> typestate_tensor::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let side = gpu.on(&gpu.new_stream()?)?;
+    /// let a = Tensor::<f32>::arange(1024)?.to_gpu(&side)?; // copied on the side stream
+    /// let b = a.exp()?; // queued on the side stream
+    /// let c = (&b + &b.to_device(&gpu)?)?; // mixed streams: each buffer orders its users
+    /// println!("{}", c.sum()?.item()?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Every buffer remembers the streams that last wrote and read it, and work on another
+    /// stream waits for that work first (docs/STREAMS.md), so memory shared between handles on
+    /// different streams is never read stale or written under a reader.
+    ///
+    /// # Errors
+    /// [`GpuError::DeviceMismatch`] for a stream of another GPU.
+    pub fn on(&self, stream: &Stream) -> Result<Gpu, GpuError> {
+        self.check_stream("Gpu::on", stream)?;
+        Ok(Gpu {
+            inner: Arc::clone(&self.inner),
+            stream: Some(stream.clone()),
+        })
     }
 
     /// A new capture stream for the capture this thread has claimed

@@ -27,7 +27,6 @@ use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::reduce::Reduction;
-use crate::tensor::expr::Fused;
 use crate::tensor::{TensorView, TensorViewMut};
 
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
@@ -50,7 +49,7 @@ use crate::ops::table::Identity;
 /// layout has been written with a valid value, and the destination was not read; an
 /// overridden `*_new` method returns storage whose every element is initialised. The same
 /// holds for [`Backend::reduce`]: the tensor methods hand it `alloc_uninit` memory too.
-pub unsafe trait Backend: Device + Transfer {
+pub unsafe trait Backend: Device + Transfer + sealed::FusedBackend {
     /// What a view borrows: `[T]` on the CPU. May be the storage type itself.
     type Slice<T: Element>: ?Sized + Storage<T>;
 
@@ -112,33 +111,6 @@ pub unsafe trait Backend: Device + Transfer {
         c: &TensorView<'_, T, Self>,
         dst: &mut TensorViewMut<'_, O::Output, Self>,
     ) -> Result<()>;
-
-    /// An engine's read handle to a fused expression's leaf storage (`()` for an engine that
-    /// evaluates fused expressions on the host).
-    type LeafHandle<'s>;
-
-    /// An engine's write handle to a fused expression's output storage.
-    type OutHandle<'s>;
-
-    /// The read handle of `storage`.
-    fn leaf_handle<'s, T: Element>(storage: &'s Self::Slice<T>) -> Self::LeafHandle<'s>;
-
-    /// A key equal for two borrows of one storage and different for storages alive at once
-    /// (an address and a length), so a fused kernel loads a tensor it reads twice once.
-    fn leaf_key<T: Element>(storage: &Self::Slice<T>) -> (u64, usize);
-
-    /// The write handle of `storage`.
-    fn out_handle<'s, T: Element>(storage: &'s mut Self::Slice<T>) -> Self::OutHandle<'s>;
-
-    /// Evaluates fused expressions into their outputs
-    /// ([`crate::tensor::expr::eval_into`]): every element of every output written once,
-    /// from the expressions' leaves (broadcast to the outputs' shape, which the caller
-    /// checked), never reading an output except where the program reads its current value
-    /// (`Instr::Current`, an in-place [`crate::tensor::expr::update`], whose outputs hold
-    /// valid values): there only the element about to be written, through the output's
-    /// layout, before it is written; otherwise the same contract as [`Backend::unary`] for
-    /// each output.
-    fn fused<F: Fused<Self>>(&self, job: &mut F) -> Result<()>;
 
     // ---- Reductions (`crate::tensor::reduce`, `crate::ops::reduce`, docs/REDUCTIONS.md) ----
 
@@ -258,6 +230,61 @@ pub unsafe trait Backend: Device + Transfer {
         let mut view = TensorViewMut::new(Self::slice_mut(&mut out), layout, self)?;
         self.ternary(op, a, b, c, &mut view)?;
         Ok(out)
+    }
+}
+
+pub(crate) mod sealed {
+    use super::*;
+    use crate::tensor::expr::Fused;
+
+    /// The part of [`Backend`] that fused expressions run through, private to the crate: the
+    /// storage handles a code generator reads and writes through, and the call that runs a
+    /// fused job. A job ([`Fused`]) is made only by the evaluators of
+    /// [`crate::tensor::expr`], after checking shapes, outputs and current values, so no
+    /// caller can hand an engine a program or a handle of its own.
+    pub trait FusedBackend: Sized {
+        /// An engine's read handle to a fused expression's leaf storage (`()` for an engine that
+        /// evaluates fused expressions on the host).
+        type LeafHandle<'s>
+        where
+            Self: 's;
+
+        /// An engine's write handle to a fused expression's output storage.
+        type OutHandle<'s>
+        where
+            Self: 's;
+
+        /// The read handle of `storage`.
+        fn leaf_handle<'s, T: Element>(
+            storage: &'s <Self as Backend>::Slice<T>,
+        ) -> Self::LeafHandle<'s>
+        where
+            Self: Backend;
+
+        /// A key equal for two borrows of one storage and different for storages alive at once
+        /// (an address and a length), so a fused kernel loads a tensor it reads twice once.
+        fn leaf_key<T: Element>(storage: &<Self as Backend>::Slice<T>) -> (u64, usize)
+        where
+            Self: Backend;
+
+        /// The write handle of `storage`.
+        fn out_handle<'s, T: Element>(
+            storage: &'s mut <Self as Backend>::Slice<T>,
+        ) -> Self::OutHandle<'s>
+        where
+            Self: Backend;
+
+        /// Evaluates fused expressions into their outputs
+        /// ([`crate::tensor::expr::eval_into`]): every element of every output written once,
+        /// from the expressions' leaves (broadcast to the outputs' shape, which the caller
+        /// checked), never reading an output except where the program reads its current value
+        /// (`Instr::Current`, an in-place [`crate::tensor::expr::update`], whose outputs hold
+        /// valid values): there only the element about to be written, through the output's
+        /// layout, before it is written; otherwise the same contract as [`Backend::unary`] for
+        /// each output.
+        fn fused<F: Fused<Self>>(&self, job: &mut F) -> Result<()>
+        where
+            Self: Backend;
     }
 }
 

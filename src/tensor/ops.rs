@@ -548,28 +548,4 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
 
 impl<T: Element, D: Backend> Tensor<T, D> {
     for_each_ternary_op!(ternary_mask);
-
-    /// The old name of [`Tensor::where_cond`] (a trailing `_` means in place elsewhere).
-    #[deprecated(
-        since = "0.1.0",
-        note = "renamed `where_cond` (a trailing `_` means in place)"
-    )]
-    pub fn where_(
-        mask: &impl AsView<bool, D>,
-        a: impl Operand<T, D>,
-        b: impl Operand<T, D>,
-    ) -> Result<Tensor<T, D>> {
-        Self::where_cond(mask, a, b)
-    }
-
-    /// The old name of [`Tensor::where_cond_into`].
-    #[deprecated(since = "0.1.0", note = "renamed `where_cond_into`")]
-    pub fn where_into(
-        mask: &impl AsView<bool, D>,
-        a: impl Operand<T, D>,
-        b: impl Operand<T, D>,
-        out: &mut impl AsViewMut<T, D>,
-    ) -> Result<()> {
-        Self::where_cond_into(mask, a, b, out)
-    }
 }

@@ -31,8 +31,8 @@
 //!   every method above is one line over it. Engines implement one backend method,
 //!   [`Backend::reduce`].
 //!
-//! The old CPU-only `sum() -> f64` (accumulated in `f64`) is
-//! [`sum_f64`](Tensor::sum_f64), deprecated; `abs_sum` and `sq_sum` are unchanged.
+//! For an `f64` accumulation, cast first: `x.cast::<f64>()?.sum()?`; the CPU's `asum` and
+//! `sumsq` (Caffe's names) return `f64` directly.
 //!
 //! ```
 //! use typestate_tensor::tensor::Tensor;

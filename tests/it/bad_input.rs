@@ -17,12 +17,10 @@
 #[cfg(feature = "ndarray")]
 use ndarray::{s, ArrayD, ArrayView1, ArrayViewMut1, IxDyn};
 use typestate_tensor::error::{AllocError, Error, LayoutError as LE, StateError};
-use typestate_tensor::gpu::pointwise::plan::plan_checked;
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::layout::{
     broadcast_shapes, checked_bytes, checked_numel, collapse, normalize_dim, Layout, MAX_DIMS,
 };
-use typestate_tensor::offset_calculator::{OffsetCalculator, MAX_DIMS as GPU_MAX_DIMS};
 use typestate_tensor::storage::{CachingConfig, PooledConfig};
 use typestate_tensor::synced::{
     AnySyncedMemory, Blob, BlobShape, HeadAtCpu, HeadAtGpu, Reshaped, SyncedMemory, Uninitialized,
@@ -548,47 +546,6 @@ correct! {
         assert_eq!(flipped.as_ndarray().unwrap().iter().copied().collect::<Vec<_>>(), [3.0, 2.0, 1.0]);
         let b = flipped.unsqueeze(0).unwrap().broadcast_to(&[2, 3]).unwrap();
         assert_eq!(b.as_ndarray().unwrap().strides(), &[0, -1]);
-    }
-}
-
-// ---- GPU planning (pure; no GPU needed) and offset calculators ---------------------------
-
-fn unmergeable(rank: usize) -> [Layout; 2] {
-    let shape = vec![2; rank];
-    let strides: Vec<isize> = (0..rank)
-        .map(|d| if d % 2 == 0 { 1 << (d / 2) } else { 0 })
-        .rev()
-        .collect();
-    [
-        Layout::contiguous(&shape).unwrap(),
-        Layout::new(&shape, &strides, 0).unwrap(),
-    ]
-}
-
-bad! {
-    gpu_plan_rank_past_the_kernels_limit: {
-        let [out, a] = unmergeable(GPU_MAX_DIMS + 2);
-        plan_checked("add", &collapse([&out, &a]), [4, 4], [0, 0])
-    } => L(LE::GpuRankTooLarge { rank: 27, max: 25, .. }), "rank 27 exceeds the GPU kernels' limit of 25 dims after collapsing; make the operands contiguous";
-    gpu_plan_rank_at_the_layout_limit: {
-        let [out, a] = unmergeable(MAX_DIMS);
-        plan_checked("mul", &collapse([&out, &a]), [8, 8], [0, 0])
-    } => L(LE::GpuRankTooLarge { op: "mul", rank: 32, .. }), "or reshape them to fewer dims";
-    offset_calculator_rank_past_its_limit: OffsetCalculator::<u64, 1>::new(&[1; 26], [&[0; 26]])
-        => L(LE::RankTooLarge { rank: 26, max: 25, .. }), "rank 26 exceeds the maximum of 25";
-    offset_calculator_strides_not_one_per_dim: OffsetCalculator::<u32, 2>::new(&[2, 3], [&[3, 1], &[1]])
-        => L(LE::StrideRankMismatch { operand: 1, rank: 2, got: 1, .. }), "operand 1 has 1 strides for a shape of rank 2";
-    offset_calculator_count_past_u32: OffsetCalculator::<u32, 1>::new(&[1 << 16, 1 << 16], [&[1 << 16, 1]])
-        => L(LE::SizeOverflow { .. }), "element count does not fit the index type";
-    offset_calculator_offset_past_i32: OffsetCalculator::<u32, 1>::new(&[3], [&[1 << 30]])
-        => L(LE::SizeOverflow { .. }), "offset does not fit the offset type";
-}
-
-correct! {
-    gpu_plan_at_the_kernels_limit_is_accepted: {
-        let [out, a] = unmergeable(GPU_MAX_DIMS);
-        let p = plan_checked("add", &collapse([&out, &a]), [4, 4], [0, 0]).unwrap();
-        assert_eq!(p.form.rank(), GPU_MAX_DIMS);
     }
 }
 

@@ -313,48 +313,6 @@ fn bad_shapes_are_typed_errors<D: TestDevice>(dev: &D) {
     assert_eq!(host(&out), vec![1.0; 9]);
 }
 
-#[test]
-#[cfg_attr(
-    not(feature = "gpu-tests"),
-    ignore = "needs a GPU: cargo test --features gpu-tests"
-)]
-fn a_new_scalar_reuses_the_kernel_and_a_new_layout_class_compiles_one() {
-    let Some(gpu) = crate::common::device::gpu_or_skip("a_new_scalar_reuses_the_kernel") else {
-        return;
-    };
-    use typestate_tensor::gpu::fused::loaded_kernels_for;
-    let a = gpu.upload(&Tensor::<f32>::from_fn(&[64, 64], |i| i[0] as f32).unwrap());
-    let b = gpu.upload(&Tensor::<f32>::from_fn(&[64, 64], |i| i[1] as f32).unwrap());
-    // Counted per signature, so kernels other tests load at the same time do not count.
-    let signature = ((a.lazy() - &b) * 1.0f32)
-        .tanh()
-        .exp()
-        .program()
-        .signature();
-    let run = |s: f32| ((a.lazy() - &b) * s).tanh().exp().eval().unwrap();
-    run(1.0);
-    assert_eq!(loaded_kernels_for(&signature), 1);
-    let x = run(0.25);
-    assert_eq!(
-        loaded_kernels_for(&signature),
-        1,
-        "a new scalar value recompiled"
-    );
-    let want: Vec<f32> = host(&a)
-        .iter()
-        .zip(host(&b))
-        .map(|(x, y)| ((x - y) * 0.25).tanh().exp())
-        .collect();
-    let got = host(&x);
-    for (g, w) in got.iter().zip(&want) {
-        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} vs {w}");
-    }
-    // A transposed leaf is another layout class (the tiled form): one more kernel.
-    let bt = b.t();
-    ((a.lazy() - &bt) * 0.5f32).tanh().exp().eval().unwrap();
-    assert_eq!(loaded_kernels_for(&signature), 2);
-}
-
 // ---- in-place updates -------------------------------------------------------------------
 
 /// A device tensor of `shape` with random values, and a writable view of it in a random
@@ -539,10 +497,20 @@ fn in_place_misuse_is_a_typed_error<D: TestDevice>(dev: &D) {
         ),
         "{err:?}"
     );
-    // Output 0 read as another element type.
-    let err = a
-        .update(|_| expr::current::<f64, D, 0>().cast::<f32>())
-        .unwrap_err();
+    // A current value of an `f64` update, cast and read in an `f32` update.
+    let mut w = dev.upload(
+        &host_tensor(&mut rng, &[3, 4], f32_in)
+            .cast::<f64>()
+            .unwrap(),
+    );
+    let mut wide = None;
+    w.update(|c| {
+        wide = Some(c.clone());
+        c
+    })
+    .unwrap();
+    let wide = wide.unwrap();
+    let err = a.update(|_| wide.cast::<f32>()).unwrap_err();
     assert!(
         matches!(
             err,
@@ -550,6 +518,36 @@ fn in_place_misuse_is_a_typed_error<D: TestDevice>(dev: &D) {
         ),
         "{err:?}"
     );
+    // The case: a current value kept from one update of `x` and used in another
+    // update of the same element type and output index (`y.update(|c| stashed + c)`) is not
+    // re-bound to the new output (that computed `y + y` where `x + y` was written): it is
+    // refused before anything runs, and `b` keeps its values.
+    let b_before = host(&b);
+    let err = b.update(|c| c + smuggled_again(&mut a)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Layout(LayoutError::UnboundCurrent { output: 0, reason, .. })
+                if reason.contains("another update")
+        ),
+        "{err:?}"
+    );
+    assert_eq!(host(&b), b_before);
+    fn smuggled_again<D: TestDevice>(
+        a: &mut Tensor<f32, D>,
+    ) -> typestate_tensor::tensor::expr::Expr<
+        f32,
+        D,
+        typestate_tensor::tensor::expr::node::Current<f32, 0>,
+    > {
+        let mut kept = None;
+        a.update(|c| {
+            kept = Some(c.clone());
+            c
+        })
+        .unwrap();
+        kept.unwrap()
+    }
     // Nothing was written by the failed calls, and identity updates keep the values.
     assert_eq!(host(&a), before);
     // A leaf that does not broadcast to the output is the usual shape error.

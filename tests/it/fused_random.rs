@@ -7,7 +7,7 @@
 //! and scalars, whose leaves are views of random layouts (transposed, flipped, with an offset,
 //! broadcast implicitly or through stride-0 views) of at most eight tensors of several element
 //! types; in two cases of five the outputs start with random values and the trees also read
-//! them in place (`expr::current`, `Exprs::update`). The trees are built by a small interpreter: each step draws an op at run time and
+//! them in place (`expr::update`, with the current values its closure hands out). The trees are built by a small interpreter: each step draws an op at run time and
 //! applies it twice, to the fused expression (type-erased with `Expr::boxed`, so one Rust type
 //! holds any tree) and to the eager result of the same subtree. The outputs, written through
 //! random layouts and poisoned first, must equal the eager results bit for bit (NaNs equal
@@ -32,7 +32,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::element::{DType, Element, FloatElement, Numeric, Signed};
 use typestate_tensor::ops::table::{BINARY_OPS, TERNARY_OPS, UNARY_OPS};
-use typestate_tensor::tensor::expr::{self, node::Boxed, program::Instr, Expr, Exprs};
+use typestate_tensor::tensor::expr::{self, node::Boxed, Expr};
 use typestate_tensor::tensor::{Tensor, TensorView, TensorViewMut};
 use typestate_tensor::Cpu;
 
@@ -107,6 +107,16 @@ macro_rules! pools {
             }
         }
 
+        /// The outputs' current values in an in-place case, as the update's closure hands
+        /// them out (only the outputs' element type's list is filled).
+        struct Currents<'p, D: TestDevice> { $($f: Vec<E<'p, $t, D>>,)* }
+
+        impl<D: TestDevice> Currents<'_, D> {
+            fn empty() -> Self {
+                Currents { $($f: Vec::new(),)* }
+            }
+        }
+
         impl Owners<Cpu> {
             fn draw(rng: &mut SmallRng, out: &[usize]) -> Self {
                 Owners { $($f: Pool::draw(rng, out),)* }
@@ -131,6 +141,12 @@ macro_rules! pools {
                 fn initial<D: TestDevice>(i: &Initial<D>) -> &[Tensor<$t, D>] {
                     &i.$f
                 }
+                fn currents<'c, 'p, D: TestDevice>(c: &'c Currents<'p, D>) -> &'c [E<'p, $t, D>] {
+                    &c.$f
+                }
+                fn currents_mut<'c, 'p, D: TestDevice>(c: &'c mut Currents<'p, D>) -> &'c mut Vec<E<'p, $t, D>> {
+                    &mut c.$f
+                }
                 fn initial_mut<D: TestDevice>(i: &mut Initial<D>) -> &mut Vec<Tensor<$t, D>> {
                     &mut i.$f
                 }
@@ -145,6 +161,10 @@ trait Pooled: Element {
     fn views<'v, 'p, D: TestDevice>(v: &'v Views<'p, D>) -> &'v [TensorView<'p, Self, D>];
     fn initial<D: TestDevice>(i: &Initial<D>) -> &[Tensor<Self, D>];
     fn initial_mut<D: TestDevice>(i: &mut Initial<D>) -> &mut Vec<Tensor<Self, D>>;
+    fn currents<'c, 'p, D: TestDevice>(c: &'c Currents<'p, D>) -> &'c [E<'p, Self, D>];
+    fn currents_mut<'c, 'p, D: TestDevice>(
+        c: &'c mut Currents<'p, D>,
+    ) -> &'c mut Vec<E<'p, Self, D>>;
 }
 
 impl<T: Gen> Pool<T, Cpu> {
@@ -221,6 +241,8 @@ struct Ctx<'p, D: TestDevice> {
     exact: bool,
     /// In an in-place case, the outputs' values before the update (read by `Current` nodes).
     initial: &'p Initial<D>,
+    /// In an in-place case, the current values the update's closure handed out.
+    currents: Currents<'p, D>,
 }
 
 /// Element types the interpreter builds trees of.
@@ -269,12 +291,7 @@ fn terminal<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>) -> Pair<'p, T, D> {
     if !initial.is_empty() && cx.rng.gen_bool(0.35) {
         // An output's current value (in-place cases; only the outputs' type has any).
         let k = cx.rng.gen_range(0..initial.len());
-        let e = match k {
-            0 => expr::current::<T, D, 0>().boxed(),
-            1 => expr::current::<T, D, 1>().boxed(),
-            2 => expr::current::<T, D, 2>().boxed(),
-            _ => expr::current::<T, D, 3>().boxed(),
-        };
+        let e = T::currents(&cx.currents)[k].clone();
         return Pair {
             e,
             t: initial[k].contiguous().unwrap(),
@@ -677,44 +694,8 @@ impl Case<'_> {
             budget: 0,
             exact: true,
             initial: &initial,
+            currents: Currents::empty(),
         };
-        let mut pairs = Vec::new();
-        for _ in 0..self.n_out {
-            cx.budget = MAX_NODES;
-            // Mostly deep trees: depth 8 half of the time.
-            let depth = if cx.rng.gen_bool(0.5) {
-                MAX_DEPTH
-            } else {
-                cx.rng.gen_range(1..MAX_DEPTH)
-            };
-            pairs.push(node::<T, D>(&mut cx, depth));
-        }
-        let mut ops = BTreeSet::new();
-        if std::env::var("FUSED_RANDOM_DEBUG").is_ok() {
-            for p in &pairs {
-                let prog = p.e.program();
-                eprintln!(
-                    "{:?} out {:?} x{}: {} instrs, {} leaves, {} scalars, {} currents, exact {}",
-                    T::DTYPE,
-                    self.shape,
-                    self.n_out,
-                    prog.instrs.len(),
-                    prog.leaves.len(),
-                    prog.scalars.len(),
-                    prog.currents.len(),
-                    cx.exact
-                );
-            }
-        }
-        for p in &pairs {
-            for i in &p.e.program().instrs {
-                match i {
-                    Instr::Op { name, .. } => ops.insert(name.to_string()),
-                    Instr::Cast { .. } => ops.insert("cast".to_owned()),
-                    _ => false,
-                };
-            }
-        }
         // Outputs poisoned with values no op here is likely to produce, in a random layout.
         let stored: Vec<usize> = if self.out_kind == 1 {
             self.shape.iter().rev().copied().collect()
@@ -740,7 +721,9 @@ impl Case<'_> {
                 })
                 .collect()
         };
+        let mut pairs = Vec::new();
         {
+            let n_out = self.n_out;
             let mut outs: Vec<TensorViewMut<'_, T, D>> = owners
                 .iter_mut()
                 .map(|o| match self.out_kind {
@@ -749,8 +732,30 @@ impl Case<'_> {
                     _ => o.view_mut(),
                 })
                 .collect();
-            let exprs: Vec<E<'_, T, D>> = pairs.iter().map(|p| p.e.clone()).collect();
-            eval_all(exprs, &mut outs, self.in_place).unwrap();
+            if self.in_place {
+                update_all(&mut outs, |currents| {
+                    build_trees(&mut cx, currents, n_out, &mut pairs)
+                })
+                .unwrap();
+            } else {
+                let exprs = build_trees(&mut cx, Vec::new(), n_out, &mut pairs);
+                eval_all(exprs, &mut outs).unwrap();
+            }
+        }
+        let mut ops = BTreeSet::new();
+        for p in &pairs {
+            let names = p.e.op_names();
+            if std::env::var("FUSED_RANDOM_DEBUG").is_ok() {
+                eprintln!(
+                    "{:?} out {:?} x{}: {} ops, exact {}",
+                    T::DTYPE,
+                    self.shape,
+                    self.n_out,
+                    names.len(),
+                    cx.exact
+                );
+            }
+            ops.extend(names.into_iter().map(str::to_owned));
         }
         let fused = owners
             .iter()
@@ -775,32 +780,73 @@ impl Case<'_> {
     }
 }
 
+/// `n_out` random trees of `T` (their fused and eager forms into `pairs`), reading the
+/// outputs' current values `currents` where an in-place case has them; returns the fused
+/// forms.
+fn build_trees<'p, T: Gen, D: TestDevice>(
+    cx: &mut Ctx<'p, D>,
+    currents: Vec<E<'p, T, D>>,
+    n_out: usize,
+    pairs: &mut Vec<Pair<'p, T, D>>,
+) -> Vec<E<'p, T, D>> {
+    *T::currents_mut(&mut cx.currents) = currents;
+    for _ in 0..n_out {
+        cx.budget = MAX_NODES;
+        // Mostly deep trees: depth 8 half of the time.
+        let depth = if cx.rng.gen_bool(0.5) {
+            MAX_DEPTH
+        } else {
+            cx.rng.gen_range(1..MAX_DEPTH)
+        };
+        pairs.push(node::<T, D>(cx, depth));
+    }
+    pairs.iter().map(|p| p.e.clone()).collect()
+}
+
 /// `expr::eval_into` of one to four expressions into as many outputs.
-/// `expr::eval_into` of one to four expressions into as many outputs, or, `in_place`, the
-/// update binding their current values to the outputs.
 fn eval_all<T: Element, D: TestDevice>(
     exprs: Vec<E<'_, T, D>>,
     outs: &mut [TensorViewMut<'_, T, D>],
-    in_place: bool,
 ) -> typestate_tensor::error::Result<()> {
-    fn go<D: TestDevice, O, X: Exprs<D, O>>(
-        x: X,
-        o: O,
-        in_place: bool,
-    ) -> typestate_tensor::error::Result<()> {
-        if in_place {
-            x.update(o)
-        } else {
-            x.run(o)
-        }
-    }
     let mut it = exprs.into_iter();
     let mut next = || it.next().expect("one expression per output");
     match outs {
-        [a] => go((next(),), (a,), in_place),
-        [a, b] => go((next(), next()), (a, b), in_place),
-        [a, b, c] => go((next(), next(), next()), (a, b, c), in_place),
-        [a, b, c, d] => go((next(), next(), next(), next()), (a, b, c, d), in_place),
+        [a] => expr::eval_into((next(),), (a,)),
+        [a, b] => expr::eval_into((next(), next()), (a, b)),
+        [a, b, c] => expr::eval_into((next(), next(), next()), (a, b, c)),
+        [a, b, c, d] => expr::eval_into((next(), next(), next(), next()), (a, b, c, d)),
+        _ => unreachable!("one to four outputs"),
+    }
+}
+
+/// `expr::update` of one to four outputs: `build` gets the outputs' current values (as the
+/// update's closure hands them out) and returns one expression per output.
+fn update_all<'p, T: Element, D: TestDevice>(
+    outs: &mut [TensorViewMut<'_, T, D>],
+    build: impl FnOnce(Vec<E<'p, T, D>>) -> Vec<E<'p, T, D>>,
+) -> typestate_tensor::error::Result<()> {
+    match outs {
+        [a] => expr::update((a,), |(c0,)| {
+            let mut e = build(vec![c0.boxed()]).into_iter();
+            (e.next().unwrap(),)
+        }),
+        [a, b] => expr::update((a, b), |(c0, c1)| {
+            let mut e = build(vec![c0.boxed(), c1.boxed()]).into_iter();
+            (e.next().unwrap(), e.next().unwrap())
+        }),
+        [a, b, c] => expr::update((a, b, c), |(c0, c1, c2)| {
+            let mut e = build(vec![c0.boxed(), c1.boxed(), c2.boxed()]).into_iter();
+            (e.next().unwrap(), e.next().unwrap(), e.next().unwrap())
+        }),
+        [a, b, c, d] => expr::update((a, b, c, d), |(c0, c1, c2, c3)| {
+            let mut e = build(vec![c0.boxed(), c1.boxed(), c2.boxed(), c3.boxed()]).into_iter();
+            (
+                e.next().unwrap(),
+                e.next().unwrap(),
+                e.next().unwrap(),
+                e.next().unwrap(),
+            )
+        }),
         _ => unreachable!("one to four outputs"),
     }
 }

@@ -552,17 +552,16 @@ fn forgetting_a_graph_only_leaks() -> Result<()> {
 }
 
 /// Programmatic dependent launch (docs/GRAPHS.md): with every pointwise launch a
-/// programmatic dependent (`PdlPolicy::Always`), a chain of dependent kernels over 2^22
-/// elements (each reading the previous one's output while it may still be finishing), a
-/// memset between kernels and a fused expression give the CPU engine's results, eagerly and
-/// replayed from a capture; so does the same capture with PDL off.
+/// programmatic dependent (the default), a chain of dependent kernels over 2^22 elements
+/// (each reading the previous one's output while it may still be finishing), a memset
+/// between kernels and a fused expression give the CPU engine's results, eagerly and
+/// replayed from a capture.
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
     ignore = "needs a GPU: cargo test --features gpu-tests"
 )]
 fn programmatic_dependent_launches_equal_the_cpu_engine() -> Result<()> {
-    use typestate_tensor::gpu::pointwise::{set_pdl_policy, PdlPolicy};
     let Some(gpu) = gpu_or_skip("programmatic_dependent_launches_equal_the_cpu_engine") else {
         return Ok(());
     };
@@ -583,14 +582,13 @@ fn programmatic_dependent_launches_equal_the_cpu_engine() -> Result<()> {
         let (xc, yc) = (cpu(&[n], x0.clone()), cpu(&[n], y0.clone()));
         work(&xc.view(), &yc.view(), Tensor::zeros(&[n])?)?.to_vec()
     };
-    for policy in [PdlPolicy::Always, PdlPolicy::Off] {
-        set_pdl_policy(policy);
+    {
         let mut x = cpu(&[n], x0.clone()).to_gpu(&gpu)?;
         let y = cpu(&[n], y0.clone()).to_gpu(&gpu)?;
         for round in 0..3 {
             let eager = work(&x.view(), &y.view(), Tensor::zeros_on(&[n], &gpu)?)?;
             assert_close(
-                &format!("eager, {policy:?}, round {round}"),
+                &format!("eager, round {round}"),
                 &eager.to_cpu()?.to_vec(),
                 &want,
                 1e-5,
@@ -602,13 +600,12 @@ fn programmatic_dependent_launches_equal_the_cpu_engine() -> Result<()> {
         for round in 0..3 {
             graph.replay()?;
             assert_close(
-                &format!("graph, {policy:?}, replay {round}"),
+                &format!("graph, replay {round}"),
                 &graph.outputs().to_cpu()?.to_vec(),
                 &want,
                 1e-5,
             );
         }
     }
-    set_pdl_policy(PdlPolicy::Always);
     Ok(())
 }

@@ -5,6 +5,9 @@
 //! spends on a 2-core machine (README, "Tests"). Run one file's tests with its module name
 //! as the filter: `cargo test --test it pointwise::`.
 //!
+//! The GPU engine's private parts (kernel sources, caches, plans) are tested inside the crate,
+//! in `src/engine_gpu/tests/`: no user can reach them, so neither can these tests.
+//!
 //! Two suites stay separate binaries because they need a process of their own:
 //! `tests/fused_alloc.rs` installs a counting global allocator, and `tests/ui.rs` runs
 //! trybuild.
@@ -28,25 +31,18 @@ mod basics;
 mod bf16_rounding;
 mod blob;
 mod collective;
-mod compile_cache;
 mod fused;
 mod fused_random;
 mod gpu_runtime;
 mod graph;
 mod host_source;
-mod int_divider;
-mod kernel_source;
-mod launch_gpu;
 mod layout;
 mod memory_history;
 mod multi_gpu;
 mod ndarray_interop;
-mod offset_calculator;
 mod pointwise;
-mod pointwise_gpu;
 mod reduce;
 mod stream_order;
 mod syncedmem;
 mod tensor;
-mod tiled_gpu;
 mod transfer_gpu;

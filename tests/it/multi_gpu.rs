@@ -18,10 +18,9 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::error::{Error, GpuError, LayoutError};
 use typestate_tensor::gpu::{
-    pointwise, Gpu, GpuStorage, PeerPath, PeerRoute, PinnedBuffer, Stream, STAGE_CHUNK,
+    Gpu, GpuStorage, PeerPath, PeerRoute, PinnedBuffer, Stream, STAGE_CHUNK,
 };
 use typestate_tensor::layout::Layout;
-use typestate_tensor::ops::table::Neg;
 use typestate_tensor::storage::{
     CachingAllocator, DeviceAllocator, HostMemorySource, MemoryLocation, StreamId,
 };
@@ -675,8 +674,8 @@ fn multi_gpu_every_mixed_device_call_is_a_device_mismatch() -> Result<()> {
         st0b.copy_from_peer_async(&st0, &s1).map(drop),
     );
     expect(
-        "pointwise launch on a foreign stream",
-        pointwise::unary(&s1, &Neg, &st0, &layout, &mut st0b, &layout),
+        "a device handle on a foreign stream",
+        g0.on(&s1).map(drop).map_err(Error::from),
     );
     expect(
         "Event::record",

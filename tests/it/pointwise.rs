@@ -739,16 +739,25 @@ fn reductions_match_f64_sums() {
         });
         let tol = 1e-12 * (1.0 + sq);
         assert!(
-            (view.sum_f64() - s).abs() <= tol,
+            (view.cast::<f64>().unwrap().sum().unwrap().item().unwrap() - s).abs() <= tol,
             "sum {} vs {s}",
-            view.sum_f64()
+            view.cast::<f64>().unwrap().sum().unwrap().item().unwrap()
         );
         assert!((view.asum() - abs).abs() <= tol);
         assert!((view.sumsq() - sq).abs() <= tol);
 
         let b = Input::<i64, Cpu>::new(&Cpu, &mut rng, &shape, Domain::Small, true);
         let want: i128 = b.nd(&shape).iter().map(|&x| x as i128).sum();
-        assert_eq!(b.ours().sum_f64(), want as f64);
+        assert_eq!(
+            b.ours()
+                .cast::<f64>()
+                .unwrap()
+                .sum()
+                .unwrap()
+                .item()
+                .unwrap(),
+            want as f64
+        );
         let want: i128 = b.nd(&shape).iter().map(|&x| (x as i128).abs()).sum();
         assert_eq!(b.ours().asum(), want as f64);
         let want: i128 = b
@@ -760,7 +769,17 @@ fn reductions_match_f64_sums() {
     }
     // Broadcast views sum every repeated element.
     let t = Tensor::from_vec(&[3], vec![1u8, 2, 250]).unwrap();
-    assert_eq!(t.broadcast_to(&[4, 3]).unwrap().sum_f64(), 4.0 * 253.0);
+    assert_eq!(
+        t.broadcast_to(&[4, 3])
+            .unwrap()
+            .cast::<f64>()
+            .unwrap()
+            .sum()
+            .unwrap()
+            .item()
+            .unwrap(),
+        4.0 * 253.0
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,11 +10,10 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use typestate_tensor::gpu::{pointwise, Gpu, GpuStorage, Stream};
+use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
 use typestate_tensor::layout::Layout;
-use typestate_tensor::ops::table::{Add, Maximum, Neg};
 use typestate_tensor::synced::{HeadAtCpu, HeadAtGpu, SyncedMemory};
-use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::tensor::{Tensor, TensorView, TensorViewMut};
 use typestate_tensor::Result;
 
 /// Long enough that the copies of these tests (≤ 64 MiB) finish well within it.
@@ -49,6 +48,20 @@ fn assert_all_eq(what: &str, got: &[f32], want: impl Fn(usize) -> f32) {
 
 /// A push on a non-blocking stream, the GPU copy lent with `gpu_after`, then a tensor op
 /// on it (which runs on the default stream): the op must read the pushed data.
+/// `dst = -src`, queued on `stream`: tensor views over the buffers, on a handle of `gpu`
+/// made to queue there ([`Gpu::on`]).
+fn neg_on(
+    gpu: &Gpu,
+    stream: &Stream,
+    src: &GpuStorage<f32>,
+    dst: &mut GpuStorage<f32>,
+    layout: &Layout,
+) -> Result<()> {
+    let dev = gpu.on(stream)?;
+    let a = TensorView::new(src, layout.clone(), &dev)?;
+    a.neg_into(&mut TensorViewMut::new(dst, layout.clone(), &dev)?)
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -155,7 +168,7 @@ fn copies_chain_across_three_streams() -> Result<()> {
     b.copy_from_device_async(&a, &s2)?; // must wait for s1
     let layout = Layout::contiguous(&[N])?;
     let mut c = GpuStorage::<f32>::zeros(&gpu, N, &s3)?;
-    pointwise::unary(&s3, &Neg, &b, &layout, &mut c, &layout)?; // must wait for s2
+    neg_on(&gpu, &s3, &b, &mut c, &layout)?; // must wait for s2
     assert_all_eq("chain", &c.to_vec(&s3)?, |i| -x[i]);
     // And a write after reads on other streams waits for them: overwrite `a` on s3 while
     // s2 is held back before reading it.
@@ -182,14 +195,14 @@ fn one_stream_throughout_tracks_nothing() -> Result<()> {
     let layout = Layout::contiguous(&[1024])?;
     let a = GpuStorage::from_host(&gpu, &values(6, 1024), &s)?;
     let mut out = GpuStorage::<f32>::zeros(&gpu, 1024, &s)?;
-    pointwise::unary(&s, &Neg, &a, &layout, &mut out, &layout)?;
+    neg_on(&gpu, &s, &a, &mut out, &layout)?;
     assert_eq!(out.pending_streams(), vec![s.clone()]);
     // A read on another stream is tracked; a later write on the home stream, having waited
     // for it, returns the memory to the untracked state.
     let other = gpu.new_stream()?;
     let _ = out.to_vec(&other)?;
     assert_eq!(out.pending_streams(), vec![s.clone(), other.clone()]);
-    pointwise::unary(&s, &Neg, &a, &layout, &mut out, &layout)?;
+    neg_on(&gpu, &s, &a, &mut out, &layout)?;
     assert_eq!(out.pending_streams(), vec![s.clone()]);
     Ok(())
 }
@@ -339,32 +352,27 @@ fn random_sequences_over_four_streams_match_a_cpu_model() -> Result<()> {
                 }
                 Step::Add { dst, a, b, stream } => {
                     let (d, a_buf, b_buf) = triple(&mut bufs, dst, a, b);
-                    pointwise::binary(
-                        &streams[stream],
-                        &Add,
-                        (a_buf, &layout),
-                        (b_buf, &layout),
-                        d,
-                        &layout,
-                    )?;
+                    let dev = gpu.on(&streams[stream])?;
+                    let (a_v, b_v) = (
+                        TensorView::new(a_buf, layout.clone(), &dev)?,
+                        TensorView::new(b_buf, layout.clone(), &dev)?,
+                    );
+                    a_v.add_into(&b_v, &mut TensorViewMut::new(d, layout.clone(), &dev)?)?;
                     model[dst] = model[a].iter().zip(&model[b]).map(|(x, y)| x + y).collect();
                 }
                 Step::MaxInPlace { dst, b, stream } => {
                     let (d, b_buf) = pair(&mut bufs, dst, b);
-                    pointwise::binary_inplace(
-                        &streams[stream],
-                        &Maximum,
-                        d,
-                        &layout,
-                        (b_buf, &layout),
-                    )?;
+                    let dev = gpu.on(&streams[stream])?;
+                    let b_v = TensorView::new(b_buf, layout.clone(), &dev)?;
+                    TensorViewMut::new(d, layout.clone(), &dev)?.maximum_(&b_v)?;
                     let mb = model[b].clone();
                     for (x, y) in model[dst].iter_mut().zip(&mb) {
                         *x = x.max(*y);
                     }
                 }
                 Step::NegInPlace { dst, stream } => {
-                    pointwise::unary_inplace(&streams[stream], &Neg, &mut bufs[dst], &layout)?;
+                    let dev = gpu.on(&streams[stream])?;
+                    TensorViewMut::new(&mut bufs[dst], layout.clone(), &dev)?.neg_()?;
                     for x in &mut model[dst] {
                         *x = -*x;
                     }

@@ -354,6 +354,7 @@ impl DiskCache {
     }
 
     /// No disk cache: every cold start compiles.
+    #[cfg(test)]
     pub fn disabled() -> Self {
         Self {
             dir: None,
@@ -364,6 +365,7 @@ impl DiskCache {
 
     /// A cache in `dir` (created `0700` on first write). `dir` itself is checked before every
     /// read and write (see the module docs); its parents are not.
+    #[cfg(test)]
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: Some(dir.into()),
@@ -373,6 +375,7 @@ impl DiskCache {
     }
 
     /// The folder, or `None` when disabled.
+    #[cfg(test)]
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }
@@ -503,6 +506,7 @@ impl DiskCache {
     /// how many it removed. Lookups and stores already do this once per process and folder;
     /// this runs it again. Nothing is removed from a folder that fails its checks, or on a
     /// platform without them. Never fails: a file that cannot be read or removed is left.
+    #[cfg(test)]
     pub fn sweep_stale_temps(&self) -> usize {
         match self.dir.as_deref() {
             Some(dir) if self.check_dirs(dir) == Ok(true) => {

@@ -26,6 +26,7 @@ impl KernelImage {
     }
 
     /// Whether it is a CUBIN (loads with no driver JIT).
+    #[cfg(test)]
     pub fn is_cubin(&self) -> bool {
         matches!(self.target, Target::Cubin(_))
     }

@@ -16,23 +16,34 @@
 pub mod arch;
 pub mod disk_cache;
 mod fnv;
-mod image;
+pub(crate) mod image;
 mod module_cache;
 pub mod nvrtc;
 mod once_map;
 
 use std::borrow::Cow;
 
-pub use arch::{Arch, Target};
-pub use disk_cache::{Bypass, DiskCache, Distrust, Origin};
+pub use arch::Arch;
+pub use disk_cache::{Bypass, Distrust};
 pub use fnv::Fnv128;
-pub use image::KernelImage;
-pub use module_cache::{
-    device_arch, measure_cold_start, target_for, CacheStats, ColdStart, KernelCache,
-};
+pub use module_cache::{device_arch, target_for, CacheStats, KernelCache};
 pub use nvrtc::NvrtcOptions;
 
 use crate::element::DType;
+
+/// What the process-wide kernel cache has done so far: images built, NVRTC compiles, disk
+/// hits and rejects, modules loaded, disk lookups bypassed.
+pub fn kernel_cache_stats() -> CacheStats {
+    KernelCache::global().stats()
+}
+
+/// Why the kernel disk cache (`TYPESTATE_TENSOR_KERNEL_CACHE`, else a folder under the temp
+/// folder) was bypassed, if it ever was: the first untrusted folder found (owned by another
+/// user, writable by others, not a plain folder). Kernels were then compiled in memory, which
+/// is correct but slower on the next process's first use.
+pub fn kernel_cache_warning() -> Option<Bypass> {
+    KernelCache::global().disk_warning()
+}
 
 /// Everything that decides a kernel's compiled code, as a cache key.
 ///

@@ -3,7 +3,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
-use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaContext, CudaFunction};
 
@@ -106,6 +105,7 @@ impl KernelCache {
     }
 
     /// The disk cache behind it.
+    #[cfg(test)]
     pub fn disk(&self) -> &DiskCache {
         &self.disk
     }
@@ -131,6 +131,7 @@ impl KernelCache {
     }
 
     /// Number of image keys seen.
+    #[cfg(test)]
     pub fn image_entries(&self) -> usize {
         self.images.len()
     }
@@ -264,49 +265,4 @@ fn load_function(
 ) -> Result<CudaFunction, GpuError> {
     let module = driver::load_module(ctx, image.to_cudarc()?)?;
     driver::load_function(&module, entry)
-}
-
-/// Timings of one cold start: a kernel obtained with empty in-process caches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ColdStart {
-    /// Whether the image came from disk or from NVRTC.
-    pub origin: Origin,
-    /// Getting the image (disk read and check, or NVRTC compile; includes hashing).
-    pub image: Duration,
-    /// Loading the module into the context and looking up the function.
-    pub load: Duration,
-}
-
-impl ColdStart {
-    /// `image + load`.
-    pub fn total(&self) -> Duration {
-        self.image + self.load
-    }
-}
-
-/// Measures a cold start of `key` (compiled from `source`) on `ctx` with `disk` as the disk
-/// cache, bypassing every in-process cache. For benchmarks: run it with
-/// [`DiskCache::disabled`] for the compile path; with a [`DiskCache::at`] folder twice (the
-/// first run fills it) for the disk path. NVRTC's one-time library loading is excluded
-/// (done before the clock starts).
-///
-/// # Errors
-/// As [`KernelCache::function`].
-pub fn measure_cold_start(
-    ctx: &Arc<CudaContext>,
-    key: &KernelKey,
-    source: &str,
-    disk: &DiskCache,
-) -> Result<ColdStart, GpuError> {
-    nvrtc::version()?;
-    target_for(key.arch, &key.entry)?;
-    let start = Instant::now();
-    let (image, origin) = build_image(disk, key, source)?;
-    let built = Instant::now();
-    load_function(ctx, &image, &key.entry)?;
-    Ok(ColdStart {
-        origin,
-        image: built - start,
-        load: built.elapsed(),
-    })
 }

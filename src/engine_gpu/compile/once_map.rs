@@ -54,6 +54,7 @@ impl<K: Eq + Hash + Clone, V: Clone> OnceMap<K, V> {
     }
 
     /// Keys with a slot (built or not).
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         lock(&self.slots).len()
     }

@@ -37,14 +37,10 @@ fn front() -> &'static Front {
     FRONT.get_or_init(Default::default)
 }
 
-/// How many fused kernels this process has loaded (all devices).
-pub fn loaded_kernels() -> usize {
-    front().lock().unwrap_or_else(PoisonError::into_inner).len()
-}
-
 /// How many fused kernels this process has loaded (all devices) for programs of signature
 /// `signature` ([`Program::signature`]): one per layout class and index width. A new scalar
 /// value does not add one; a new layout class does.
+#[cfg(test)]
 pub fn loaded_kernels_for(signature: &str) -> usize {
     front()
         .lock()

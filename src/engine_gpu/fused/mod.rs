@@ -20,5 +20,4 @@ pub mod handles;
 pub(crate) mod launch;
 mod signature;
 
-pub use launch::{loaded_kernels, loaded_kernels_for};
 pub mod source;

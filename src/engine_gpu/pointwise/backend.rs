@@ -17,17 +17,11 @@ use crate::engine_gpu::fused;
 use crate::engine_gpu::fused::handles::{ReadBuffer, WriteBuffer};
 use crate::engine_gpu::reduce;
 use crate::ops::reduce::Reduction;
+use crate::tensor::backend::sealed::FusedBackend;
 use crate::tensor::expr::Fused;
 
-// SAFETY: `fill`, `unary`, `binary` and `ternary` each launch one Apply kernel over the
-// destination view's collapsed layout; its grid-stride loop visits every linear index below
-// `numel` exactly once and stores to the destination element at that index without loading
-// it first (the functor reads only the input operands), so every destination element is
-// written once and never read, as `Backend` requires before `*_new` hands them
-// `alloc_uninit` memory. Each launch records itself as the storage's last write (stream
-// order, docs/STREAMS.md), so any later read, on any stream, is queued after it.
-unsafe impl Backend for Gpu {
-    type Slice<T: Element> = GpuStorage<T>;
+// The storage handles fused kernels read and write through, and the fused launch.
+impl FusedBackend for Gpu {
     type LeafHandle<'s> = &'s dyn ReadBuffer;
     type OutHandle<'s> = &'s mut dyn WriteBuffer;
 
@@ -49,6 +43,17 @@ unsafe impl Backend for Gpu {
         let (program, outs) = job.program();
         fused::launch::launch(self.default_stream(), program, outs)
     }
+}
+
+// SAFETY: `fill`, `unary`, `binary` and `ternary` each launch one Apply kernel over the
+// destination view's collapsed layout; its grid-stride loop visits every linear index below
+// `numel` exactly once and stores to the destination element at that index without loading
+// it first (the functor reads only the input operands), so every destination element is
+// written once and never read, as `Backend` requires before `*_new` hands them
+// `alloc_uninit` memory. Each launch records itself as the storage's last write (stream
+// order, docs/STREAMS.md), so any later read, on any stream, is queued after it.
+unsafe impl Backend for Gpu {
+    type Slice<T: Element> = GpuStorage<T>;
 
     /// Reduction kernels on the default stream ([`crate::engine_gpu::reduce`]).
     fn reduce<T: Element, R: Reduction<T>>(

@@ -113,12 +113,8 @@ impl KernelArgs {
         self.slots.len()
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
     /// Parameter `i`'s bytes, or `None` past the end.
+    #[cfg(test)]
     pub fn param(&self, i: usize) -> Option<Vec<u8>> {
         let &(start, len) = self.slots.get(i)?;
         let bytes: Vec<u8> = self.words[start..]

@@ -29,10 +29,3 @@ pub(crate) mod plan_cache;
 pub mod profile;
 pub mod safe;
 pub mod source;
-
-pub use launch::{KernelArgs, ScalarBytes};
-pub use pdl::{pdl_policy, set_pdl_policy, PdlPolicy, PDL_ENV};
-pub use plan::{Form, IndexWidth, Plan};
-pub use plan_cache::PLAN_CACHE_ENV;
-pub use safe::{binary, binary_inplace, fill, ternary, ternary_inplace, unary, unary_inplace};
-pub use source::{KernelSpec, Operand};

@@ -91,13 +91,6 @@ pub fn pdl_policy() -> PdlPolicy {
     PdlPolicy::from_code(POLICY.load(Ordering::Relaxed)).unwrap_or(p)
 }
 
-/// Sets the policy for the whole process, from the next launch on (benchmarks compare
-/// graphs captured under each). Safe at any time: the policy only decides whether a launch
-/// may overlap its predecessor, which every kernel it applies to tolerates.
-pub fn set_pdl_policy(policy: PdlPolicy) {
-    POLICY.store(policy.code(), Ordering::Relaxed);
-}
-
 /// Whether a launch of a kernel whose image waits for its predecessor (`pdl_capable`) is
 /// programmatic under `policy`, given whether this thread is capturing.
 pub(crate) fn decide(policy: PdlPolicy, pdl_capable: bool, capturing: bool) -> bool {

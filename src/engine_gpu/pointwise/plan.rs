@@ -443,6 +443,7 @@ pub fn plan_checked_outputs<const N: usize>(
 /// Precondition: `N <= 8` (the masks are `u8`). A rank above `u8::MAX` (impossible for a
 /// collapse of valid layouts, which have at most [`crate::layout::MAX_DIMS`] dims) is
 /// reported as `u8::MAX`, which [`plan_checked`] rejects.
+#[cfg(test)]
 pub fn plan<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
@@ -845,6 +846,7 @@ pub fn vector_width<const N: usize>(numel: usize, sizes: [usize; N], addrs: [u64
 /// at least 1. For 32-bit index math the grid-stride step `blocks * BLOCK * work` also stays
 /// at most 2^31, so that `index + step` cannot wrap in 32 bits (the plan guarantees
 /// `numel <= 2^31 - 1`).
+#[cfg(test)]
 pub fn grid_size(numel: usize, form: Form, index: IndexWidth, max_blocks: u32) -> u32 {
     launch_grid(
         numel,

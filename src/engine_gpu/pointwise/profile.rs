@@ -9,7 +9,9 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::time::{Duration, Instant};
+#[cfg(test)]
+use std::time::Duration;
+use std::time::Instant;
 
 /// A part of the host path of one eager pointwise launch, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +70,7 @@ pub struct LaunchProfile {
 
 impl LaunchProfile {
     /// The total time spent in `stage`.
+    #[cfg(test)]
     pub fn total(&self, stage: Stage) -> Duration {
         Duration::from_nanos(self.nanos[stage as usize])
     }
@@ -119,6 +122,7 @@ thread_local! {
 /// println!("{p}");
 /// println!("driver: {:.2} us per launch", p.per_launch_us(Stage::Driver));
 /// ```
+#[cfg(test)]
 pub fn profile<R>(f: impl FnOnce() -> R) -> (R, LaunchProfile) {
     /// Restores the outer state even if `f` panics.
     struct Restore(bool, LaunchProfile);

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
 use crate::element::{DType, Element};
-use crate::int_divider::INT_DIVIDER_CUH;
-use crate::offset_calculator::OFFSET_CALCULATOR_CUH;
+use crate::engine_gpu::int_divider::INT_DIVIDER_CUH;
+use crate::engine_gpu::offset_calculator::OFFSET_CALCULATOR_CUH;
 
 use super::plan::{Form, IndexWidth, VectorShape};
 
@@ -187,6 +187,7 @@ impl KernelSpec {
     /// The generated part of [`Self::source`]: type aliases, the op's functor and the entry
     /// point. Tails of several specs may share one program if each is wrapped in its own
     /// namespace (the entry points are `extern "C"`, so their names stay unmangled).
+    #[cfg(test)]
     pub fn tail(&self) -> String {
         let mut src = String::with_capacity(2048);
         self.write_tail(&mut src);

@@ -6,13 +6,15 @@
 
 use std::fmt::Write as _;
 
-use crate::element::{DType, Element};
+#[cfg(test)]
+use crate::element::DType;
+use crate::element::Element;
 use crate::engine_gpu::compile::{Arch, KernelKey};
+use crate::engine_gpu::int_divider::INT_DIVIDER_CUH;
+use crate::engine_gpu::offset_calculator::OFFSET_CALCULATOR_CUH;
 use crate::engine_gpu::pointwise::kernel_cache::OPTIONS;
 use crate::engine_gpu::pointwise::plan::IndexWidth;
 use crate::engine_gpu::pointwise::source::{Operand, HALF_CUH, OPS_CUH};
-use crate::int_divider::INT_DIVIDER_CUH;
-use crate::offset_calculator::OFFSET_CALCULATOR_CUH;
 use crate::ops::reduce::{ReduceKind, Reduction};
 
 use super::plan::RedForm;
@@ -82,6 +84,7 @@ impl ReduceSpec {
 
     /// The spec of `kind` over elements of `dtype`, or `None` where the op does not take
     /// that type ([`dtypes_of`]).
+    #[cfg(test)]
     pub fn for_dtype(
         kind: ReduceKind,
         dtype: DType,
@@ -152,6 +155,7 @@ impl ReduceSpec {
 
     /// The generated part of [`Self::source`]. Tails of several specs may share one program
     /// if each is wrapped in its own namespace (the entry points are `extern "C"`).
+    #[cfg(test)]
     pub fn tail(&self) -> String {
         let mut src = String::with_capacity(1024);
         self.write_tail(&mut src);
@@ -219,6 +223,7 @@ impl ReduceSpec {
 
 /// The element types an op reduces, as the tensor methods' bounds allow them (for tests and
 /// the kernel source check).
+#[cfg(test)]
 pub fn dtypes_of(kind: ReduceKind) -> &'static [DType] {
     use DType::*;
     match kind {

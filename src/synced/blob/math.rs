@@ -239,9 +239,11 @@ impl<T: BlobElement> Write<'_, T> {
 
     fn gpu(self, x: &mut GpuStorage<T>, layout: &Layout, stream: &Stream) -> Result<(), Error> {
         match self {
-            Write::Scale(factor) => pointwise::unary_inplace(stream, &MulScalar(factor), x, layout),
+            Write::Scale(factor) => {
+                pointwise::safe::unary_inplace(stream, &MulScalar(factor), x, layout)
+            }
             Write::SubDiff(diff) => {
-                pointwise::binary_inplace(stream, &Sub, x, layout, (gpu_of(diff), layout))
+                pointwise::safe::binary_inplace(stream, &Sub, x, layout, (gpu_of(diff), layout))
             }
             Write::Sgd {
                 diff,

@@ -27,10 +27,10 @@
 //! outputs they write, go through [`Tensor::update`] and [`update`]; [`Expr::boxed`] erases
 //! the node type for expressions built at run time. See `docs/FUSION.md` for the design.
 
-pub mod inline;
+pub(crate) mod inline;
 pub mod node;
 mod ops;
-pub mod program;
+pub(crate) mod program;
 
 use std::marker::PhantomData;
 
@@ -42,26 +42,26 @@ use crate::layout::{broadcast_shapes, Dims, Layout};
 use crate::tensor::{AsViewMut, Backend, HostBackend, ReadRepr, Tensor, TensorViewMut, WriteRepr};
 
 use inline::InlineList;
-use node::{Boxed, Current, Cursor, Leaf, Node, Scalar};
+use node::{Boxed, Brand, Current, Cursor, Leaf, Node, Scalar};
 use program::Program;
 
-#[allow(deprecated)]
-pub use ops::{where_, where_cond};
+pub use ops::where_cond;
 
 /// The most distinct tensors one fused kernel reads.
 pub const MAX_LEAVES: usize = 8;
 /// The most outputs one fused kernel writes.
 pub const MAX_OUTPUTS: usize = 4;
 
-/// The layouts of an expression's leaves, in [`node::Node::build`] order (a leaf reached
-/// twice is listed twice): inline for up to 16.
-pub type LeafLayouts<'s> = InlineList<&'s Layout, 16>;
+/// The layouts of an expression's leaves, in build order (a leaf reached twice is listed
+/// twice): inline for up to 16.
+pub(crate) type LeafLayouts<'s> = InlineList<&'s Layout, 16>;
 
-/// The current values an expression reads ([`node::Current`]): output and element type.
-pub type CurrentReads = InlineList<(usize, DType), 8>;
+/// The current values an expression reads ([`node::Current`]): output, element type and the
+/// update that handed the value out.
+pub(crate) type CurrentReads = InlineList<(usize, DType, Brand), 8>;
 
 /// The outputs of a fused program, in output order.
-pub type FusedOutputs<'s, D> = InlineList<FusedOutput<'s, D>, MAX_OUTPUTS>;
+pub(crate) type FusedOutputs<'s, D> = InlineList<FusedOutput<'s, D>, MAX_OUTPUTS>;
 
 /// A pointwise expression of element type `T` on device `D`, not yet evaluated.
 ///
@@ -96,12 +96,11 @@ pub fn scalar<T: Element, D: Backend>(value: T) -> Expr<T, D, Scalar<T>> {
     Expr::new(Scalar { value })
 }
 
-/// The current value of output `K` of an in-place update, as an expression: what
-/// [`update`]'s closure receives, for building update expressions elsewhere (a helper
-/// function, a tool generating kernels ahead of time). Evaluated by anything but an update
-/// writing a `T` output `K`, it is [`LayoutError::UnboundCurrent`].
-pub fn current<T: Element, D: Backend, const K: usize>() -> Expr<T, D, Current<T, K>> {
-    Expr::new(Current::new())
+/// Output `K`'s current value under a fresh brand, for the crate's kernel-source tests, which
+/// build in-place programs without running an update.
+#[cfg(test)]
+pub(crate) fn current<T: Element, D: Backend, const K: usize>() -> Expr<T, D, Current<T, K>> {
+    Expr::new(Current::new(Brand::fresh()))
 }
 
 impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
@@ -242,10 +241,26 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
         eval_into((self,), (&mut out,))
     }
 
+    /// The ops of the table this expression runs, in evaluation order (children first), with
+    /// `"cast"` for each conversion: what its fused kernel computes, for inspection and
+    /// tests. Leaves, scalars and current values are not listed.
+    pub fn op_names(&self) -> Vec<&'static str> {
+        let mut p = Program::default();
+        self.build_output(&mut p);
+        p.instrs
+            .iter()
+            .filter_map(|i| match i {
+                program::Instr::Op { name, .. } => Some(*name),
+                program::Instr::Cast { .. } => Some("cast"),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The expression as the run-time program an engine's code generator reads (one
-    /// output): for inspecting what a fused kernel computes, and for tools that generate
-    /// kernels ahead of time.
-    pub fn program(&self) -> Program<'_, D> {
+    /// output), for the crate's kernel-source tests.
+    #[cfg(test)]
+    pub(crate) fn program(&self) -> Program<'_, D> {
         let mut p = Program::default();
         self.build_output(&mut p);
         p
@@ -253,7 +268,7 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
 
     /// Appends the expression to `program` as its next output (what
     /// [`eval_into`] does for each expression of its tuple, in order).
-    pub fn build_output<'s>(&'s self, program: &mut Program<'s, D>) {
+    pub(crate) fn build_output<'s>(&'s self, program: &mut Program<'s, D>) {
         let r = self.node.build(program);
         program.results.push(r);
     }
@@ -298,7 +313,7 @@ fn broadcast_all(op: &'static str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
 /// does not broadcast to exactly theirs; [`LayoutError::TooManyOperands`] beyond
 /// [`MAX_LEAVES`] distinct tensors; the engine's errors.
 pub fn eval_into<D: Backend, O, E: Exprs<D, O>>(exprs: E, outs: O) -> Result<()> {
-    exprs.run(outs)
+    exprs.run_bound(outs, None)
 }
 
 /// Updates up to four tensors in place in one pass (one kernel on the GPU): `f` receives
@@ -331,31 +346,105 @@ pub fn eval_into<D: Backend, O, E: Exprs<D, O>>(exprs: E, outs: O) -> Result<()>
 ///
 /// # Errors
 /// As [`eval_into`]; [`LayoutError::UnboundCurrent`] when an expression reads a current
-/// value this update does not write (one smuggled out of another update).
+/// value this call did not hand out (one smuggled out of another update's closure), before
+/// anything runs.
 pub fn update<D: Backend, O: Targets<D>, E: Exprs<D, O>>(
     outs: O,
     f: impl FnOnce(O::Currents) -> E,
 ) -> Result<()> {
-    f(O::currents()).update(outs)
+    let brand = Brand::fresh();
+    f(O::currents(brand)).run_bound(outs, Some(brand))
 }
 
 /// A tuple of one to four `&mut` writable tensors or views ([`Tensor`] with a writable
 /// representation: owned or [`TensorViewMut`]) on `D`, updated in place by
-/// [`update`]. Implemented for tuples only.
-pub trait Targets<D: Backend> {
-    /// The current value of each, as expressions ([`node::Current`]`<T, k>` for the `k`-th).
-    type Currents;
-    /// The current values.
-    fn currents() -> Self::Currents;
+/// [`update`]. Implemented for tuples only; sealed.
+pub trait Targets<D: Backend>: sealed::TargetsImpl<D> {}
+
+impl<D: Backend, O: sealed::TargetsImpl<D>> Targets<D> for O {}
+
+/// A tuple of one to four expressions on `D`, written to the tuple `O` of outputs (`&mut`
+/// writable tensors or views of the same element types, in the same order): what
+/// [`eval_into`] and [`update`] take. Implemented for tuples only; sealed.
+pub trait Exprs<D: Backend, O>: sealed::RunBound<D, O> {}
+
+impl<D: Backend, O, E: sealed::RunBound<D, O>> Exprs<D, O> for E {}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// What [`Targets`] does, private to the crate.
+    pub trait TargetsImpl<D: Backend> {
+        /// The current value of each output, as expressions ([`node::Current`]`<T, k>` for
+        /// the `k`-th).
+        type Currents;
+        /// The current values, branded for one update.
+        fn currents(brand: Brand) -> Self::Currents;
+    }
+
+    /// What [`Exprs`] does, private to the crate.
+    pub trait RunBound<D: Backend, O> {
+        /// Checks the shapes and runs the fused pass: with `in_place` the update of that
+        /// brand (the expressions' current values bound to the outputs, read in place),
+        /// without it a plain evaluation, where any current value is
+        /// [`LayoutError::UnboundCurrent`].
+        fn run_bound(self, outs: O, in_place: Option<Brand>) -> Result<()>;
+    }
+
+    /// Expressions with the views they write, ready for an engine: what
+    /// [`Backend::fused`](crate::tensor::backend::FusedBackend::fused) evaluates. Only
+    /// [`Assignment`] implements it, and only the evaluators make one, after checking the
+    /// shapes, the outputs and the current values.
+    pub trait Fused<D: Backend> {
+        /// The program for a code generator, with the outputs' element types, layouts and
+        /// handles in output order.
+        fn program(&mut self) -> (Program<'_, D>, FusedOutputs<'_, D>);
+
+        /// One pass over the elements on the host: every output element written once, from
+        /// the expressions evaluated at that element.
+        fn run_host(&mut self) -> Result<()>
+        where
+            D: HostBackend;
+    }
+
+    /// An output of a fused program.
+    pub struct FusedOutput<'s, D: Backend> {
+        /// Its element type.
+        pub dtype: crate::element::DType,
+        /// Its layout.
+        pub layout: Layout,
+        /// The engine's handle to its storage.
+        pub handle: D::OutHandle<'s>,
+    }
+
+    /// Expressions and the outputs they are written to, shapes checked.
+    pub struct Assignment<'o, E, O> {
+        pub(super) exprs: E,
+        pub(super) outs: O,
+        pub(super) shape: Dims<usize>,
+        pub(super) _o: PhantomData<&'o mut ()>,
+    }
 }
 
-/// Checks that every current value the expressions read is one of `outs`, with its element
-/// type (`None`: the evaluation writes nothing in place).
-fn check_currents(op: &'static str, reads: &CurrentReads, outs: Option<&[DType]>) -> Result<()> {
-    for &(output, dtype) in reads.iter() {
-        let reason = match outs {
+pub(crate) use sealed::{Assignment, Fused, FusedOutput};
+use sealed::{RunBound, TargetsImpl};
+
+/// Checks that every current value the expressions read was handed out by this update
+/// (`in_place`: its brand) and is one of `outs`, with its element type (`None`: a plain
+/// evaluation, which writes nothing in place).
+fn check_currents(
+    op: &'static str,
+    reads: &CurrentReads,
+    outs: &[DType],
+    in_place: Option<Brand>,
+) -> Result<()> {
+    for &(output, dtype, brand) in reads.iter() {
+        let reason = match in_place {
             None => Some("a plain evaluation (`eval`, `eval_into`) writes no output in place"),
-            Some(o) => match o.get(output) {
+            Some(b) if b != brand => Some(
+                "it was handed out by another update's closure: a current value belongs to the call that made it",
+            ),
+            Some(_) => match outs.get(output) {
                 None => Some("the update writes fewer outputs"),
                 Some(&t) if t != dtype => Some("that output holds another element type"),
                 Some(_) => None,
@@ -372,56 +461,6 @@ fn check_currents(op: &'static str, reads: &CurrentReads, outs: Option<&[DType]>
         }
     }
     Ok(())
-}
-
-/// A tuple of one to four expressions on `D`, written to the tuple `O` of outputs (`&mut`
-/// writable tensors or views of the same element types, in the same order). Implemented for
-/// tuples only.
-pub trait Exprs<D: Backend, O> {
-    /// Checks the shapes and runs the fused pass ([`eval_into`]); an expression reading an
-    /// output's current value is [`LayoutError::UnboundCurrent`].
-    fn run(self, outs: O) -> Result<()>;
-
-    /// The same, with the expressions' current values ([`node::Current`]) bound to the
-    /// outputs, read in place ([`update`]).
-    fn update(self, outs: O) -> Result<()>;
-}
-
-/// [`Exprs`]' shared body: `in_place` binds the expressions' current values to the outputs.
-trait RunBound<D: Backend, O> {
-    fn run_bound(self, outs: O, in_place: bool) -> Result<()>;
-}
-
-/// Expressions with the views they write, ready for an engine: what
-/// [`Backend::fused`] evaluates.
-pub trait Fused<D: Backend> {
-    /// The program for a code generator, with the outputs' element types, layouts and
-    /// handles in output order.
-    fn program(&mut self) -> (Program<'_, D>, FusedOutputs<'_, D>);
-
-    /// One pass over the elements on the host: every output element written once, from the
-    /// expressions evaluated at that element.
-    fn run_host(&mut self) -> Result<()>
-    where
-        D: HostBackend;
-}
-
-/// An output of a fused program.
-pub struct FusedOutput<'s, D: Backend> {
-    /// Its element type.
-    pub dtype: crate::element::DType,
-    /// Its layout.
-    pub layout: Layout,
-    /// The engine's handle to its storage.
-    pub handle: D::OutHandle<'s>,
-}
-
-/// Expressions and the outputs they are written to, shapes checked.
-pub struct Assignment<'o, E, O> {
-    exprs: E,
-    outs: O,
-    shape: Dims<usize>,
-    _o: PhantomData<&'o mut ()>,
 }
 
 /// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
@@ -477,32 +516,22 @@ fn walk<const N: usize>(
     Ok(())
 }
 
-/// Implements [`Exprs`] and [`Fused`] for tuples of one to four expressions.
+/// Implements [`Exprs`] (its sealed part) and [`Fused`] for tuples of one to four
+/// expressions.
 macro_rules! tuple_exprs {
     ($(($i:tt, $t:ident, $n:ident, $w:ident, $o:ident, $v:ident)),+) => {
         impl<D: Backend, $($t: Element, $n: Node<D, Out = $t>, $w: AsViewMut<$t, D>),+>
-            Exprs<D, ($(&mut $w,)+)> for ($(Expr<$t, D, $n>,)+)
-        {
-            fn run(self, outs: ($(&mut $w,)+)) -> Result<()> {
-                RunBound::run_bound(self, outs, false)
-            }
-
-            fn update(self, outs: ($(&mut $w,)+)) -> Result<()> {
-                RunBound::run_bound(self, outs, true)
-            }
-        }
-
-        impl<D: Backend, $($t: Element, $n: Node<D, Out = $t>, $w: AsViewMut<$t, D>),+>
             RunBound<D, ($(&mut $w,)+)> for ($(Expr<$t, D, $n>,)+)
         {
-            fn run_bound(self, outs: ($(&mut $w,)+), in_place: bool) -> Result<()> {
-                let op: &'static str = if in_place { "expr::update" } else { "expr::eval_into" };
+            fn run_bound(self, outs: ($(&mut $w,)+), in_place: Option<Brand>) -> Result<()> {
+                let op: &'static str =
+                    if in_place.is_some() { "expr::update" } else { "expr::eval_into" };
                 // Nothing here allocates unless it fails (or an expression is larger than
                 // the inline lists): a cached evaluation stays allocation-free.
                 let mut reads = CurrentReads::new();
                 $( self.$i.node.current_reads(&mut reads); )+
                 let dtypes = [$(<$t as Element>::DTYPE),+];
-                check_currents(op, &reads, in_place.then_some(&dtypes[..]))?;
+                check_currents(op, &reads, &dtypes, in_place)?;
                 let outs = ($(outs.$i.view_mut(),)+);
                 let shape = Dims::from_slice(outs.0.shape());
                 for s in [$(outs.$i.shape()),+] {
@@ -614,15 +643,15 @@ tuple_exprs!(
     (3, T3, N3, W3, o3, v3)
 );
 
-/// Implements [`Targets`] for tuples of one to four outputs.
+/// Implements [`Targets`] (its sealed part) for tuples of one to four outputs.
 macro_rules! tuple_targets {
     ($(($k:tt, $t:ident, $w:ident)),+) => {
-        impl<'o, D: Backend, $($t: Element, $w: WriteRepr<$t, D>),+> Targets<D>
+        impl<'o, D: Backend, $($t: Element, $w: WriteRepr<$t, D>),+> TargetsImpl<D>
             for ($(&'o mut Tensor<$t, D, $w>,)+)
         {
             type Currents = ($(Expr<$t, D, Current<$t, $k>>,)+);
-            fn currents() -> Self::Currents {
-                ($(current::<$t, D, $k>(),)+)
+            fn currents(brand: Brand) -> Self::Currents {
+                ($(Expr::new(Current::<$t, $k>::new(brand)),)+)
             }
         }
     };

@@ -16,61 +16,93 @@ use crate::tensor::{Backend, HostBackend, TensorView};
 use super::program::Program;
 use super::{CurrentReads, LeafLayouts};
 
-/// Where the host evaluation is: the storage offset of every leaf at the current element,
-/// the next leaf to read (leaves are read in the order [`Node::build`] numbers them), and,
-/// for an in-place update ([`super::update`]), each output's value at the current element
-/// before it is written.
-pub struct Cursor<'c> {
-    pub(crate) offsets: &'c [usize],
-    pub(crate) next: usize,
-    pub(crate) current: &'c [&'c dyn Any],
-}
+/// A node of a fused expression on device `D`: the node types of this module, combined by
+/// the operators and op methods of [`Expr`](super::Expr). Name it in bounds and return types
+/// (`Expr<T, D, impl Node<D, Out = T>>`, a helper generic over `N: Node<D, Out = T>`); it
+/// is sealed, so a node always describes itself to the code generators through this crate's
+/// own op table and nothing else.
+pub trait Node<D: Backend>: sealed::NodeImpl<D> {}
 
-impl<'c> Cursor<'c> {
-    /// A cursor over leaf offsets `offsets`, at the first leaf, with the outputs' current
-    /// values `current` (empty when no expression reads one).
-    pub(crate) fn new(offsets: &'c [usize], current: &'c [&'c dyn Any]) -> Self {
-        Cursor {
-            offsets,
-            next: 0,
-            current,
+impl<D: Backend, N: sealed::NodeImpl<D>> Node<D> for N {}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// Where the host evaluation is: the storage offset of every leaf at the current element,
+    /// the next leaf to read (leaves are read in the order [`Node::build`] numbers them), and,
+    /// for an in-place update ([`super::update`]), each output's value at the current element
+    /// before it is written.
+    pub struct Cursor<'c> {
+        pub(crate) offsets: &'c [usize],
+        pub(crate) next: usize,
+        pub(crate) current: &'c [&'c dyn Any],
+    }
+
+    impl<'c> Cursor<'c> {
+        /// A cursor over leaf offsets `offsets`, at the first leaf, with the outputs' current
+        /// values `current` (empty when no expression reads one).
+        pub(crate) fn new(offsets: &'c [usize], current: &'c [&'c dyn Any]) -> Self {
+            Cursor {
+                offsets,
+                next: 0,
+                current,
+            }
+        }
+
+        pub(super) fn take(&mut self) -> usize {
+            let off = self.offsets[self.next];
+            self.next += 1;
+            off
         }
     }
 
-    fn take(&mut self) -> usize {
-        let off = self.offsets[self.next];
-        self.next += 1;
-        off
+    /// The number that ties a [`Current`](super::Current) to the one update that handed it out. Only this crate
+    /// makes one (`Brand::fresh`), so a caller cannot forge a current value of another
+    /// update.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Brand(u64);
+
+    impl Brand {
+        /// A brand no other call of this process has had.
+        pub(crate) fn fresh() -> Brand {
+            use std::sync::atomic::{AtomicU64, Ordering};
+            static NEXT: AtomicU64 = AtomicU64::new(1);
+            // 2^64 updates would take centuries at any rate a process can run them.
+            Brand(NEXT.fetch_add(1, Ordering::Relaxed))
+        }
+    }
+
+    /// What a [`Node`] does, private to the crate: its methods name the program a code
+    /// generator reads and the host evaluator's cursor, which only this crate builds.
+    pub trait NodeImpl<D: Backend>: Clone {
+        /// The element type the node produces.
+        type Out: Element;
+
+        /// Appends the node's leaves, scalars and instructions to `p` (children first, in
+        /// argument order) and returns its value.
+        fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize;
+
+        /// The node's value at the element `at` points to, on the host (children evaluated
+        /// in the order of [`NodeImpl::build`], each leaf reading its own offset).
+        fn eval(&self, at: &mut Cursor<'_>) -> Self::Out
+        where
+            D: HostBackend;
+
+        /// Adds the layouts of the node's leaves to `layouts`, in [`NodeImpl::build`] order.
+        fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
+
+        /// Sets `device` to the device of the node's first leaf, if it has one and `device`
+        /// is `None`.
+        fn first_device<'s>(&'s self, device: &mut Option<&'s D>);
+
+        /// Adds the outputs whose current value the node reads ([`Current`]), with the
+        /// element type it reads each as and the update it belongs to.
+        fn current_reads(&self, reads: &mut CurrentReads);
     }
 }
 
-/// A node of a fused expression on device `D`. Sealed in effect: its methods name
-/// crate-internal types, so only this module's node types implement it.
-pub trait Node<D: Backend>: Clone {
-    /// The element type the node produces.
-    type Out: Element;
-
-    /// Appends the node's leaves, scalars and instructions to `p` (children first, in
-    /// argument order) and returns its value.
-    fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize;
-
-    /// The node's value at the element `at` points to, on the host (children evaluated in
-    /// the order of [`Node::build`], each leaf reading its own offset).
-    fn eval(&self, at: &mut Cursor<'_>) -> Self::Out
-    where
-        D: HostBackend;
-
-    /// Adds the layouts of the node's leaves to `layouts`, in [`Node::build`] order.
-    fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
-
-    /// Sets `device` to the device of the node's first leaf, if it has one and `device` is
-    /// `None`.
-    fn first_device<'s>(&'s self, device: &mut Option<&'s D>);
-
-    /// Adds the outputs whose current value the node reads ([`Current`]), with the element
-    /// type it reads each as.
-    fn current_reads(&self, reads: &mut CurrentReads);
-}
+use sealed::NodeImpl;
+pub(crate) use sealed::{Brand, Cursor};
 
 /// A tensor or view read element by element.
 pub struct Leaf<'a, T: Element, D: Backend> {
@@ -85,7 +117,7 @@ impl<T: Element, D: Backend> Clone for Leaf<'_, T, D> {
     }
 }
 
-impl<T: Element, D: Backend> Node<D> for Leaf<'_, T, D> {
+impl<T: Element, D: Backend> NodeImpl<D> for Leaf<'_, T, D> {
     type Out = T;
 
     fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
@@ -119,7 +151,7 @@ pub struct Scalar<T: Element> {
     pub(crate) value: T,
 }
 
-impl<T: Element, D: Backend> Node<D> for Scalar<T> {
+impl<T: Element, D: Backend> NodeImpl<D> for Scalar<T> {
     type Out = T;
 
     fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
@@ -147,7 +179,7 @@ pub struct Unary<O, A> {
     pub(crate) a: A,
 }
 
-impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> Node<D> for Unary<O, A> {
+impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> NodeImpl<D> for Unary<O, A> {
     type Out = O::Output;
 
     fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
@@ -196,7 +228,7 @@ impl<U, A: Clone> Clone for CastTo<U, A> {
     }
 }
 
-impl<D: Backend, A: Node<D>, U: Element> Node<D> for CastTo<U, A> {
+impl<D: Backend, A: Node<D>, U: Element> NodeImpl<D> for CastTo<U, A> {
     type Out = U;
 
     fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
@@ -232,7 +264,7 @@ pub struct Binary<O, A, B> {
     pub(crate) b: B,
 }
 
-impl<D, A, B, O> Node<D> for Binary<O, A, B>
+impl<D, A, B, O> NodeImpl<D> for Binary<O, A, B>
 where
     D: Backend,
     A: Node<D>,
@@ -287,7 +319,7 @@ pub struct Ternary<O, A, B, C> {
     pub(crate) c: C,
 }
 
-impl<D, A, B, C, O> Node<D> for Ternary<O, A, B, C>
+impl<D, A, B, C, O> NodeImpl<D> for Ternary<O, A, B, C>
 where
     D: Backend,
     A: Node<D>,
@@ -343,21 +375,32 @@ where
 /// [`crate::tensor::Tensor::update`]) holds at the element being written, before the update
 /// writes it. It borrows nothing: the update binds it to its `K`-th output, read through
 /// exactly that output's layout, so each element is read by the pass (the GPU thread, or
-/// block in the tiled form) that writes it, before it writes it. Evaluated anywhere else ([`super::Expr::eval`], a `K` past the outputs, another element
-/// type) it is [`crate::error::LayoutError::UnboundCurrent`].
+/// block in the tiled form) that writes it, before it writes it.
+///
+/// Only an update's closure receives one, and it belongs to that call: each update brands
+/// its current values with a number no other call has (a process-wide counter, never
+/// reused), and a current value evaluated by anything else (a plain [`super::Expr::eval`],
+/// another update, even one writing the same element type to the same output index) is
+/// [`crate::error::LayoutError::UnboundCurrent`], before anything runs. (The brand is a
+/// value rather than a lifetime because the closure's result type, which holds the node,
+/// cannot name a lifetime that is fresh to each call on stable Rust.)
 pub struct Current<T: Element, const K: usize> {
+    brand: Brand,
     _t: PhantomData<fn() -> T>,
 }
 
 impl<T: Element, const K: usize> Current<T, K> {
-    pub(crate) fn new() -> Self {
-        Current { _t: PhantomData }
+    pub(crate) fn new(brand: Brand) -> Self {
+        Current {
+            brand,
+            _t: PhantomData,
+        }
     }
 }
 
 impl<T: Element, const K: usize> Clone for Current<T, K> {
     fn clone(&self) -> Self {
-        Current::new()
+        Current::new(self.brand)
     }
 }
 
@@ -367,7 +410,7 @@ impl<T: Element, const K: usize> std::fmt::Debug for Current<T, K> {
     }
 }
 
-impl<T: Element, D: Backend, const K: usize> Node<D> for Current<T, K> {
+impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
     type Out = T;
 
     fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {
@@ -392,7 +435,7 @@ impl<T: Element, D: Backend, const K: usize> Node<D> for Current<T, K> {
     fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
 
     fn current_reads(&self, reads: &mut CurrentReads) {
-        reads.push((K, T::DTYPE));
+        reads.push((K, T::DTYPE, self.brand));
     }
 }
 
@@ -452,7 +495,7 @@ impl<'a, T: Element, D: Backend> Boxed<'a, T, D> {
     }
 }
 
-impl<T: Element, D: Backend> Node<D> for Boxed<'_, T, D> {
+impl<T: Element, D: Backend> NodeImpl<D> for Boxed<'_, T, D> {
     type Out = T;
 
     fn build<'s>(&'s self, p: &mut Program<'s, D>) -> usize {

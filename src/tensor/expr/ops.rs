@@ -124,27 +124,6 @@ where
     })
 }
 
-/// The old name of [`where_cond`] (a trailing `_` means in place elsewhere).
-#[deprecated(
-    since = "0.1.0",
-    note = "renamed `where_cond` (a trailing `_` means in place)"
-)]
-#[allow(clippy::type_complexity)] // the node type is the expression's structure
-pub fn where_<T, D, M, A, B>(
-    mask: M,
-    a: A,
-    b: B,
-) -> Expr<T, D, WhereNode<M::Node, A::Node, B::Node>>
-where
-    T: Element,
-    D: Backend,
-    M: IntoExpr<bool, D>,
-    A: IntoExpr<T, D>,
-    B: IntoExpr<T, D>,
-{
-    where_cond(mask, a, b)
-}
-
 /// `+ - * /` between an expression and any operand ([`IntoExpr`]).
 macro_rules! expr_operator {
     ($tr:ident, $method:ident, $op:ident) => {

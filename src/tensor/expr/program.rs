@@ -370,9 +370,10 @@ impl<'s, D: Backend> Program<'s, D> {
         self.push(Instr::Cast { arg, from, to }, to)
     }
 
-    /// A compact text naming the program's structure: instructions, element types and the
-    /// outputs (no scalar values, no layouts). Equal signatures generate equal code for equal
-    /// layout classes.
+    /// A compact text naming the program's structure: instructions (each op by its name and
+    /// its CUDA expression), element types and the outputs (no scalar values, no layouts).
+    /// Equal signatures generate equal code for equal layout classes: the fused kernel caches
+    /// key on it, so nothing the generated source depends on may be left out.
     pub fn signature(&self) -> String {
         let mut s = String::with_capacity(16 * self.instrs.len() + 16);
         for leaf in &self.leaves {
@@ -393,9 +394,15 @@ impl<'s, D: Backend> Program<'s, D> {
                     let _ = write!(s, "s{slot};");
                 }
                 Instr::Op {
-                    name, args, params, ..
+                    name,
+                    cuda,
+                    args,
+                    params,
+                    ..
                 } => {
-                    let _ = write!(s, "{name}(");
+                    // The op's CUDA text too, not only its name: the signature keys the
+                    // compiled kernels, so it must name everything the source is made of.
+                    let _ = write!(s, "{name}[{cuda}](");
                     for (a, t) in args {
                         let _ = write!(s, "{a}:{},", t.name());
                     }

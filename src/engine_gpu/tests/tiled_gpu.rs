@@ -16,14 +16,14 @@
 //!
 //! Without a GPU every test prints a skip line and passes.
 
-use crate::common::device::gpu_or_skip;
+use super::gpu_or_skip;
+use crate::engine_gpu::pointwise::plan::plan;
+use crate::engine_gpu::pointwise::plan::Form;
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::element::Element;
-use typestate_tensor::gpu::pointwise::plan::plan;
-use typestate_tensor::gpu::pointwise::Form;
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::layout::{collapse, Layout};
 use typestate_tensor::tensor::{Tensor, TensorView};

@@ -17,13 +17,13 @@
 
 use std::sync::Mutex;
 
+use crate::engine_gpu::compile::arch::Target;
+use crate::engine_gpu::compile::nvrtc::{self, compile};
+use crate::engine_gpu::pointwise::kernel_cache::OPTIONS;
+use crate::engine_gpu::pointwise::plan::{tile_shape, TileShape, VectorLaunch, VectorShape};
+use crate::engine_gpu::pointwise::plan::{Form, IndexWidth};
+use crate::engine_gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
 use typestate_tensor::element::DType;
-use typestate_tensor::gpu::compile::nvrtc::{self, compile};
-use typestate_tensor::gpu::compile::Target;
-use typestate_tensor::gpu::pointwise::kernel_cache::OPTIONS;
-use typestate_tensor::gpu::pointwise::plan::{tile_shape, TileShape, VectorLaunch, VectorShape};
-use typestate_tensor::gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
-use typestate_tensor::gpu::pointwise::{Form, IndexWidth};
 use typestate_tensor::ops::cast::cast_name;
 use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};
 
@@ -462,8 +462,8 @@ fn the_whole_product_compiles() {
 /// every element type of the float chain) compile in every form and index width.
 #[test]
 fn fused_sources_compile_in_every_form() {
-    use typestate_tensor::gpu::fused::source::{FusedBody, FusedSpec, Rounding};
-    use typestate_tensor::tensor::expr::{self, program::Program};
+    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec, Rounding};
+    use crate::tensor::expr::{self, program::Program};
     use typestate_tensor::tensor::Tensor;
     use typestate_tensor::Cpu;
     if !nvrtc_present() {

@@ -1,8 +1,8 @@
 //! `IntDivider` is exact on its whole domain: edge divisors against edge dividends, dense
 //! small ranges, and random pairs, all against the hardware `/` and `%`.
 
+use crate::engine_gpu::int_divider::{IndexInt, IntDivider, INT_DIVIDER_CUH};
 use proptest::prelude::*;
-use typestate_tensor::int_divider::{IndexInt, IntDivider, INT_DIVIDER_CUH};
 
 /// 1, every power of two and its neighbours, the Mersenne-like edges, and a few divisors
 /// with long magic numbers (3, 7, 641, 6700417 divide 2^32 + 1 or 2^32 - 1).

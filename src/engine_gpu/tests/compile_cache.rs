@@ -8,17 +8,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
+use crate::engine_gpu::compile::arch::Target;
+use crate::engine_gpu::compile::disk_cache::{
+    decode, encode, entry_key, resolve_dir, Bypass, DiskCache, Distrust, Lookup, Origin, Reject,
+    FORMAT_VERSION, HEADER_LEN,
+};
+use crate::engine_gpu::compile::image::KernelImage;
+use crate::engine_gpu::compile::{nvrtc, Arch, Fnv128, KernelCache, KernelKey, NvrtcOptions};
 use proptest::prelude::*;
 use typestate_tensor::element::DType;
 use typestate_tensor::error::GpuError;
-use typestate_tensor::gpu::compile::disk_cache::{
-    decode, encode, entry_key, resolve_dir, Bypass, Distrust, Lookup, Reject, FORMAT_VERSION,
-    HEADER_LEN,
-};
-use typestate_tensor::gpu::compile::{
-    nvrtc, Arch, DiskCache, Fnv128, KernelCache, KernelImage, KernelKey, NvrtcOptions, Origin,
-    Target,
-};
 
 /// A fresh folder under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -418,8 +417,8 @@ fn names_in(dir: &Path) -> Vec<String> {
 #[cfg(target_os = "linux")]
 #[test]
 fn stale_temp_files_are_removed_and_live_ones_kept() {
+    use crate::engine_gpu::compile::disk_cache::{DEAD_WRITER_GRACE, STALE_TMP_AGE};
     use std::time::Duration;
-    use typestate_tensor::gpu::compile::disk_cache::{DEAD_WRITER_GRACE, STALE_TMP_AGE};
     let (dir, cache) = trusted_dir("sweep");
     let d = dir.path();
     let live = LiveChild::spawn();
@@ -465,8 +464,8 @@ fn stale_temp_files_are_removed_and_live_ones_kept() {
 #[cfg(unix)]
 #[test]
 fn the_first_lookup_in_a_folder_sweeps_it_once() {
+    use crate::engine_gpu::compile::disk_cache::STALE_TMP_AGE;
     use std::os::unix::fs::DirBuilderExt;
-    use typestate_tensor::gpu::compile::disk_cache::STALE_TMP_AGE;
     let dir = TempDir::new("first-use");
     std::fs::DirBuilder::new()
         .mode(0o700)
@@ -489,8 +488,8 @@ fn the_first_lookup_in_a_folder_sweeps_it_once() {
 #[cfg(unix)]
 #[test]
 fn an_untrusted_folder_is_not_swept() {
+    use crate::engine_gpu::compile::disk_cache::STALE_TMP_AGE;
     use std::os::unix::fs::PermissionsExt;
-    use typestate_tensor::gpu::compile::disk_cache::STALE_TMP_AGE;
     let (dir, cache) = trusted_dir("untrusted-sweep");
     let old = STALE_TMP_AGE + std::time::Duration::from_secs(60);
     let stale = file_idle(dir.path(), &temp_name(1, std::process::id(), 0), old);
@@ -507,7 +506,7 @@ fn an_untrusted_folder_is_not_swept() {
 #[cfg(target_os = "linux")]
 #[test]
 fn concurrent_sweeps_and_stores_remove_only_stale_files() {
-    use typestate_tensor::gpu::compile::disk_cache::{DEAD_WRITER_GRACE, STALE_TMP_AGE};
+    use crate::engine_gpu::compile::disk_cache::{DEAD_WRITER_GRACE, STALE_TMP_AGE};
     let (dir, cache) = trusted_dir("sweep-race");
     let d = dir.path().to_owned();
     let live = LiveChild::spawn();
@@ -969,8 +968,8 @@ fn nvrtc_or_skip(test: &str) -> bool {
 
 /// Kernels over the crate's CUDA headers, instantiated for both index widths.
 fn layout_kernels_source() -> String {
-    use typestate_tensor::int_divider::INT_DIVIDER_CUH;
-    use typestate_tensor::offset_calculator::OFFSET_CALCULATOR_CUH;
+    use crate::engine_gpu::int_divider::INT_DIVIDER_CUH;
+    use crate::engine_gpu::offset_calculator::OFFSET_CALCULATOR_CUH;
     format!(
         "{INT_DIVIDER_CUH}\n{OFFSET_CALCULATOR_CUH}\n{}",
         r#"
@@ -1128,7 +1127,7 @@ fn gpu_compile_load_launch() {
         return;
     };
     let stream = ctx.default_stream();
-    let arch = typestate_tensor::gpu::compile::device_arch(&ctx).unwrap();
+    let arch = crate::engine_gpu::compile::device_arch(&ctx).unwrap();
     let mut k = key("axpb");
     k.entry = "axpb".into();
     k.arch = arch;
@@ -1170,14 +1169,14 @@ extern "C" __global__ void axpb(float* out, const float* x, float a, float b, un
     ignore = "needs a GPU: cargo test --features gpu-tests"
 )]
 fn gpu_layouts_and_math_match_rust() {
+    use crate::engine_gpu::int_divider::IntDivider;
+    use crate::engine_gpu::offset_calculator::OffsetCalculator;
     use cudarc::driver::{LaunchConfig, PushKernelArg};
-    use typestate_tensor::int_divider::IntDivider;
-    use typestate_tensor::offset_calculator::OffsetCalculator;
     let Some(ctx) = gpu_or_skip("gpu_layouts_and_math_match_rust") else {
         return;
     };
     let stream = ctx.default_stream();
-    let arch = typestate_tensor::gpu::compile::device_arch(&ctx).unwrap();
+    let arch = crate::engine_gpu::compile::device_arch(&ctx).unwrap();
     let cache = KernelCache::new(DiskCache::disabled());
     let function = |entry: &'static str| {
         let mut k = key("layout");

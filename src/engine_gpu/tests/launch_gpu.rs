@@ -11,7 +11,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use typestate_tensor::gpu::pointwise::profile::{profile, Stage};
+use crate::engine_gpu::pointwise::profile::{profile, Stage};
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::Tensor;
 use typestate_tensor::Cpu;

@@ -2,12 +2,12 @@
 //! walk gives, for random shapes and strides (negative and zero included), both index widths
 //! and 1 to 4 operands; its kernel byte image decodes back to its fields.
 
+use crate::engine_gpu::int_divider::{IndexInt, IntDivider};
+use crate::engine_gpu::offset_calculator::{OffsetCalculator, MAX_DIMS, OFFSET_CALCULATOR_CUH};
 use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use typestate_tensor::error::LayoutError;
-use typestate_tensor::int_divider::{IndexInt, IntDivider};
-use typestate_tensor::offset_calculator::{OffsetCalculator, MAX_DIMS, OFFSET_CALCULATOR_CUH};
 
 /// Offsets of `index` for each operand, in exact arithmetic.
 fn naive_offsets<const NARGS: usize>(

@@ -1,0 +1,30 @@
+//! The GPU engine's own tests: they reach its private parts (kernel sources and their cache
+//! keys, the compile layer and its disk cache, plans, the launch profiler, the host mirror of
+//! the kernels' index math), which no user can, so they live inside the crate. Tests of the
+//! public API stay in `tests/it/`. Inside the crate the tests still name public items as
+//! users do (`typestate_tensor::...`, through `extern crate self` in `lib.rs`).
+//!
+//! Tests that need a GPU follow the integration tests' rule: ignored without the `gpu-tests`
+//! feature, and with it, a printed skip line on a machine without one.
+
+mod bad_plans;
+mod compile_cache;
+mod fused_kernels;
+mod int_divider;
+mod kernel_source;
+mod launch_gpu;
+mod offset_calculator;
+mod pointwise_gpu;
+mod reduce_source;
+mod tiled_gpu;
+
+use crate::runtime::Gpu;
+
+/// GPU 0, or `None` after printing `<test>: skipped, no CUDA driver or GPU on this machine`.
+pub(crate) fn gpu_or_skip(test: &str) -> Option<Gpu> {
+    if !Gpu::available() {
+        println!("{test}: skipped, no CUDA driver or GPU on this machine");
+        return None;
+    }
+    Some(Gpu::new(0).expect("a GPU is available, so GPU 0 opens"))
+}
