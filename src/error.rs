@@ -622,9 +622,9 @@ pub enum GpuError {
         /// Its value.
         value: String,
     },
-    /// A kernel key names another compute capability than the device it is loaded on
-    /// ([`KernelCache::function`](crate::gpu::compile::KernelCache::function)): the image
-    /// built for the key would not run there. Nothing was loaded.
+    /// A kernel key names another compute capability than the device it is loaded on (the
+    /// kernel cache's load step): the image built for the key would not run there. Nothing
+    /// was loaded.
     #[error("kernel {kernel} is keyed for compute capability {}.{} but GPU {ordinal} has {}.{}", key.0, key.1, device.0, device.1)]
     ArchMismatch {
         /// The kernel's entry point.

@@ -1,6 +1,5 @@
 //! The GPU: devices, streams, events, memory sources, allocators and device buffers (the
-//! runtime), and the GPU engine's public parts ([`pointwise`] and [`reduce`] kernels,
-//! [`compile`]).
+//! runtime), and what the GPU engine's kernel caches report.
 //!
 //! A facade: this module only re-exports. The code lives in `src/runtime/` (driver, device,
 //! streams, buffers) and `src/engine_gpu/` (code generation, compilation, launches; private); see

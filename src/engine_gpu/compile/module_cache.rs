@@ -15,7 +15,8 @@ use super::KernelKey;
 use crate::error::GpuError;
 use crate::runtime::driver;
 
-/// What a [`KernelCache`] has done since it was created.
+/// What the process-wide kernel cache has done since the process started
+/// ([`kernel_cache_stats`](crate::gpu::kernel_cache_stats)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
     /// Images built by the compile step (NVRTC, or a disk hit) for in-process misses.
@@ -29,7 +30,7 @@ pub struct CacheStats {
     /// Modules loaded into a context.
     pub module_loads: u64,
     /// Disk cache lookups and stores skipped because its folder is not trusted
-    /// ([`KernelCache::disk_warning`] says why).
+    /// ([`kernel_cache_warning`](crate::gpu::kernel_cache_warning) says why).
     pub disk_bypasses: u64,
 }
 

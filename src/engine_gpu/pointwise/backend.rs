@@ -55,7 +55,7 @@ impl FusedBackend for Gpu {
 unsafe impl Backend for Gpu {
     type Slice<T: Element> = GpuStorage<T>;
 
-    /// Reduction kernels on the default stream ([`crate::engine_gpu::reduce`]).
+    /// Reduction kernels on this handle's stream (`engine_gpu::reduce`).
     fn reduce<T: Element, R: Reduction<T>>(
         &self,
         op: R,
