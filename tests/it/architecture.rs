@@ -94,6 +94,9 @@ const ALLOWED: &[(&str, &str)] = &[
 /// The only file that may call the driver.
 const DRIVER: &str = "runtime/driver.rs";
 
+/// The GPU engine's test folder (`cfg(test)` only), exempt from the driver rule.
+const ENGINE_TESTS: &str = "engine_gpu/tests/";
+
 /// What a file may not contain outside [`DRIVER`] (in code, not in comments or strings).
 const DRIVER_CALLS: &[&str] = &[
     "cudarc::driver::result::",
@@ -562,7 +565,12 @@ fn every_folder_imports_only_from_the_layers_below() {
         let text = std::fs::read_to_string(path).unwrap();
         checked += imports(&rel, &strip(&text)).len();
         bad.extend(check_imports(&rel, &text));
-        bad.extend(check_driver(&rel, &text));
+        // The GPU engine's own tests (`engine_gpu/tests/`, compiled only with `cfg(test)`)
+        // launch hand-written kernels through cudarc to check the kernel headers against the
+        // host's index math: they are not part of the library the driver rule closes.
+        if !rel.starts_with(ENGINE_TESTS) {
+            bad.extend(check_driver(&rel, &text));
+        }
         bad.extend(check_nccl(&rel, &text));
     }
     assert!(
