@@ -47,13 +47,11 @@ pub fn kernel_cache_warning() -> Option<Bypass> {
 
 /// Everything that decides a kernel's compiled code, as a cache key.
 ///
-/// The caller's contract: two equal keys describe the same source text. `source_hash`
-/// guards the parts the other fields do not name: hash the generated source itself, or,
-/// to avoid generating it on every lookup, the static templates it is generated from
-/// ([`KernelKey::hash_source`] of the concatenated `kernels/*.cuh` text, computed once),
-/// as long as the other fields determine the rest of the generation.
-///
-/// The disk cache does not trust this contract: its key hashes the real source text.
+/// Two equal keys describe the same source text: `source_hash` is the hash of the whole
+/// generated source ([`KernelKey::hash_source`]), which every key in the crate is built
+/// with, so two kernels share an image only if they share their source (and every other
+/// field). Keys are private to the crate; the disk cache does not even trust them: its entry
+/// key hashes the source text again.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelKey {
     /// The operation (`"add"`, `"fill"`).

@@ -64,6 +64,9 @@ fn function<T: ReduceElement>(
     gpu: &Gpu,
 ) -> Result<std::sync::Arc<cudarc::driver::CudaFunction>, GpuError> {
     let ctx = gpu.context();
+    // The key hashes the whole generated source (a few hundred bytes, hashed once per call
+    // of a reduction that waits for its result anyway), as every kernel key does.
+    let source = source::<T>();
     let key = KernelKey {
         op: "blob_reduce".into(),
         entry: "ts_blob_reduce".into(),
@@ -73,9 +76,9 @@ fn function<T: ReduceElement>(
         vector_width: 1,
         arch: device_arch(ctx)?,
         options: NvrtcOptions::default(),
-        source_hash: KernelKey::hash_source(TEMPLATE),
+        source_hash: KernelKey::hash_source(&source),
     };
-    KernelCache::global().function(ctx, &key, source::<T>)
+    KernelCache::global().function(ctx, &key, || source)
 }
 
 /// A kernel parameter: the address of its value, as `cuLaunchKernel` takes it.

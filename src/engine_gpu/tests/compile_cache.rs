@@ -1338,3 +1338,34 @@ fn gpu_layouts_and_math_match_rust() {
         );
     }
 }
+
+/// Two kernels alike in every named field (op, entry, types, rank, widths, target, options)
+/// but built from different source text never share an image, in the process cache (its key
+/// holds a hash of the whole source) nor on disk (the entry key hashes the source itself).
+#[test]
+fn keys_of_different_sources_never_share_an_image() {
+    let cache = KernelCache::new(DiskCache::disabled());
+    let same_fields = |source: &str| KernelKey {
+        source_hash: KernelKey::hash_source(source),
+        ..key("gt")
+    };
+    let real = same_fields("extern \"C\" __global__ void k() { /* a > b */ }");
+    let planted = same_fields("extern \"C\" __global__ void k() { /* 7 */ }");
+    assert_ne!(real, planted);
+    let first = cache.image_with(&real, || Ok(cubin(1, 64))).unwrap();
+    let mut built = false;
+    let second = cache
+        .image_with(&planted, || {
+            built = true;
+            Ok(cubin(2, 64))
+        })
+        .unwrap();
+    assert!(built, "a key of other source reused a cached image");
+    assert!(!Arc::ptr_eq(&first, &second));
+    assert_eq!(*cache.image_with(&real, || unreachable!("cached")).unwrap(), cubin(1, 64));
+    // The disk layer's key is computed from the source text itself.
+    let target = Target::choose(Arch::new(9, 0), &[90]).unwrap();
+    let options = vec!["--fmad=false".to_owned()];
+    let disk = |source: &str| entry_key(source, &options, (13, 0), target);
+    assert_ne!(disk("a > b"), disk("7"));
+}
