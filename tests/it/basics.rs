@@ -638,6 +638,58 @@ fn large_tensors_print_summarised<D: TestDevice>(dev: &D) {
 }
 
 test_device!(
+    huge_broadcasts_print_only_their_corners,
+    huge_broadcasts_print_only_their_corners_cpu,
+    huge_broadcasts_print_only_their_corners_gpu
+);
+fn huge_broadcasts_print_only_their_corners<D: TestDevice>(dev: &D) {
+    let dev_suffix = suffix(dev);
+    // One byte viewed as 6^12 = 2,176,782,336 elements: every dim is 6 long, so PyTorch's
+    // rule (cut dims longer than 6) alone would print them all. The 10 outer dims show
+    // their first and last entries (2^10 * 6 * 6 = 36,864 <= MAX_SHOWN), the last two whole.
+    let one = Tensor::<u8, D>::full_on(&[1], 7, dev).unwrap();
+    let huge = one.broadcast_to(&[6; 12]).unwrap();
+    let shown = format!("{huge}");
+    let tail = format!(", shape={:?}, dtype=u8{dev_suffix}", [6; 12]);
+    let elements = shown.strip_suffix(&tail).expect("ends with the shape");
+    assert_eq!(elements.matches('7').count(), 36_864);
+    assert_eq!(elements.matches("...").count(), 1023, "one per cut block");
+    assert!(elements.starts_with(&"[".repeat(12)));
+    assert!(!elements.contains(|c: char| c.is_ascii_digit() && c != '7'));
+    // Varying values: each shown innermost row is the whole `[0, ..., 5]`, and the corners of
+    // the cut dims are their first and last entries.
+    let row = Tensor::<u8, D>::arange_step_on(0, 6, 1, dev).unwrap();
+    let rows = row.broadcast_to(&[6; 12]).unwrap();
+    let shown = format!("{rows:?}");
+    assert_eq!(
+        shown.matches("[0, 1, 2, 3, 4, 5]").count(),
+        2usize.pow(10) * 6
+    );
+    // Values along the outermost (cut) dim: its first and last entries, 0 and 5, each
+    // over the 2^9 * 36 elements shown below it.
+    let mut column_shape = vec![1usize; 12];
+    column_shape[0] = 6;
+    let values = Tensor::<u8, D>::arange_step_on(0, 6, 1, dev).unwrap();
+    let column = values.reshape(&column_shape).unwrap();
+    let shown = format!("{}", column.broadcast_to(&[6; 12]).unwrap());
+    let numbers: Vec<usize> = shown
+        .split(|ch: char| !ch.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let half = 2usize.pow(9) * 36;
+    assert_eq!(numbers[..half], vec![0; half][..]);
+    assert_eq!(numbers[half..2 * half], vec![5; half][..]);
+    assert_eq!(numbers[2 * half..2 * half + 12], [6; 12]);
+    // A small tensor is printed in full, as before.
+    let small = dev.upload(&Tensor::from_vec(&[2, 3], vec![1u8, 2, 3, 4, 5, 6]).unwrap());
+    assert_eq!(
+        format!("{small}"),
+        format!("[[1, 2, 3],\n [4, 5, 6]], shape=[2, 3], dtype=u8{dev_suffix}")
+    );
+}
+
+test_device!(
     debug_shows_elements_dtype_shape_and_device,
     debug_shows_elements_dtype_shape_and_device_cpu,
     debug_shows_elements_dtype_shape_and_device_gpu
