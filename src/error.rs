@@ -767,6 +767,16 @@ pub enum NcclError {
         /// The operating system's message.
         message: String,
     },
+    /// The unique-id file (or the private folder it is written in) is not private to this
+    /// user: owned by another user, open to group or others, or not a regular file. Its id
+    /// would let that user join the communicator, or be one they planted; nothing was read.
+    #[error("refusing the NCCL unique id file {path}: {reason}; rank 0 writes it mode 0600 as this user, so remove it and give every rank a fresh path")]
+    UntrustedIdFile {
+        /// The file (or folder).
+        path: String,
+        /// What the check found.
+        reason: String,
+    },
     /// A unique id given as text is not 256 hexadecimal digits.
     #[error("{source_name}: not an NCCL unique id ({reason}); it must be 256 hexadecimal digits, as `UniqueId::to_hex` writes")]
     BadId {
