@@ -555,6 +555,19 @@ pub enum GpuError {
         /// The other.
         rhs: usize,
     },
+    /// A device allocator of one GPU was given to build a [`Gpu`](crate::gpu::Gpu) of
+    /// another ([`Gpu::with_allocator`](crate::gpu::Gpu::with_allocator)).
+    #[error("{op}: the {allocator} allocator belongs to GPU {allocator_ordinal}, not GPU {ordinal}; build one over `DeviceMemorySource::new({ordinal})` (or `gpu.device_memory_source()`)")]
+    AllocatorOfAnotherGpu {
+        /// The operation.
+        op: &'static str,
+        /// The GPU being built.
+        ordinal: usize,
+        /// The GPU whose memory the allocator hands out.
+        allocator_ordinal: usize,
+        /// The allocator's [`name`](crate::storage::DeviceAllocator::name).
+        allocator: &'static str,
+    },
     /// A device allocator whose memory is not device memory (pageable or pinned host
     /// memory) was given where a GPU's allocator was expected.
     #[error("{op}: the {allocator} allocator hands out {location}, not device memory of GPU {ordinal}; build it over `DeviceMemorySource::new({ordinal})` (or `gpu.device_memory_source()`)")]
