@@ -289,6 +289,38 @@ impl Signed for i64 {
     }
 }
 
+/// The exact value of `x` if `T` is an integer element type (`i32`, `i64`, `u8`), `None`
+/// for floats and bool. Ranges over integers are computed with these in `i128`, where every
+/// difference and product of two element values is exact (`Element::to_f64` is not, past
+/// 2^53).
+pub(crate) fn exact_integer<T: Element>(x: T) -> Option<i128> {
+    let any = &x as &dyn std::any::Any;
+    if let Some(&v) = any.downcast_ref::<i64>() {
+        Some(v.into())
+    } else if let Some(&v) = any.downcast_ref::<i32>() {
+        Some(v.into())
+    } else {
+        any.downcast_ref::<u8>().map(|&v| v.into())
+    }
+}
+
+/// `v` as the integer element type `T`, saturating at `T`'s bounds; `None` if `T` is not an
+/// integer type (the inverse of [`exact_integer`] for values in range).
+pub(crate) fn from_exact_integer<T: Element>(v: i128) -> Option<T> {
+    let mut out = T::ZERO;
+    let any = &mut out as &mut dyn std::any::Any;
+    if let Some(o) = any.downcast_mut::<i64>() {
+        *o = v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+    } else if let Some(o) = any.downcast_mut::<i32>() {
+        *o = v.clamp(i32::MIN.into(), i32::MAX.into()) as i32;
+    } else if let Some(o) = any.downcast_mut::<u8>() {
+        *o = v.clamp(0, u8::MAX.into()) as u8;
+    } else {
+        return None;
+    }
+    Some(out)
+}
+
 static_assertions::assert_eq_size!(half::f16, u16);
 static_assertions::assert_eq_size!(half::bf16, u16);
 static_assertions::assert_eq_size!(bool, u8);
@@ -296,6 +328,22 @@ static_assertions::assert_eq_size!(bool, u8);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_integers_round_trip_and_floats_have_none() {
+        assert_eq!(exact_integer(i64::MAX), Some(i128::from(i64::MAX)));
+        assert_eq!(exact_integer(i32::MIN), Some(i128::from(i32::MIN)));
+        assert_eq!(exact_integer(200u8), Some(200));
+        assert_eq!(exact_integer(1.5f64), None);
+        assert_eq!(exact_integer(true), None);
+        assert_eq!(
+            from_exact_integer::<i64>(i128::from(i64::MAX) - 1),
+            Some(i64::MAX - 1)
+        );
+        assert_eq!(from_exact_integer::<u8>(300), Some(255));
+        assert_eq!(from_exact_integer::<i32>(-5), Some(-5));
+        assert_eq!(from_exact_integer::<f32>(1), None);
+    }
 
     #[test]
     fn integer_arithmetic_is_total() {

@@ -555,6 +555,19 @@ pub enum GpuError {
         /// The other.
         rhs: usize,
     },
+    /// A device allocator of one GPU was given to build a [`Gpu`](crate::gpu::Gpu) of
+    /// another ([`Gpu::with_allocator`](crate::gpu::Gpu::with_allocator)).
+    #[error("{op}: the {allocator} allocator belongs to GPU {allocator_ordinal}, not GPU {ordinal}; build one over `DeviceMemorySource::new({ordinal})` (or `gpu.device_memory_source()`)")]
+    AllocatorOfAnotherGpu {
+        /// The operation.
+        op: &'static str,
+        /// The GPU being built.
+        ordinal: usize,
+        /// The GPU whose memory the allocator hands out.
+        allocator_ordinal: usize,
+        /// The allocator's [`name`](crate::storage::DeviceAllocator::name).
+        allocator: &'static str,
+    },
     /// A device allocator whose memory is not device memory (pageable or pinned host
     /// memory) was given where a GPU's allocator was expected.
     #[error("{op}: the {allocator} allocator hands out {location}, not device memory of GPU {ordinal}; build it over `DeviceMemorySource::new({ordinal})` (or `gpu.device_memory_source()`)")]
@@ -766,6 +779,16 @@ pub enum NcclError {
         path: String,
         /// The operating system's message.
         message: String,
+    },
+    /// The unique-id file (or the private folder it is written in) is not private to this
+    /// user: owned by another user, open to group or others, or not a regular file. Its id
+    /// would let that user join the communicator, or be one they planted; nothing was read.
+    #[error("refusing the NCCL unique id file {path}: {reason}; rank 0 writes it mode 0600 as this user, so remove it and give every rank a fresh path")]
+    UntrustedIdFile {
+        /// The file (or folder).
+        path: String,
+        /// What the check found.
+        reason: String,
     },
     /// A unique id given as text is not 256 hexadecimal digits.
     #[error("{source_name}: not an NCCL unique id ({reason}); it must be 256 hexadecimal digits, as `UniqueId::to_hex` writes")]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::id::UniqueId;
 use crate::error::NcclError;
+use crate::storage::fs_trust::{self, PrivateError};
 
 /// The unique id as 256 hexadecimal digits ([`UniqueId::to_hex`]), the same on every rank.
 pub const ID_VAR: &str = "TYPESTATE_TENSOR_NCCL_ID";
@@ -122,8 +123,9 @@ impl RankEnv {
     ///    atomically, the other ranks poll the file for up to [`ID_TIMEOUT_VAR`] seconds
     ///    ([`DEFAULT_ID_TIMEOUT`]), then [`NcclError::IdTimeout`];
     /// 3. on a single host under `torchrun --standalone` (`TORCHELASTIC_RUN_ID` and
-    ///    `MASTER_PORT` set, neither variable above): a file named after both in the
-    ///    temporary folder, as in 2;
+    ///    `MASTER_PORT` set, neither variable above): a file named after both in a folder
+    ///    of the temporary folder private to this user (`typestate-tensor-nccl-<euid>`,
+    ///    mode `0700`, which rank 0 creates and checks), as in 2;
     /// 4. a world of one rank makes its own id;
     /// 5. otherwise [`NcclError::BadEnv`] naming [`ID_FILE_VAR`].
     pub fn unique_id_from_vars(
@@ -133,6 +135,7 @@ impl RankEnv {
         if let Some(hex) = get(ID_VAR) {
             return UniqueId::parse(ID_VAR, &hex);
         }
+        let mut private_dir = None;
         let file = match get(ID_FILE_VAR) {
             Some(path) if path.trim().is_empty() => {
                 return Err(NcclError::BadEnv {
@@ -149,11 +152,14 @@ impl RankEnv {
                             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                             .collect()
                     };
-                    Some(std::env::temp_dir().join(format!(
-                        "typestate-tensor-nccl-{}-{}.id",
-                        safe(&run),
-                        safe(&port)
-                    )))
+                    // Not the shared temporary folder itself: there another user could
+                    // create the name first.
+                    let euid =
+                        fs_trust::effective_uid().map_or("any".to_owned(), |u| u.to_string());
+                    let dir = std::env::temp_dir().join(format!("typestate-tensor-nccl-{euid}"));
+                    let path = dir.join(format!("{}-{}.id", safe(&run), safe(&port)));
+                    private_dir = Some(dir);
+                    Some(path)
                 }
                 _ => None,
             },
@@ -172,6 +178,19 @@ impl RankEnv {
             });
         };
         if self.rank == 0 {
+            if let Some(dir) = &private_dir {
+                fs_trust::ensure_private_dir(dir).map_err(|e| match e {
+                    PrivateError::Io(e) => NcclError::IdFile {
+                        op: "creating the private folder of the NCCL unique id",
+                        path: dir.display().to_string(),
+                        message: e.to_string(),
+                    },
+                    PrivateError::NotPrivate(reason) => NcclError::UntrustedIdFile {
+                        path: dir.display().to_string(),
+                        reason: reason.to_string(),
+                    },
+                })?;
+            }
             let id = UniqueId::new()?;
             id.write_file(&path)?;
             return Ok(id);

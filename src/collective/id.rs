@@ -1,14 +1,22 @@
 //! [`UniqueId`]: the token NCCL's ranks meet through, and the two ways to pass it between
 //! processes: as hexadecimal text (an environment variable) and as a file written
 //! atomically by rank 0 and polled by the others.
+//!
+//! The id lets whoever holds it join the communicator (and so read or write every rank's
+//! buffers through its collectives), so the file is private: written mode `0600` (a new
+//! temporary file, never an existing one or a symlink, then renamed into place), and read
+//! only if it is a regular file owned by this process's effective user with no group or
+//! other permission bits ([`NcclError::UntrustedIdFile`] otherwise), so another local user
+//! can neither read it nor plant one first.
 
 use std::fmt;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::nccl;
 use crate::error::NcclError;
+use crate::storage::fs_trust::{self, PrivateError};
 
 /// NCCL's unique id (`ncclUniqueId`, 128 bytes): made once by rank 0 ([`UniqueId::new`]),
 /// given to every rank, and passed to
@@ -87,9 +95,10 @@ impl UniqueId {
         Ok(UniqueId(out))
     }
 
-    /// Writes the id to `path` as hexadecimal text, atomically: to a temporary file in the
-    /// same folder, then renamed over `path`, so a rank polling `path` sees either no file
-    /// or the whole id, never a part.
+    /// Writes the id to `path` as hexadecimal text, atomically and privately: to a new
+    /// temporary file in the same folder created with mode `0600` (never an existing file
+    /// or a symlink), then renamed over `path`, so a rank polling `path` sees either no file
+    /// or the whole id, never a part, and no other user can read it.
     pub fn write_file(&self, path: &Path) -> Result<(), NcclError> {
         let shown = path.display().to_string();
         let io = |op: &'static str| {
@@ -105,15 +114,33 @@ impl UniqueId {
             path: shown.clone(),
             message: "the path names no file".to_owned(),
         })?;
-        let mut tmp_name = name.to_os_string();
-        tmp_name.push(format!(".tmp.{}", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(self.to_hex().as_bytes())?;
-            file.sync_all()
+        // A fresh name: a stale or planted file is never reused.
+        let mut created = None;
+        for attempt in 0..16u32 {
+            let mut tmp_name = name.to_os_string();
+            tmp_name.push(format!(".tmp.{}.{attempt}", std::process::id()));
+            let tmp = path.with_file_name(tmp_name);
+            match fs_trust::create_private_file(&tmp) {
+                Ok(file) => {
+                    created = Some((tmp, file));
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io("writing the NCCL unique id to")(e)),
+            }
+        }
+        let Some((tmp, mut file)) = created else {
+            return Err(NcclError::IdFile {
+                op: "writing the NCCL unique id to",
+                path: shown,
+                message: "16 temporary names beside it are taken".to_owned(),
+            });
         };
-        if let Err(e) = write() {
+        let written = file
+            .write_all(self.to_hex().as_bytes())
+            .and_then(|()| file.sync_all());
+        drop(file);
+        if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
             return Err(io("writing the NCCL unique id to")(e));
         }
@@ -123,14 +150,25 @@ impl UniqueId {
         })
     }
 
-    /// Reads an id written by [`write_file`](Self::write_file).
+    /// Reads an id written by [`write_file`](Self::write_file): refused with
+    /// [`NcclError::UntrustedIdFile`] unless `path` is a regular file owned by this
+    /// process's effective user with no group or other permission bits.
     pub fn read_file(path: &Path) -> Result<UniqueId, NcclError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| NcclError::IdFile {
+        let io = |e: std::io::Error| NcclError::IdFile {
             op: "reading the NCCL unique id from",
             path: shown.clone(),
             message: e.to_string(),
+        };
+        let mut file = fs_trust::open_private_file(path).map_err(|e| match e {
+            PrivateError::Io(e) => io(e),
+            PrivateError::NotPrivate(reason) => NcclError::UntrustedIdFile {
+                path: shown.clone(),
+                reason: reason.to_string(),
+            },
         })?;
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(io)?;
         Self::parse(&shown, &text)
     }
 
@@ -194,5 +232,70 @@ mod tests {
             UniqueId::from_hex("abc"),
             Err(NcclError::BadId { .. })
         ));
+    }
+
+    #[cfg(unix)]
+    mod files {
+        use super::*;
+        use crate::storage::fs_trust::tests::TempDir;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+        fn sample() -> UniqueId {
+            UniqueId::from_bytes(std::array::from_fn(|i| i as u8))
+        }
+
+        #[test]
+        fn the_id_file_is_written_0600_and_reads_back() {
+            let dir = TempDir::new("nccl-id");
+            let path = dir.0.join("run.id");
+            sample().write_file(&path).unwrap();
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!(meta.mode() & 0o777, 0o600);
+            assert_eq!(meta.uid(), fs_trust::effective_uid().unwrap());
+            assert_eq!(UniqueId::read_file(&path).unwrap(), sample());
+            // Written again over an old file: still 0600, no temporary file left behind.
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            sample().write_file(&path).unwrap();
+            assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+            assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 1);
+        }
+
+        #[test]
+        fn an_id_file_readable_by_others_is_refused() {
+            let dir = TempDir::new("nccl-id-open");
+            let path = dir.0.join("run.id");
+            std::fs::write(&path, sample().to_hex()).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            match UniqueId::read_file(&path) {
+                Err(NcclError::UntrustedIdFile { path: p, reason }) => {
+                    assert_eq!(p, path.display().to_string());
+                    assert!(reason.contains("mode 644"), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(matches!(
+                UniqueId::wait_for_file(&path, Duration::from_millis(1)),
+                Err(NcclError::UntrustedIdFile { .. })
+            ));
+        }
+
+        #[test]
+        fn an_id_file_of_another_user_is_refused() {
+            if fs_trust::effective_uid() != Some(0) {
+                println!("skipped: chown to another uid needs root");
+                return;
+            }
+            let dir = TempDir::new("nccl-id-foreign");
+            let path = dir.0.join("run.id");
+            sample().write_file(&path).unwrap();
+            std::os::unix::fs::chown(&path, Some(12345), None).unwrap();
+            match UniqueId::read_file(&path) {
+                Err(NcclError::UntrustedIdFile { reason, .. }) => {
+                    assert!(reason.contains("owned by uid 12345"), "{reason}");
+                    assert!(reason.contains("(uid 0)"), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

@@ -313,7 +313,12 @@ pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize, LayoutE
         .ok_or_else(|| LayoutError::SizeOverflow {
             op,
             shape: shape.to_vec(),
-            what: "element count past isize::MAX",
+            what: if shape.contains(&0) {
+                // The count is 0: say what is wrong instead.
+                "empty, but its other sizes multiply past isize::MAX, which its strides must fit"
+            } else {
+                "element count past isize::MAX"
+            },
         })?;
     Ok(if shape.contains(&0) { 0 } else { product })
 }

@@ -260,7 +260,7 @@ impl Gpu {
     /// [`memory_location`](DeviceAllocator::memory_location) must be
     /// [`MemoryLocation::Device`] with this `ordinal`. That is checked first, before the
     /// driver is asked for anything: an allocator on another GPU gives
-    /// [`GpuError::DeviceMismatch`], one of host memory [`GpuError::AllocatorNotOnDevice`].
+    /// [`GpuError::AllocatorOfAnotherGpu`], one of host memory [`GpuError::AllocatorNotOnDevice`].
     /// On error the allocator is dropped: keep a clone of the `Arc` to use it again.
     pub fn with_allocator(
         ordinal: usize,
@@ -269,10 +269,11 @@ impl Gpu {
         match allocator.memory_location() {
             MemoryLocation::Device { ordinal: other } if other == ordinal => {}
             MemoryLocation::Device { ordinal: other } => {
-                return Err(GpuError::DeviceMismatch {
+                return Err(GpuError::AllocatorOfAnotherGpu {
                     op: "Gpu::with_allocator",
-                    lhs: ordinal,
-                    rhs: other,
+                    ordinal,
+                    allocator_ordinal: other,
+                    allocator: allocator.name(),
                 })
             }
             location => {

@@ -210,7 +210,9 @@ fn order_after(waiter: &Stream, target: &Stream) -> Result<(), GpuError> {
     if waiter == target {
         return Ok(());
     }
-    BARRIERS.with(|cell| {
+    // At thread exit, once `BARRIERS` is destroyed (a copy from a drop in a user's
+    // thread-local), a fresh event: `try_with` never panics there.
+    let ordered = BARRIERS.try_with(|cell| {
         let Ok(mut events) = cell.try_borrow_mut() else {
             // Not reentered by anything below; a fresh event is always correct.
             return waiter.wait_stream(target);
@@ -228,7 +230,8 @@ fn order_after(waiter: &Stream, target: &Stream) -> Result<(), GpuError> {
         let event = &events[index];
         event.record(target)?;
         waiter.wait_event(event)
-    })
+    });
+    ordered.unwrap_or_else(|_| waiter.wait_stream(target))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -82,6 +82,7 @@ mod bookkeeping;
 mod conf;
 mod events;
 mod failure;
+pub(crate) mod fs_trust;
 mod locking;
 mod regions;
 

@@ -11,7 +11,11 @@
 //!   `{:.3}` prints them with that many decimals. Every element is padded to the widest.
 //! - Past [`SUMMARY_THRESHOLD`] elements the tensor is summarised as PyTorch and ndarray do:
 //!   each dim longer than `2 * EDGE_ITEMS` shows its first and last [`EDGE_ITEMS`] entries
-//!   around `...`.
+//!   around `...`. Where that still leaves more than [`MAX_SHOWN`] elements (many short
+//!   dims: a one-element tensor broadcast to `[6; 12]` has 6^12), the outer dims longer
+//!   than 2 show only their first and last entries around `...`, outermost first, until at
+//!   most [`MAX_SHOWN`] remain (or every such dim is cut): what is printed and copied is
+//!   bounded by the corners, never by the element count.
 //! - A GPU tensor copies to the host only what is printed: for a summarised tensor the
 //!   corners, gathered on the GPU one dim at a time (each step a strided copy kernel into a
 //!   smaller tensor), then one download. A failed copy (or printing inside a CUDA graph
@@ -33,7 +37,12 @@ pub const SUMMARY_THRESHOLD: usize = 1000;
 /// Entries shown at each end of a summarised dim (PyTorch's `edgeitems`).
 pub const EDGE_ITEMS: usize = 3;
 
-/// The printed part of one dim: `shown` entries, with `...` after the first `EDGE_ITEMS`
+/// Most elements a summarised tensor shows (and copies to the host) before its outer dims
+/// are cut down to their first and last entries. PyTorch's rule alone keeps up to
+/// `(2 * EDGE_ITEMS)^rank` elements, under this up to rank 6 (6^6 = 46656).
+pub const MAX_SHOWN: usize = 1 << 16;
+
+/// The printed part of one dim: `shown` entries, with `...` after the first `shown / 2`
 /// when `gap`.
 #[derive(Clone, Copy, Debug)]
 struct DimShown {
@@ -47,25 +56,50 @@ struct Shown<T> {
     dims: Vec<DimShown>,
 }
 
-/// Which dims of `shape` are summarised.
-fn summarised_dims(shape: &[usize]) -> Vec<bool> {
+/// What each dim of `shape` shows: PyTorch's rule (past [`SUMMARY_THRESHOLD`] elements,
+/// the first and last [`EDGE_ITEMS`] of each dim longer than `2 * EDGE_ITEMS`), then, while
+/// more than [`MAX_SHOWN`] elements would show, the first and last entry of the outer dims
+/// longer than 2, outermost first.
+fn shown_dims(shape: &[usize]) -> Vec<DimShown> {
     let numel: usize = shape.iter().product();
-    shape
+    let mut dims: Vec<DimShown> = shape
         .iter()
-        .map(|&n| numel > SUMMARY_THRESHOLD && n > 2 * EDGE_ITEMS)
-        .collect()
+        .map(|&n| {
+            let gap = numel > SUMMARY_THRESHOLD && n > 2 * EDGE_ITEMS;
+            DimShown {
+                shown: if gap { 2 * EDGE_ITEMS } else { n },
+                gap,
+            }
+        })
+        .collect();
+    // At most `numel`, which fits `usize` (Layout invariant 2).
+    let mut total: usize = dims.iter().map(|d| d.shown).product();
+    for (dim, &n) in dims.iter_mut().zip(shape) {
+        if total <= MAX_SHOWN {
+            break;
+        }
+        if n > 2 {
+            // `dim.shown` divides `total`, and `shown > 2` here (`n > 2`, `shown` is `n` or 6).
+            total = total / dim.shown * 2;
+            *dim = DimShown {
+                shown: 2,
+                gap: true,
+            };
+        }
+    }
+    dims
 }
 
-/// `layout` with dim `d` (of size `n > 2 * EDGE_ITEMS`, stride `s`) split into two dims,
-/// `[2, EDGE_ITEMS]` with strides `[(n - EDGE_ITEMS) s, s]`: exactly its first and last
-/// `EDGE_ITEMS` entries, in order.
-fn split_dim(layout: &Layout, d: usize) -> Result<Layout> {
+/// `layout` with dim `d` (of size `n > 2 * edge`, stride `s`) split into two dims,
+/// `[2, edge]` with strides `[(n - edge) s, s]`: exactly its first and last `edge` entries,
+/// in order.
+fn split_dim(layout: &Layout, d: usize, edge: usize) -> Result<Layout> {
     let mut shape = layout.shape().to_vec();
     let mut strides = layout.strides().to_vec();
     let (n, s) = (shape[d], strides[d]);
-    // `(n - EDGE_ITEMS) * s` is an offset step the layout already reaches (`n - 1 > n - 3`).
-    let far = (n - EDGE_ITEMS) as isize * s;
-    shape.splice(d..=d, [2, EDGE_ITEMS]);
+    // `(n - edge) * s` is an offset step the layout already reaches (`n - 1 >= n - edge`).
+    let far = (n - edge) as isize * s;
+    shape.splice(d..=d, [2, edge]);
     strides.splice(d..=d, [far, s]);
     Ok(Layout::new(&shape, &strides, layout.offset())?)
 }
@@ -75,29 +109,25 @@ fn shown<T: Element, D: Backend>(v: &TensorView<'_, T, D>) -> Result<Shown<T>> {
     // Before the corner copies below queue anything (inside a CUDA graph capture they would
     // be recorded into the graph).
     v.device().check_host_copy()?;
-    let summarise = summarised_dims(v.shape());
-    let dims = v
-        .shape()
-        .iter()
-        .zip(&summarise)
-        .map(|(&n, &s)| DimShown {
-            shown: if s { 2 * EDGE_ITEMS } else { n },
-            gap: s,
-        })
-        .collect();
+    let dims = shown_dims(v.shape());
     // One dim at a time, largest first, each step copying the corners kept so far into a
     // smaller row-major tensor on the device (one split at a time keeps every copy within
     // the GPU kernels' rank).
-    let mut order: Vec<usize> = (0..v.rank()).filter(|&d| summarise[d]).collect();
+    // Only the shown elements are ever copied, so the copies are bounded by the corners.
+    let mut order: Vec<usize> = (0..v.rank()).filter(|&d| dims[d].gap).collect();
     order.sort_by_key(|&d| std::cmp::Reverse(v.shape()[d]));
     let mut kept: Option<Tensor<T, D>> = None;
     for d in order {
         let next = {
             let cur = kept.as_ref().map_or_else(|| v.clone(), |t| t.view());
-            let split = TensorView::new(cur.storage(), split_dim(cur.layout(), d)?, cur.device())?;
+            let split = TensorView::new(
+                cur.storage(),
+                split_dim(cur.layout(), d, dims[d].shown / 2)?,
+                cur.device(),
+            )?;
             let mut next = split.contiguous()?;
             let mut shape = cur.shape().to_vec();
-            shape[d] = 2 * EDGE_ITEMS;
+            shape[d] = dims[d].shown;
             next.set_layout(Layout::contiguous(&shape)?)?;
             next
         };
@@ -205,7 +235,7 @@ fn write_nested(
         }
         let block = &texts[(i * inner).min(texts.len())..((i + 1) * inner).min(texts.len())];
         write_nested(out, block, rest, depth + 1, width, grid);
-        if first.gap && i + 1 == EDGE_ITEMS {
+        if first.gap && i + 1 == first.shown / 2 {
             separator(out);
             out.push_str("...");
         }

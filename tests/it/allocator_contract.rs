@@ -165,8 +165,24 @@ fn gpu_with_allocator_refuses_memory_of_another_device_before_touching_the_drive
     // without a GPU.
     let other = Liar::new(Lie::Location(MemoryLocation::Device { ordinal: 3 }));
     match Gpu::with_allocator(0, other.clone()) {
-        Err(GpuError::DeviceMismatch { op, lhs, rhs }) => {
-            assert_eq!((op, lhs, rhs), ("Gpu::with_allocator", 0, 3));
+        Err(
+            e @ GpuError::AllocatorOfAnotherGpu {
+                op,
+                ordinal,
+                allocator_ordinal,
+                allocator,
+            },
+        ) => {
+            assert_eq!(
+                (op, ordinal, allocator_ordinal, allocator),
+                ("Gpu::with_allocator", 0, 3, "liar")
+            );
+            assert!(
+                e.to_string().starts_with(
+                    "Gpu::with_allocator: the liar allocator belongs to GPU 3, not GPU 0;"
+                ),
+                "{e}"
+            );
         }
         other => panic!("gave {other:?}"),
     }

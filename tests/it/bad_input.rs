@@ -156,7 +156,7 @@ bad! {
     contiguous_count_past_isize_max: Layout::contiguous(&[IMAX + 1])
         => L(LE::SizeOverflow { .. }), "size overflow for shape [9223372036854775808]";
     contiguous_empty_but_other_sizes_overflow: Layout::contiguous(&[0, usize::MAX, 2])
-        => L(LE::SizeOverflow { .. }), "element count";
+        => L(LE::SizeOverflow { .. }), "empty, but its other sizes multiply past isize::MAX";
     contiguous_rank_33: Layout::contiguous(&[1; 33])
         => L(LE::RankTooLarge { rank: 33, .. }), "maximum of 32";
     checked_numel_overflow: checked_numel("count", &[usize::MAX, 2])
@@ -280,7 +280,9 @@ bad! {
     reshape_to_overflowing_shape: m23().reshape(&[usize::MAX, 2])
         => L(LE::SizeOverflow { .. }), "element count";
     reshape_empty_to_overflowing_empty: Layout::contiguous(&[0]).unwrap().reshape(&[0, usize::MAX, 3])
-        => L(LE::SizeOverflow { .. }), "element count";
+        => L(LE::SizeOverflow { .. }), "empty, but its other sizes multiply past isize::MAX";
+    reshape_empty_to_usize_max_by_0: Layout::contiguous(&[0]).unwrap().reshape(&[usize::MAX, 0])
+        => L(LE::SizeOverflow { .. }), "size overflow for shape [18446744073709551615, 0] (empty, but its other sizes multiply past isize::MAX, which its strides must fit)";
     reshape_transposed_needs_copy: m23().t().reshape(&[6])
         => L(LE::ReshapeNeedsCopy { .. }), "cannot be viewed as [6] without a copy";
     reshape_to_rank_33: m23().reshape(&[1; 33])
@@ -362,6 +364,8 @@ bad! {
         => L(LE::LengthMismatch { expected: 1, got: 0, .. }), "shape [] holds 1 elements";
     from_vec_overflowing_shape: Tensor::from_vec(&[usize::MAX, 2], vec![0f32])
         => L(LE::SizeOverflow { op: "contiguous", .. }), "element count";
+    tensor_reshape_empty_to_usize_max_by_0: Tensor::<f32>::zeros(&[0]).unwrap().reshape(&[usize::MAX, 0])
+        => L(LE::SizeOverflow { .. }), "empty, but its other sizes multiply past isize::MAX";
     from_vec_rank_33: Tensor::from_vec(&[1; 33], vec![0f32])
         => L(LE::RankTooLarge { .. }), "rank 33";
     zeros_overflowing_shape: Tensor::<f32>::zeros(&[usize::MAX, 2])

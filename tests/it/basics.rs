@@ -638,6 +638,58 @@ fn large_tensors_print_summarised<D: TestDevice>(dev: &D) {
 }
 
 test_device!(
+    huge_broadcasts_print_only_their_corners,
+    huge_broadcasts_print_only_their_corners_cpu,
+    huge_broadcasts_print_only_their_corners_gpu
+);
+fn huge_broadcasts_print_only_their_corners<D: TestDevice>(dev: &D) {
+    let dev_suffix = suffix(dev);
+    // One byte viewed as 6^12 = 2,176,782,336 elements: every dim is 6 long, so PyTorch's
+    // rule (cut dims longer than 6) alone would print them all. The 10 outer dims show
+    // their first and last entries (2^10 * 6 * 6 = 36,864 <= MAX_SHOWN), the last two whole.
+    let one = Tensor::<u8, D>::full_on(&[1], 7, dev).unwrap();
+    let huge = one.broadcast_to(&[6; 12]).unwrap();
+    let shown = format!("{huge}");
+    let tail = format!(", shape={:?}, dtype=u8{dev_suffix}", [6; 12]);
+    let elements = shown.strip_suffix(&tail).expect("ends with the shape");
+    assert_eq!(elements.matches('7').count(), 36_864);
+    assert_eq!(elements.matches("...").count(), 1023, "one per cut block");
+    assert!(elements.starts_with(&"[".repeat(12)));
+    assert!(!elements.contains(|c: char| c.is_ascii_digit() && c != '7'));
+    // Varying values: each shown innermost row is the whole `[0, ..., 5]`, and the corners of
+    // the cut dims are their first and last entries.
+    let row = Tensor::<u8, D>::arange_step_on(0, 6, 1, dev).unwrap();
+    let rows = row.broadcast_to(&[6; 12]).unwrap();
+    let shown = format!("{rows:?}");
+    assert_eq!(
+        shown.matches("[0, 1, 2, 3, 4, 5]").count(),
+        2usize.pow(10) * 6
+    );
+    // Values along the outermost (cut) dim: its first and last entries, 0 and 5, each
+    // over the 2^9 * 36 elements shown below it.
+    let mut column_shape = vec![1usize; 12];
+    column_shape[0] = 6;
+    let values = Tensor::<u8, D>::arange_step_on(0, 6, 1, dev).unwrap();
+    let column = values.reshape(&column_shape).unwrap();
+    let shown = format!("{}", column.broadcast_to(&[6; 12]).unwrap());
+    let numbers: Vec<usize> = shown
+        .split(|ch: char| !ch.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let half = 2usize.pow(9) * 36;
+    assert_eq!(numbers[..half], vec![0; half][..]);
+    assert_eq!(numbers[half..2 * half], vec![5; half][..]);
+    assert_eq!(numbers[2 * half..2 * half + 12], [6; 12]);
+    // A small tensor is printed in full, as before.
+    let small = dev.upload(&Tensor::from_vec(&[2, 3], vec![1u8, 2, 3, 4, 5, 6]).unwrap());
+    assert_eq!(
+        format!("{small}"),
+        format!("[[1, 2, 3],\n [4, 5, 6]], shape=[2, 3], dtype=u8{dev_suffix}")
+    );
+}
+
+test_device!(
     debug_shows_elements_dtype_shape_and_device,
     debug_shows_elements_dtype_shape_and_device_cpu,
     debug_shows_elements_dtype_shape_and_device_gpu
@@ -936,4 +988,175 @@ fn printing_inside_a_capture_prints_a_marker_gpu() {
         format!("{}", graph.outputs()),
         "[[ 2.0,  4.0,  6.0],\n [ 8.0, 10.0, 12.0]], shape=[2, 3], dtype=f32, device=cuda:0"
     );
+}
+
+// ---- exact integer ranges -----------------------------------------------------------------
+
+/// `arange_step` over integers by an `i128` reference: `start + i * step` while short of `end`.
+fn arange_reference(start: i128, end: i128, step: i128) -> Vec<i128> {
+    let mut out = Vec::new();
+    let mut v = start;
+    while (step > 0 && v < end) || (step < 0 && v > end) {
+        out.push(v);
+        v += step;
+    }
+    out
+}
+
+/// `linspace` over integers by an `i128` reference: the exact value
+/// `start + i * (end - start) / (steps - 1)` truncated toward zero (Rust's `/` on a
+/// numerator and a positive denominator).
+fn linspace_reference(start: i128, end: i128, steps: usize) -> Vec<i128> {
+    match steps {
+        0 => vec![],
+        1 => vec![start],
+        _ => {
+            let den = steps as i128 - 1;
+            (0..steps as i128)
+                .map(|i| (start * den + i * (end - start)) / den)
+                .collect()
+        }
+    }
+}
+
+#[test]
+fn integer_ranges_near_the_bounds_are_exact() {
+    let max = i64::MAX;
+    let got = Tensor::arange_step(max - 10, max, 1).unwrap().to_vec();
+    assert_eq!(got, ((max - 10)..max).collect::<Vec<_>>());
+    let big = 10i64.pow(16);
+    assert_eq!(
+        Tensor::arange_step(big, big + 4, 1).unwrap().to_vec(),
+        [big, big + 1, big + 2, big + 3]
+    );
+    assert_eq!(
+        Tensor::arange_step(i64::MIN + 2, i64::MIN, -1)
+            .unwrap()
+            .to_vec(),
+        [i64::MIN + 2, i64::MIN + 1]
+    );
+    assert_eq!(
+        Tensor::linspace(max - 2, max, 3).unwrap().to_vec(),
+        [max - 2, max - 1, max]
+    );
+    assert_eq!(
+        Tensor::linspace(i64::MIN, max, 3).unwrap().to_vec(),
+        [i64::MIN, 0, max],
+        "-0.5 truncates to 0"
+    );
+    // Truncation of the exact value toward zero, as PyTorch's f64 formula where it is exact.
+    assert_eq!(
+        Tensor::linspace(0i32, 10, 4).unwrap().to_vec(),
+        [0, 3, 6, 10]
+    );
+    assert_eq!(
+        Tensor::linspace(10i32, 0, 4).unwrap().to_vec(),
+        [10, 6, 3, 0]
+    );
+    assert_eq!(
+        Tensor::linspace(-10i32, 0, 4).unwrap().to_vec(),
+        [-10, -6, -3, 0]
+    );
+    assert_eq!(
+        Tensor::linspace(255u8, 0, 3).unwrap().to_vec(),
+        [255, 127, 0]
+    );
+    // A range of 2^64 - 1 elements is refused, not wrapped.
+    assert!(matches!(
+        Tensor::arange_step(i64::MIN, max, 1),
+        Err(Error::Layout(LayoutError::InvalidRange { .. }))
+    ));
+    assert!(matches!(
+        Tensor::arange_step(3u8, 9, 0),
+        Err(Error::Layout(LayoutError::InvalidRange { .. }))
+    ));
+}
+
+#[test]
+fn random_integer_ranges_match_an_i128_reference() {
+    let mut rng = SmallRng::seed_from_u64(24);
+    for _ in 0..300 {
+        // i64 near either bound or anywhere, with spans short enough to allocate.
+        let base: i64 = match rng.gen_range(0..3) {
+            0 => i64::MAX - rng.gen_range(0..1000),
+            1 => i64::MIN + rng.gen_range(0..1000),
+            _ => rng.gen(),
+        };
+        let start = base;
+        let end = base.saturating_add(rng.gen_range(-300..300));
+        let step = rng.gen_range(1..40i64) * if rng.gen() { 1 } else { -1 };
+        let want = arange_reference(start.into(), end.into(), step.into());
+        let got: Vec<i128> = Tensor::arange_step(start, end, step)
+            .unwrap()
+            .to_vec()
+            .into_iter()
+            .map(i128::from)
+            .collect();
+        assert_eq!(got, want, "i64 arange_step({start}, {end}, {step})");
+        let steps = rng.gen_range(0..50usize);
+        let got: Vec<i128> = Tensor::linspace(start, end, steps)
+            .unwrap()
+            .to_vec()
+            .into_iter()
+            .map(i128::from)
+            .collect();
+        assert_eq!(
+            got,
+            linspace_reference(start.into(), end.into(), steps),
+            "i64 linspace({start}, {end}, {steps})"
+        );
+
+        let (a, b): (i32, i32) = (rng.gen(), rng.gen());
+        let steps = rng.gen_range(0..50usize);
+        let got: Vec<i128> = Tensor::linspace(a, b, steps)
+            .unwrap()
+            .to_vec()
+            .into_iter()
+            .map(i128::from)
+            .collect();
+        assert_eq!(
+            got,
+            linspace_reference(a.into(), b.into(), steps),
+            "i32 linspace({a}, {b}, {steps})"
+        );
+        let step = rng.gen_range(1..1 << 24) * if rng.gen() { 1 } else { -1 };
+        let end = i64::from(a) + i64::from(step) * rng.gen_range(-5..40i64);
+        let end = end.clamp(i32::MIN.into(), i32::MAX.into()) as i32;
+        let got: Vec<i128> = Tensor::arange_step(a, end, step)
+            .unwrap()
+            .to_vec()
+            .into_iter()
+            .map(i128::from)
+            .collect();
+        assert_eq!(
+            got,
+            arange_reference(a.into(), end.into(), step.into()),
+            "i32 arange_step({a}, {end}, {step})"
+        );
+
+        let (a, b, s): (u8, u8, u8) = (rng.gen(), rng.gen(), rng.gen_range(1..=255));
+        let got: Vec<i128> = Tensor::arange_step(a, b, s)
+            .unwrap()
+            .to_vec()
+            .into_iter()
+            .map(i128::from)
+            .collect();
+        assert_eq!(
+            got,
+            arange_reference(a.into(), b.into(), s.into()),
+            "u8 arange_step({a}, {b}, {s})"
+        );
+        let steps = rng.gen_range(0..300usize);
+        let got: Vec<i128> = Tensor::linspace(a, b, steps)
+            .unwrap()
+            .to_vec()
+            .into_iter()
+            .map(i128::from)
+            .collect();
+        assert_eq!(
+            got,
+            linspace_reference(a.into(), b.into(), steps),
+            "u8 linspace({a}, {b}, {steps})"
+        );
+    }
 }

@@ -350,11 +350,17 @@ fn the_id_file_is_written_atomically_and_polled() {
 }
 
 /// Under `torchrun --standalone` (run id and port set, no id variable), ranks meet through a
-/// file in the temporary folder named after both.
+/// file named after both, in a folder of the temporary folder private to this user
+/// (`typestate-tensor-nccl-<euid>`, not the shared folder where another user could plant it).
 #[test]
 fn torchrun_standalone_ranks_meet_through_a_file_named_after_the_run() {
     let run = format!("run{}", std::process::id());
-    let path = std::env::temp_dir().join(format!("typestate-tensor-nccl-{run}-29500.id"));
+    let probe = std::env::temp_dir().join(format!("typestate-tensor-euid-probe-{run}"));
+    std::fs::write(&probe, b"").unwrap();
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&probe).unwrap());
+    std::fs::remove_file(&probe).unwrap();
+    let dir = std::env::temp_dir().join(format!("typestate-tensor-nccl-{uid}"));
+    let path = dir.join(format!("{run}-29500.id"));
     let _ = std::fs::remove_file(&path);
     let env = RankEnv::from_vars(vars(&[("RANK", "1"), ("WORLD_SIZE", "2")])).unwrap();
     let torchrun = [
@@ -367,6 +373,10 @@ fn torchrun_standalone_ranks_meet_through_a_file_named_after_the_run() {
         other => panic!("{other:?}"),
     }
     let id = UniqueId::from_bytes([42; 128]);
+    // As rank 0 does first: the private folder.
+    let mut builder = std::fs::DirBuilder::new();
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    let _ = builder.create(&dir);
     id.write_file(&path).unwrap();
     assert_eq!(env.unique_id_from_vars(vars(&torchrun)).unwrap(), id);
     let _ = std::fs::remove_file(&path);

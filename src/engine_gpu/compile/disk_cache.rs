@@ -43,7 +43,8 @@
 //!   is kept ([`DiskCache::warning`], [`Lookup::Bypassed`], counted in
 //!   [`CacheStats::disk_bypasses`](super::CacheStats::disk_bypasses)). A failing entry is
 //!   [`Reject::Untrusted`]: recompiled and replaced. The effective user id comes from the
-//!   owner of a file the process creates itself (no `libc` dependency). Other platforms have
+//!   OS (`geteuid`), not from the owner of a file the process creates (uid-squashing file
+//!   systems give that another owner). Other platforms have
 //!   no such check here, so there the disk cache is always bypassed.
 //! - **The checksum catches truncation and corruption.** The header's FNV-1a-128 covers the
 //!   header (entry key included) and the payload, so a damaged, truncated or misplaced file
@@ -623,44 +624,9 @@ fn sweep_temps(dir: &Path, now: SystemTime, exists: impl Fn(u32) -> Option<bool>
     removed
 }
 
-/// The effective user id, learned once from the owner of a file this process creates (the
-/// id new files get, which is the one the checks compare against).
-#[cfg(unix)]
+/// The effective user id, from the OS (`geteuid`).
 fn effective_uid() -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    static EUID: OnceLock<Option<u32>> = OnceLock::new();
-    *EUID.get_or_init(|| {
-        let dir = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for attempt in 0..8u32 {
-            let probe = dir.join(format!(
-                ".typestate-tensor-uid.{}.{nanos}.{attempt}",
-                std::process::id()
-            ));
-            // `create_new` (O_EXCL) never follows or reuses an existing name.
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&probe)
-            {
-                Ok(file) => {
-                    let uid = file.metadata().ok().map(|m| m.uid());
-                    let _ = fs::remove_file(&probe);
-                    return uid;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(_) => break,
-            }
-        }
-        None
-    })
-}
-
-#[cfg(not(unix))]
-fn effective_uid() -> Option<u32> {
-    None
+    crate::storage::fs_trust::effective_uid()
 }
 
 /// Checks a folder (`dir`) or an entry: its kind, owner and permission bits.

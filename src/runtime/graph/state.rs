@@ -18,6 +18,11 @@
 //!   the graph, or read memory the capture has not written yet. A buffer of a pool whose
 //!   capture failed is refused to everyone, for good ([`GpuError::CaptureFailed`]): the work
 //!   that would have written it never ran.
+//! - Every check runs from drops too (a buffer's free, a copy's wait), including drops at
+//!   thread exit after this thread's own thread-locals were destroyed (a GPU tensor held in a
+//!   user's `thread_local!`). A panic there aborts the process, so the thread-locals are
+//!   read with `try_with`: once gone, the thread has no capture open (its capture state went
+//!   with them) and a fresh token stands for it.
 //! - Everything else is untouched: other threads' work on other streams (the legacy default
 //!   stream included) runs as usual, and is not captured (the capture is thread-local and
 //!   on its own stream).
@@ -42,9 +47,13 @@ thread_local! {
     static ACTIVE: RefCell<Option<Active>> = const { RefCell::new(None) };
 }
 
-/// This thread's token (nonzero).
+/// This thread's token (nonzero). At thread exit, once the thread-local is destroyed, a
+/// fresh token: it matches no stream or pool, which is right for a thread that can no
+/// longer have a capture open.
 pub(crate) fn token() -> u64 {
-    TOKEN.with(|t| *t)
+    TOKEN
+        .try_with(|t| *t)
+        .unwrap_or_else(|_| NEXT_TOKEN.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Whether any thread has a capture open (one atomic load).
@@ -73,24 +82,30 @@ pub(crate) struct Active {
 /// Opens a capture on this thread. Refused if one is open here already (captures do not
 /// nest).
 pub(crate) fn open(active: Active) -> Result<(), GpuError> {
-    ACTIVE.with(|a| {
-        let mut a = a.borrow_mut();
-        if a.is_some() {
-            return Err(GpuError::NotCapturable {
-                op: "Gpu::capture",
-                reason: "a capture is already open on this thread (captures do not nest)",
-            });
-        }
-        *a = Some(active);
-        OPEN.fetch_add(1, Ordering::AcqRel);
-        Ok(())
-    })
+    let gone = || GpuError::NotCapturable {
+        op: "Gpu::capture",
+        reason: "this thread is exiting (its thread-local state is gone)",
+    };
+    ACTIVE
+        .try_with(|a| {
+            let mut a = a.borrow_mut();
+            if a.is_some() {
+                return Err(GpuError::NotCapturable {
+                    op: "Gpu::capture",
+                    reason: "a capture is already open on this thread (captures do not nest)",
+                });
+            }
+            *a = Some(active);
+            OPEN.fetch_add(1, Ordering::AcqRel);
+            Ok(())
+        })
+        .unwrap_or_else(|_| Err(gone()))
 }
 
 /// Closes this thread's capture, returning its state (dropped by the caller, outside the
 /// thread-local borrow).
 pub(crate) fn close() -> Option<Active> {
-    let active = ACTIVE.with(|a| a.borrow_mut().take());
+    let active = ACTIVE.try_with(|a| a.borrow_mut().take()).ok().flatten();
     if active.is_some() {
         OPEN.fetch_sub(1, Ordering::AcqRel);
     }
@@ -99,7 +114,12 @@ pub(crate) fn close() -> Option<Active> {
 
 /// Whether this thread has a capture open.
 pub(crate) fn capturing_here() -> bool {
-    any_open() && ACTIVE.with(|a| a.borrow().is_some())
+    any_open() && active_here()
+}
+
+/// Whether this thread's capture state holds an open capture (`false` once it is gone).
+fn active_here() -> bool {
+    ACTIVE.try_with(|a| a.borrow().is_some()).unwrap_or(false)
 }
 
 /// Refuses work on a stream or buffer another thread is capturing into. `owner` is the
@@ -139,35 +159,38 @@ fn check_access_slow(
     write: bool,
 ) -> Result<(), GpuError> {
     check_owner(op, stream_owner)?;
-    ACTIVE.with(|a| {
-        let a = a.borrow();
-        let Some(active) = a.as_ref() else {
-            return Ok(());
-        };
-        if stream != active.stream {
-            return Err(GpuError::NotCapturable {
-                op,
-                reason: "it queues work on a stream other than the capture's; inside the \
+    ACTIVE
+        .try_with(|a| {
+            let a = a.borrow();
+            let Some(active) = a.as_ref() else {
+                return Ok(());
+            };
+            if stream != active.stream {
+                return Err(GpuError::NotCapturable {
+                    op,
+                    reason: "it queues work on a stream other than the capture's; inside the \
                          closure use the GPU's default stream (the ops' default)",
-            });
-        }
-        if addr == 0 || pool.is_some_and(|p| Arc::ptr_eq(p, &active.pool)) {
-            // Empty buffers reach no memory; the pool's own buffers live as long as the graph.
-            return Ok(());
-        }
-        match active.bound.iter().find(|b| b.addr == addr) {
-            Some(b) if write && !b.writable => Err(GpuError::NotCapturable {
-                op,
-                reason: "it writes a buffer bound read-only; bind it as `&mut Tensor`",
-            }),
-            Some(_) => Ok(()),
-            None => Err(GpuError::NotCapturable {
-                op,
-                reason: "it uses a buffer that is neither bound to the capture nor allocated \
+                });
+            }
+            if addr == 0 || pool.is_some_and(|p| Arc::ptr_eq(p, &active.pool)) {
+                // Empty buffers reach no memory; the pool's own buffers live as long as the graph.
+                return Ok(());
+            }
+            match active.bound.iter().find(|b| b.addr == addr) {
+                Some(b) if write && !b.writable => Err(GpuError::NotCapturable {
+                    op,
+                    reason: "it writes a buffer bound read-only; bind it as `&mut Tensor`",
+                }),
+                Some(_) => Ok(()),
+                None => Err(GpuError::NotCapturable {
+                    op,
+                    reason: "it uses a buffer that is neither bound to the capture nor allocated \
                          inside it, which the graph could not keep alive; pass it in `bound`",
-            }),
-        }
-    })
+                }),
+            }
+        })
+        // No capture state: no capture open on this thread.
+        .unwrap_or(Ok(()))
 }
 
 /// Checks a use of a buffer of `pool` (any thread, capture open or not): refused while
@@ -192,8 +215,17 @@ pub(crate) fn allocation_pool(
     if !any_open() {
         return Ok(None);
     }
+    allocation_pool_slow(op, stream, stream_owner)
+}
+
+#[cold]
+fn allocation_pool_slow(
+    op: &'static str,
+    stream: StreamId,
+    stream_owner: u64,
+) -> Result<Option<Arc<GraphPool>>, GpuError> {
     check_owner(op, stream_owner)?;
-    ACTIVE.with(|a| match a.borrow().as_ref() {
+    let pool = ACTIVE.try_with(|a| match a.borrow().as_ref() {
         None => Ok(None),
         Some(active) if active.stream == stream => Ok(Some(Arc::clone(&active.pool))),
         Some(_) => Err(GpuError::NotCapturable {
@@ -201,7 +233,9 @@ pub(crate) fn allocation_pool(
             reason: "it allocates on a stream other than the capture's; inside the closure \
                      use the GPU's default stream (the ops' default)",
         }),
-    })
+    });
+    // No capture state: no capture open on this thread, so the GPU's allocator.
+    pool.unwrap_or(Ok(None))
 }
 
 /// Checks a call that makes the host wait for the GPU (or reads or writes host memory):
@@ -216,8 +250,17 @@ pub(crate) fn check_host_sync(
     if !any_open() {
         return Ok(());
     }
+    check_host_sync_slow(op, stream_owner, reason)
+}
+
+#[cold]
+fn check_host_sync_slow(
+    op: &'static str,
+    stream_owner: u64,
+    reason: &'static str,
+) -> Result<(), GpuError> {
     check_owner(op, stream_owner)?;
-    if capturing_here() {
+    if active_here() {
         return Err(GpuError::NotCapturable { op, reason });
     }
     Ok(())
@@ -285,5 +328,63 @@ mod tests {
         assert!(close().is_none());
         let r: Result<u8, GpuError> = relaxed(|| Ok(3));
         assert!(matches!(r, Ok(3)));
+    }
+
+    /// What [`every_check`] saw, or its panic.
+    type Seen = std::thread::Result<(bool, bool, bool, bool, bool)>;
+
+    /// Calls every check that a drop or a synchronisation reaches, with the slow paths
+    /// forced (they read the thread-locals whether or not a capture is open), and returns
+    /// what it saw: any panic is caught and reported as `Err`.
+    fn every_check() -> Seen {
+        std::panic::catch_unwind(|| {
+            let t = token();
+            let closed = close().is_none();
+            let here = active_here();
+            let sync = check_host_sync_slow("op", 0, SYNC).is_ok();
+            let access = check_access_slow("op", StreamId(7), 0, None, 0x1000, true).is_ok();
+            let pool = matches!(allocation_pool_slow("op", StreamId(7), 0), Ok(None));
+            let own = check_owner("op", t).is_ok();
+            let relaxed: Result<u8, GpuError> = relaxed(|| Ok(3));
+            (
+                t != 0 && closed && !here,
+                sync,
+                access,
+                pool,
+                own && relaxed.is_ok(),
+            )
+        })
+    }
+
+    /// Runs [`every_check`] from its destructor at thread exit and sends the result.
+    struct CheckOnDrop(std::sync::mpsc::Sender<Seen>);
+
+    impl Drop for CheckOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.send(every_check());
+        }
+    }
+
+    thread_local! {
+        static LATE: std::cell::RefCell<Option<CheckOnDrop>> = const { std::cell::RefCell::new(None) };
+    }
+
+    #[test]
+    fn checks_run_from_a_destructor_after_the_thread_locals_are_gone() {
+        let (send, receive) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            // Registered first, so destroyed last (destructors run in reverse order of
+            // registration): `LATE` runs its checks after `ACTIVE` and `TOKEN` are gone, as
+            // a GPU tensor held in a user's thread-local does.
+            LATE.with(|late| *late.borrow_mut() = Some(CheckOnDrop(send)));
+            assert_ne!(token(), 0);
+            assert!(close().is_none());
+        });
+        assert!(thread.join().is_ok(), "the thread exits without a panic");
+        let seen = receive.recv().expect("the destructor ran");
+        assert_eq!(
+            seen.expect("no check panics in a thread-local destructor"),
+            (true, true, true, true, true)
+        );
     }
 }
