@@ -9,6 +9,7 @@
 // base
 pub mod element;
 pub mod error;
+mod fs_trust;
 mod host_vec;
 pub mod layout;
 mod memory_location;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::id::UniqueId;
 use crate::error::NcclError;
-use crate::storage::fs_trust::{self, PrivateError};
+use crate::fs_trust::{self, PrivateError};
 
 /// The unique id as 256 hexadecimal digits ([`UniqueId::to_hex`]), the same on every rank.
 pub const ID_VAR: &str = "TYPESTATE_TENSOR_NCCL_ID";

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::nccl;
 use crate::error::NcclError;
-use crate::storage::fs_trust::{self, PrivateError};
+use crate::fs_trust::{self, PrivateError};
 
 /// NCCL's unique id (`ncclUniqueId`, 128 bytes): made once by rank 0 ([`UniqueId::new`]),
 /// given to every rank, and passed to
@@ -237,7 +237,7 @@ mod tests {
     #[cfg(unix)]
     mod files {
         use super::*;
-        use crate::storage::fs_trust::tests::TempDir;
+        use crate::fs_trust::tests::TempDir;
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
         fn sample() -> UniqueId {

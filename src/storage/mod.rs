@@ -82,7 +82,6 @@ mod bookkeeping;
 mod conf;
 mod events;
 mod failure;
-pub(crate) mod fs_trust;
 mod locking;
 mod regions;
 

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom to top. A file may import from its own layer and the ones below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
-    /// `element`, `error`, `layout/`, `host_vec`, `memory_location`.
+    /// `element`, `error`, `fs_trust`, `layout/`, `host_vec`, `memory_location`.
     Base,
     /// `ops/`: op definitions.
     Ops,
@@ -52,7 +52,7 @@ impl fmt::Display for Layer {
 /// placed here before it can be used).
 fn module_layer(name: &str) -> Option<(Layer, Option<&'static str>)> {
     Some(match name {
-        "element" | "error" | "layout" | "host_vec" | "memory_location" | "oom" => {
+        "element" | "error" | "fs_trust" | "layout" | "host_vec" | "memory_location" | "oom" => {
             (Layer::Base, None)
         }
         // Root re-exports of base items (`crate::Result` and friends).

@@ -626,7 +626,7 @@ fn sweep_temps(dir: &Path, now: SystemTime, exists: impl Fn(u32) -> Option<bool>
 
 /// The effective user id, from the OS (`geteuid`).
 fn effective_uid() -> Option<u32> {
-    crate::storage::fs_trust::effective_uid()
+    crate::fs_trust::effective_uid()
 }
 
 /// Checks a folder (`dir`) or an entry: its kind, owner and permission bits.

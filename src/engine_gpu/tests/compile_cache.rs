@@ -1362,7 +1362,10 @@ fn keys_of_different_sources_never_share_an_image() {
         .unwrap();
     assert!(built, "a key of other source reused a cached image");
     assert!(!Arc::ptr_eq(&first, &second));
-    assert_eq!(*cache.image_with(&real, || unreachable!("cached")).unwrap(), cubin(1, 64));
+    assert_eq!(
+        *cache.image_with(&real, || unreachable!("cached")).unwrap(),
+        cubin(1, 64)
+    );
     // The disk layer's key is computed from the source text itself.
     let target = Target::choose(Arch::new(9, 0), &[90]).unwrap();
     let options = vec!["--fmad=false".to_owned()];

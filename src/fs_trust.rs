@@ -1,10 +1,9 @@
 //! Files that only this user can have written: the process's effective user id, and private
 //! files and folders (created `0600` / `0700`, checked for owner and mode before use).
 //!
-//! Shared by the GPU engine's kernel disk cache (its effective uid) and the collectives'
-//! NCCL unique-id file, which sit side by side above this layer and may not import each
-//! other. It is here, in the lowest folder below both, because every top-level module must
-//! have a place in the layering that `tests/it/architecture.rs` checks.
+//! A base module (docs/ARCHITECTURE.md): shared by the GPU engine's kernel disk cache (its
+//! effective uid) and the collectives' NCCL unique-id file, which sit side by side above it
+//! and may not import each other.
 //!
 //! The effective uid comes from the operating system (`geteuid`), not from the owner of a
 //! file the process creates: on a uid-squashing file system (NFS `root_squash`,
