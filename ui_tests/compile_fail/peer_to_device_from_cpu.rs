@@ -1,5 +1,5 @@
-// `to_device` on a host tensor (the fix is `to_gpu(&gpu)`): rustc's E0599 only suggests
-// `device`; naming `to_gpu` needs a bound in src/engine_gpu (issue 24 report).
+// `to_device` on a host tensor: it moves tensors between GPUs; the message names
+// `to_gpu(&gpu)`.
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::Tensor;
 
