@@ -120,7 +120,8 @@ pub unsafe trait Element:
 /// Element types with arithmetic. Every method is total: no panics, no undefined results.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no arithmetic",
-    note = "arithmetic ops take f32, f64, f16, bf16, i32, i64 or u8; bool masks only select and compare"
+    note = "arithmetic ops take f32, f64, f16, bf16, i32, i64 or u8; bool masks only select and compare",
+    note = "to count or add masks, cast first: `mask.cast::<u8>()` (or `.cast::<i64>()`, `.cast::<f32>()`); to combine them, `Tensor::where_cond(&mask, &a, &b)`"
 )]
 pub trait Numeric: Element {
     /// `self + rhs`, wrapping for integers.
@@ -144,7 +145,8 @@ pub trait Numeric: Element {
 /// Signed element types.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not signed",
-    note = "negation takes f32, f64, f16, bf16, i32 or i64"
+    note = "negation takes f32, f64, f16, bf16, i32 or i64",
+    note = "to invert a bool mask use `mask.eq(false)` (or the opposite comparison: `x.le(0.0)` for `!x.gt(0.0)`); to negate its values, cast first: `mask.cast::<f32>()`"
 )]
 pub trait Signed: Numeric {
     /// `-self`, wrapping for integers.

@@ -54,9 +54,11 @@ use super::driver;
 use super::event::Event;
 use super::graph::state;
 use super::stream::Stream;
+use crate::device::{Cpu, GpuTensorOnly, HostTensorOnly};
 use crate::element::Element;
 use crate::error::{Error, GpuError, LayoutError};
 use crate::storage::allocator::{Block, DeviceAllocator};
+use crate::tensor::Tensor;
 
 /// The environment variable that picks the default [`PeerPath`]: `auto` (or unset) or
 /// `staged`. Read once per process.
@@ -688,4 +690,32 @@ pub(crate) fn peer_copy_range<T: Element>(
     let mut out = unsafe { GpuStorage::uninit(gpu, len, home) }?;
     let route = copy_range(op, &mut out, 0, src, src_offset, len, stream, path)?;
     Ok((out, route))
+}
+
+/// `to_device` on a host tensor: never callable (it requires [`GpuTensorOnly`], which no type
+/// implements), so the mistake is a compile error naming `to_gpu`.
+#[doc(hidden)]
+impl<T: Element> Tensor<T, Cpu> {
+    #[doc(hidden)]
+    pub fn to_device<R>(&self, gpu: &Gpu) -> R
+    where
+        Self: GpuTensorOnly,
+    {
+        let _ = gpu;
+        self.absurd()
+    }
+}
+
+/// `to_gpu` on a GPU tensor: never callable (it requires [`HostTensorOnly`], which no type
+/// implements), so the mistake is a compile error naming `to_device` and `to_cpu`.
+#[doc(hidden)]
+impl<T: Element> Tensor<T, Gpu> {
+    #[doc(hidden)]
+    pub fn to_gpu<R>(&self, gpu: &Gpu) -> R
+    where
+        Self: HostTensorOnly,
+    {
+        let _ = gpu;
+        self.absurd()
+    }
 }

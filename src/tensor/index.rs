@@ -15,6 +15,12 @@ mod sealed {
 
 /// What indexes a tensor with `[]`: `[usize; N]` (one entry per dim, `x[[i, j]]`) or a
 /// `usize` (a rank-1 tensor, `x[i]`). Sealed.
+#[diagnostic::on_unimplemented(
+    message = "a tensor cannot be indexed by `{Self}`",
+    label = "expected `[usize; N]` (one entry per dim, `x[[i, j]]`) or a `usize` (rank 1)",
+    note = "write `x[[i, j]]` with `usize` entries (`i as usize` for other integers; NumPy's `x[(i, j)]` is `x[[i, j]]` here); `x.get(&[i, j])` returns an error instead of panicking",
+    note = "an index held in a tensor (from `argmax`, say) is read with `.item()? as usize`"
+)]
 pub trait TensorIndex: sealed::Sealed {
     /// The entries, one per dim.
     fn entries(&self) -> &[usize];

@@ -25,6 +25,11 @@ mod sealed {
 /// NumPy; out of range is [`crate::error::LayoutError::DimOutOfRange`]. So `t.flip(-1)`,
 /// `t.flip(1)` and `t.flip(d)` with `d: usize` all work. Positions, lengths and shapes are
 /// `usize`. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a dim",
+    label = "expected one integer dim (negative ones count from the end)",
+    note = "a dim argument is one integer: `x.sum_dim(1, false)`, `x.flip(-1)`; for several dims at once use the `_dims` form with a slice, `x.sum_dims(&[0, 1], false)`, or `x.permute(&[..])`"
+)]
 pub trait Dim: Copy + sealed::Sealed {
     /// The dim as an `isize`; values beyond `isize` saturate (out of range for every rank).
     fn to_isize(self) -> isize;

@@ -162,7 +162,8 @@ pub trait AsView<T: Element, D: Backend> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a writable tensor of `{T}` on `{D}`",
     label = "expected an owned tensor or a `TensorViewMut` of `{T}` on `{D}`",
-    note = "write into a `Tensor` or a `TensorViewMut` (`x.view_mut()`) of the op's element type and device: convert with `.cast::<{T}>()`, move with `.to_cpu()` or `.to_gpu(&gpu)`"
+    note = "write into a `Tensor` or a `TensorViewMut` (`x.view_mut()`) of the op's element type and device: convert with `.cast::<{T}>()`, move with `.to_cpu()` or `.to_gpu(&gpu)`",
+    note = "a list of buffers (a `LocalGroup` collective) holds tensors or writable views: `&mut [a.view_mut(), b.view_mut()]` or `&mut tensors`, not `&mut [&mut a, &mut b]`"
 )]
 pub trait AsViewMut<T: Element, D: Backend>: AsView<T, D> {
     /// A writable view of all elements.

@@ -88,6 +88,12 @@ pub(crate) fn pool_id(pool: &Arc<GraphPool>) -> *const () {
 /// error). The closure, and [`Graph::bound_mut`](super::Graph::bound_mut) between replays,
 /// get [views](BoundView::View) of them: writable views for `&mut` tensors, which let their
 /// contents be refilled but not their storage be swapped.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be bound to a CUDA graph",
+    label = "expected `&mut Tensor<T, Gpu>`, `&Tensor<T, Gpu>`, `()` or a tuple of them",
+    note = "bind GPU tensors by reference, several as a tuple: `gpu.capture((&mut x, &w), |(x, w)| ...)`; the graph holds the borrows and lends views of them to the closure and, between replays, through `graph.bound_mut()`",
+    note = "a host tensor cannot be bound: copy it first with `.to_gpu(&gpu)?`; a tensor by value, a view or an array cannot either: bind the owning tensors as `&mut x` / `&x` in a tuple"
+)]
 pub trait Bound: BoundBuffers + for<'v> BoundView<'v> {}
 
 /// The views of a [`Bound`] borrowed for `'v` (a lifetime-generic trait rather than a generic
@@ -150,6 +156,12 @@ impl Bound for () {}
 /// Every buffer allocated inside the capture must be dropped inside the closure or be part of
 /// the outputs; anything else fails the capture with
 /// [`GpuError::CaptureEscape`](crate::error::GpuError::CaptureEscape).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the output of a CUDA graph",
+    label = "the capture closure returns `Ok(outputs)`: `()`, a `Tensor<T, Gpu>` it computed, or a `Vec` or tuple of them",
+    note = "return the GPU tensors the closure computed, owned; read them after each `graph.replay()` through `graph.outputs()` (`graph.outputs().to_cpu()?`, `graph.outputs().item()?`): host copies and `item()` cannot be recorded into a graph",
+    note = "a bound tensor is not an output: the graph already holds it, and `graph.bound_mut()` lends it between replays"
+)]
 pub trait Outputs: OutputBuffers {}
 
 impl OutputBuffers for () {

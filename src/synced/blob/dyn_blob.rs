@@ -484,6 +484,12 @@ typed_only! {
     scale_data_in_place(factor); scale_diff_in_place(factor);
     freeze_data(); freeze_diff(); shared_data(); shared_diff(); thaw_data(); thaw_diff();
     reshape(shape); reshape_in_place(shape); erase();
+    into_gpu_of(gpu); into_gpu_of_via(gpu, path);
+    all_reduce_data(comm, op); all_reduce_diff(comm, op);
+    broadcast_data(comm, root); broadcast_diff(comm, root);
+    all_reduce_data_into(comm, op, output); all_reduce_diff_into(comm, op, output);
+    all_gather_data_into(comm, output); all_gather_diff_into(comm, output);
+    reduce_scatter_data_into(comm, op, output); reduce_scatter_diff_into(comm, op, output);
 }
 
 impl<T: Element, D: BlobSide, G: BlobSide> From<Blob<T, D, G>> for DynBlob<T> {
