@@ -111,7 +111,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     }
 }
 
-impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
+impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// Writes `f(current)` into this tensor in one fused pass (one kernel on the GPU), where
     /// `current` stands for each element's value before the update: `x = x * 2 + y` is
     /// `x.update(|x| x * 2.0f32 + &y)`, with no temporary. `current` is read through exactly
@@ -125,6 +125,7 @@ impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
     /// As [`Expr::eval_into`].
     pub fn update<N, F>(&mut self, f: F) -> Result<()>
     where
+        S: WriteRepr<T, D>,
         N: Node<D, Out = T>,
         F: FnOnce(Expr<T, D, Current<T, 0>>) -> Expr<T, D, N>,
     {
@@ -359,6 +360,11 @@ pub fn update<D: Backend, O: Targets<D>, E: Exprs<D, O>>(
 /// A tuple of one to four `&mut` writable tensors or views ([`Tensor`] with a writable
 /// representation: owned or [`TensorViewMut`]) on `D`, updated in place by
 /// [`update`]. Implemented for tuples only; sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tuple of `&mut` tensors to update in place",
+    label = "expected `(&mut a,)`, `(&mut a, &mut b)`, ... up to four writable tensors or `TensorViewMut`s on `{D}`",
+    note = "pass the targets as a tuple of mutable borrows: `expr::update((&mut p, &mut m), |(p, m)| (.., ..))`; for one tensor, `x.update(|x| ..)`"
+)]
 pub trait Targets<D: Backend>: sealed::TargetsImpl<D> {}
 
 impl<D: Backend, O: sealed::TargetsImpl<D>> Targets<D> for O {}
@@ -366,6 +372,11 @@ impl<D: Backend, O: sealed::TargetsImpl<D>> Targets<D> for O {}
 /// A tuple of one to four expressions on `D`, written to the tuple `O` of outputs (`&mut`
 /// writable tensors or views of the same element types, in the same order): what
 /// [`eval_into`] and [`update`] take. Implemented for tuples only; sealed.
+#[diagnostic::on_unimplemented(
+    message = "these expressions do not match the outputs `{O}`",
+    label = "expected a tuple of one to four expressions, one per output, of the outputs' element types, on `{D}`",
+    note = "return one expression per output, in output order (`(e1, e2)` for `(&mut a, &mut b)`), each of its output's element type (`.cast::<U>()` on an expression converts); outputs are `&mut` tensors or `TensorViewMut`s"
+)]
 pub trait Exprs<D: Backend, O>: sealed::RunBound<D, O> {}
 
 impl<D: Backend, O, E: sealed::RunBound<D, O>> Exprs<D, O> for E {}
