@@ -52,32 +52,37 @@ impl<T: Element> Storage<T> for Vec<T> {
 
 static_assertions::assert_eq_size!(Cpu, ());
 
-mod never {
-    pub trait Never {}
-}
+/// Traits no type implements, bounds of the hidden methods that turn a call on the wrong
+/// device into a message naming the right call. Not part of the API (a crate-private
+/// module): nothing outside can name or implement them.
+pub(crate) mod wrong_device {
+    mod never {
+        pub trait Never {}
+    }
 
-/// The transfers of GPU tensors (`to_device`): implemented by no type. A host tensor has a
-/// hidden `to_device` that requires it, so calling one is a compile error that names
-/// `to_gpu` instead of "no method named `to_device`".
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` lives on the host: `to_device` moves tensors between GPUs",
-    label = "a method of `Tensor<T, Gpu>`",
-    note = "copy a host tensor to a GPU with `.to_gpu(&gpu)?` (`.to_gpu_on(&gpu, &stream)?` on a stream of your own)"
-)]
-pub trait GpuTensorOnly: never::Never {
-    /// Never called: no type implements this trait.
-    fn absurd<R>(&self) -> R;
-}
+    /// The transfers of GPU tensors (`to_device`): implemented by no type. A host tensor has a
+    /// hidden `to_device` that requires it, so calling one is a compile error that names
+    /// `to_gpu` instead of "no method named `to_device`".
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` lives on the host: `to_device` moves tensors between GPUs",
+        label = "a method of `Tensor<T, Gpu>`",
+        note = "copy a host tensor to a GPU with `.to_gpu(&gpu)?` (`.to_gpu_on(&gpu, &stream)?` on a stream of your own)"
+    )]
+    pub trait GpuTensorOnly: never::Never {
+        /// Never called: no type implements this trait.
+        fn absurd<R>(&self) -> R;
+    }
 
-/// The transfers of host tensors (`to_gpu`): implemented by no type. A GPU tensor has a
-/// hidden `to_gpu` that requires it, so calling one is a compile error that names
-/// `to_device` and `to_cpu` instead of "no method named `to_gpu`".
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is on a GPU already: `to_gpu` copies host tensors",
-    label = "a method of `Tensor<T, Cpu>`",
-    note = "move it to another GPU with `.to_device(&gpu)?`, copy it into a tensor there with `dst.copy_from_peer(&src)?`, or bring it to the host with `.to_cpu()?`"
-)]
-pub trait HostTensorOnly: never::Never {
-    /// Never called: no type implements this trait.
-    fn absurd<R>(&self) -> R;
+    /// The transfers of host tensors (`to_gpu`): implemented by no type. A GPU tensor has a
+    /// hidden `to_gpu` that requires it, so calling one is a compile error that names
+    /// `to_device` and `to_cpu` instead of "no method named `to_gpu`".
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is on a GPU already: `to_gpu` copies host tensors",
+        label = "a method of `Tensor<T, Cpu>`",
+        note = "move it to another GPU with `.to_device(&gpu)?`, copy it into a tensor there with `dst.copy_from_peer(&src)?`, or bring it to the host with `.to_cpu()?`"
+    )]
+    pub trait HostTensorOnly: never::Never {
+        /// Never called: no type implements this trait.
+        fn absurd<R>(&self) -> R;
+    }
 }
