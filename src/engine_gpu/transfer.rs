@@ -24,11 +24,12 @@ use crate::ops::table::Identity;
 use crate::runtime::graph::state;
 use crate::runtime::peer::{copy_range, peer_copy_range};
 use crate::runtime::{Gpu, GpuStorage, PeerPath, PeerRoute, PendingCopy, Stream};
-use crate::tensor::{AsView, Tensor, TensorView, TensorViewMut, Transfer, WriteRepr};
+use crate::tensor::{AsView, ReadRepr, Tensor, TensorView, TensorViewMut, Transfer, WriteRepr};
 
 use super::pointwise::safe;
 
-impl<T: Element> Tensor<T, Cpu> {
+/// Uploads, on every host representation: owned tensors and views (`x.t().to_gpu(&gpu)?`).
+impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
     /// A row-major copy on `gpu`, made on its default stream (waits for the copy).
     pub fn to_gpu(&self, gpu: &Gpu) -> Result<Tensor<T, Gpu>> {
         self.to_gpu_on(gpu, gpu.default_stream())
@@ -38,7 +39,8 @@ impl<T: Element> Tensor<T, Cpu> {
     /// strided tensor is gathered on the host first.
     pub fn to_gpu_on(&self, gpu: &Gpu, stream: &Stream) -> Result<Tensor<T, Gpu>> {
         let gathered;
-        let data = match self.as_slice() {
+        let view = self.view();
+        let data = match view.as_slice() {
             Some(s) => s,
             None => {
                 gathered = self.try_to_vec()?;
@@ -67,7 +69,8 @@ impl<T: Element> Tensor<T, Cpu> {
         gpu: &Gpu,
         stream: &Stream,
     ) -> Result<(Tensor<T, Gpu>, PendingCopy<'a>)> {
-        let data = self
+        let view = self.view();
+        let data = view
             .as_slice()
             .ok_or_else(|| not_dense("Tensor::to_gpu_async", self))?;
         // Zero-filled rather than uninitialised: the memset runs at device bandwidth, far
@@ -79,7 +82,8 @@ impl<T: Element> Tensor<T, Cpu> {
     }
 }
 
-impl<T: Element> Tensor<T, Gpu> {
+/// Downloads, on every GPU representation: owned tensors and views (`g.t().to_cpu()?`).
+impl<T: Element, S: ReadRepr<T, Gpu>> Tensor<T, Gpu, S> {
     /// A row-major copy on the host, made on the GPU's default stream (waits for the copy).
     pub fn to_cpu(&self) -> Result<Tensor<T, Cpu>> {
         self.to_cpu_on(self.device().default_stream())
@@ -143,7 +147,8 @@ impl<T: Element> Tensor<T, Gpu> {
     fn dense_storage(&self) -> Option<&GpuStorage<T>> {
         let layout = self.layout();
         let whole = layout.is_contiguous() && layout.offset() == 0;
-        (whole && layout.numel() == self.storage().len()).then(|| self.storage())
+        let storage: &GpuStorage<T> = self.view().storage();
+        (whole && layout.numel() == storage.len()).then_some(storage)
     }
 }
 
@@ -183,9 +188,9 @@ impl Transfer for Gpu {
     }
 }
 
-fn not_dense<T: Element, D: crate::device::Device>(
+fn not_dense<T: Element, D: crate::tensor::Backend, S: crate::tensor::Repr<T, D>>(
     op: &'static str,
-    t: &Tensor<T, D>,
+    t: &Tensor<T, D, S>,
 ) -> crate::error::Error {
     LayoutError::NotDense {
         op,

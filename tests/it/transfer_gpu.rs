@@ -95,3 +95,34 @@ fn async_transfers_borrow_host_memory_until_done() -> typestate_tensor::Result<(
     gpu.check_err()?;
     Ok(())
 }
+
+/// Views transfer as owned tensors do, in both directions and on any stream (`Gpu::on`):
+/// `host.t().to_gpu(..)`, `g.t().to_cpu()`, a narrowed view, each element checked.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn views_transfer_in_both_directions() -> typestate_tensor::Result<()> {
+    let Some(gpu) = gpu() else { return Ok(()) };
+    let side = gpu.on(&gpu.new_stream()?)?;
+    let mut rng = SmallRng::seed_from_u64(11);
+    for _ in 0..20 {
+        let t = random_tensor(&mut rng);
+        let want_t = t.t().contiguous()?.to_vec();
+        for dev in [&gpu, &side] {
+            // Up from a host view, down from a GPU view.
+            let up = t.t().to_gpu(dev)?;
+            assert_eq!(up.to_cpu()?.to_vec(), want_t);
+            let g = t.to_gpu(dev)?;
+            assert_eq!(g.t().to_cpu()?.to_vec(), want_t);
+            assert_eq!(g.view().to_cpu()?.to_vec(), t.to_vec());
+            if t.rank() > 0 && t.shape()[0] > 1 {
+                let n = t.shape()[0] - 1;
+                let want = t.narrow(0, 1, n)?.contiguous()?.to_vec();
+                assert_eq!(g.narrow(0, 1, n)?.to_cpu()?.to_vec(), want);
+            }
+        }
+    }
+    Ok(())
+}
