@@ -3,7 +3,16 @@
 use std::backtrace::Backtrace;
 use std::sync::Arc;
 
-use super::record::Frame;
+/// One frame of a recorded call stack (PyTorch's `Frame`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// Source file, or `"?"` when the binary has no debug information.
+    pub filename: String,
+    /// Line in `filename` (0 when unknown).
+    pub line: u32,
+    /// Function name.
+    pub name: String,
+}
 
 /// The current call stack, innermost first, without the frames of the recording machinery
 /// itself and of the standard library's backtrace code.

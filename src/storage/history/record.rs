@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::backtrace::capture_frames;
+pub use super::backtrace::Frame;
 use super::label::current_label;
 use crate::storage::source::StreamId;
 
@@ -48,17 +49,6 @@ impl TraceAction {
             TraceAction::EmptyCache => "empty_cache",
         }
     }
-}
-
-/// One frame of a recorded call stack (PyTorch's `Frame`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Frame {
-    /// Source file, or `"?"` when the binary has no debug information.
-    pub filename: String,
-    /// Line in `filename` (0 when unknown).
-    pub line: u32,
-    /// Function name.
-    pub name: String,
 }
 
 /// One allocator event.

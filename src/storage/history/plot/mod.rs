@@ -4,29 +4,15 @@
 
 mod segments;
 mod series;
+mod style;
 mod timeline;
 
 use std::path::{Path, PathBuf};
-
-use plotters::style::{Palette, Palette99, RGBColor};
 
 pub use segments::segment_map;
 pub use timeline::memory_timeline;
 
 use super::MemoryHistory;
-
-const MIB_F: f64 = (1u64 << 20) as f64;
-
-/// The `k`-th colour of the palette (cycles).
-fn colour(k: usize) -> RGBColor {
-    let (r, g, b) = Palette99::COLORS[k % Palette99::COLORS.len()];
-    RGBColor(r, g, b)
-}
-
-/// A drawing failure as an I/O error (the SVG backend fails only when writing).
-fn draw_error(e: impl std::fmt::Display) -> std::io::Error {
-    std::io::Error::other(e.to_string())
-}
 
 impl MemoryHistory {
     /// Writes `memory_timeline.svg` and `segment_map.svg` into `dir` (created if missing)

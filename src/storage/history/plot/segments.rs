@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::{colour, draw_error};
+use super::style::{colour, draw_error};
 use crate::oom::Bytes;
 use crate::storage::history::MemoryHistory;
 use crate::storage::snapshot::{BlockState, SegmentPool};

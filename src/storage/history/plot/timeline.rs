@@ -6,7 +6,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::series::{timeline, Timeline};
-use super::{colour, draw_error, MIB_F};
+use super::style::{colour, draw_error, MIB_F};
 use crate::oom::Bytes;
 use crate::storage::history::MemoryHistory;
 
