@@ -10,7 +10,7 @@ use cudarc::driver::CudaContext;
 
 use crate::element::DType;
 use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
-use crate::engine_gpu::pointwise::kernel_cache::{options, LoadedKernel};
+use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
 use crate::engine_gpu::pointwise::launch::{
     launch_cached, launch_kernel, operand_addresses, pack_args,
 };
@@ -26,7 +26,7 @@ use crate::tensor::expr::program::Program;
 use crate::tensor::expr::{FusedOutputs, MAX_LEAVES, MAX_OUTPUTS};
 
 use super::signature;
-use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec, Rounding};
+use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec};
 
 const OP: &str = "fused";
 
@@ -243,7 +243,6 @@ fn go<const N: usize>(
             Form::Contiguous { vec } if vec > 1 => launch_shape.shape,
             _ => VectorShape::DEFAULT,
         },
-        rounding: Rounding::current(),
     };
     let kernel = kernel(stream.cuda().context(), &spec, program)?;
     let scalars: Vec<Vec<u8>> = program.scalars.iter().map(scalar_arg).collect();
@@ -336,7 +335,7 @@ fn kernel(
         },
         vector_width,
         arch: device_arch(ctx)?,
-        options: options(),
+        options: OPTIONS,
         source_hash: KernelKey::hash_source(&source),
     };
     let function = KernelCache::global().function(ctx, &key, || source)?;

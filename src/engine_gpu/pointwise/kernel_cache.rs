@@ -30,31 +30,6 @@ pub const OPTIONS: NvrtcOptions = NvrtcOptions {
     extra: &["--fmad=false"],
 };
 
-/// [`OPTIONS`] with `-DTS_SIGMOID_DIV`: `sigmoid` and `silu` as IEEE divisions
-/// (`kernels/ops.cuh`), the forms before `ts_div_by_1_to_2`; for measuring one against the
-/// other ([`SIGMOID_ENV`]).
-pub const DIV_SIGMOID_OPTIONS: NvrtcOptions = NvrtcOptions {
-    fast_math: false,
-    extra: &["--fmad=false", "-DTS_SIGMOID_DIV"],
-};
-
-/// The environment variable that picks the GPU's `sigmoid` and `silu`: `div` for the IEEE
-/// division forms ([`DIV_SIGMOID_OPTIONS`]), anything else (or unset) for the default
-/// reciprocal form ([`OPTIONS`]). Read once per process; eager and fused kernels always
-/// agree, since both compile with [`options`].
-pub const SIGMOID_ENV: &str = "TYPESTATE_TENSOR_SIGMOID";
-
-/// The NVRTC options of this process's pointwise and fused kernels ([`SIGMOID_ENV`]).
-pub fn options() -> NvrtcOptions {
-    static CURRENT: OnceLock<NvrtcOptions> = OnceLock::new();
-    *CURRENT.get_or_init(
-        || match std::env::var(SIGMOID_ENV).as_deref().map(str::trim) {
-            Ok("div") => DIV_SIGMOID_OPTIONS,
-            _ => OPTIONS,
-        },
-    )
-}
-
 /// A loaded pointwise kernel and what its launches need to know about it.
 #[derive(Debug)]
 pub struct LoadedKernel {
@@ -200,7 +175,7 @@ pub fn kernel_key(
         },
         vector_width,
         arch,
-        options: options(),
+        options: OPTIONS,
         // The whole source: it includes the op's expression, which no other field names.
         source_hash: KernelKey::hash_source(source),
     }

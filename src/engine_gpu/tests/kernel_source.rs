@@ -462,7 +462,7 @@ fn the_whole_product_compiles() {
 /// every element type of the float chain) compile in every form and index width.
 #[test]
 fn fused_sources_compile_in_every_form() {
-    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec, Rounding};
+    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec};
     use crate::tensor::expr::{self, program::Program};
     use typestate_tensor::tensor::Tensor;
     use typestate_tensor::Cpu;
@@ -500,7 +500,7 @@ fn fused_sources_compile_in_every_form() {
     let v = vc * 0.99f32 + a.lazy().square() * 0.01f32;
     let p = pc - m.clone() / (v.clone().sqrt() + 1e-8f32);
     let adam_in_place = (p, m, v);
-    // Ops exact in their half type (not rounded again in the lean form), outputs of half
+    // Ops exact in their half type (not rounded again), outputs of half
     // and u8 types returned in their storage type, one of them an exact op's value.
     let b = Tensor::<half::bf16>::zeros(&[4, 4]).unwrap();
     let hb = half::bf16::from_f32(0.5);
@@ -593,16 +593,13 @@ fn fused_sources_compile_in_every_form() {
         assert!(n <= 12);
         for form in forms {
             for index in WIDTHS {
-                for rounding in [Rounding::Lean, Rounding::Every] {
-                    let spec = FusedSpec {
-                        signature: signature.clone(),
-                        form,
-                        index,
-                        vector: VectorShape::DEFAULT,
-                        rounding,
-                    };
-                    sources.push((spec.entry_name(), spec.source(&body)));
-                }
+                let spec = FusedSpec {
+                    signature: signature.clone(),
+                    form,
+                    index,
+                    vector: VectorShape::DEFAULT,
+                };
+                sources.push((spec.entry_name(), spec.source(&body)));
             }
         }
     }
