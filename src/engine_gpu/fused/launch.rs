@@ -203,31 +203,28 @@ fn go<const N: usize>(
     debug_assert_eq!(ops.layouts.len(), N);
     const { assert!(N <= MAX_LAUNCH_OPERANDS && N <= MAX_OPERANDS) };
     let ordinal = stream.cuda().context().ordinal();
-    let cacheable = plan_cache::is_enabled();
     // Borrowed out of the thread-local and put back below (a nested launch, impossible
     // here, would find it empty and only allocate).
     let mut words = SIGNATURE.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    if cacheable {
-        signature::write(
-            &mut words,
-            ordinal,
-            program,
-            ops.layouts,
-            ops.dtypes,
-            ops.ptrs,
-            ops.n_out,
-        );
-        let scalars = program.scalars.iter().map(scalar_arg_bytes);
-        // SAFETY: the caller (`launch`) checked these views against their storages, which
-        // the handles keep alive and whose frees are stream-ordered after the launch; the
-        // aliasing argument of the uncached launch below holds for any buffers with this
-        // signature (outputs borrowed mutably, `LeafOverlapsOutput`, current values read
-        // through their output's own layout); the scalars are this program's.
-        let hit = unsafe { launch_cached(stream.cuda(), &words, ops.ptrs, scalars, || ()) };
-        if let Some(launched) = hit {
-            SIGNATURE.with(|w| *w.borrow_mut() = words);
-            return launched;
-        }
+    signature::write(
+        &mut words,
+        ordinal,
+        program,
+        ops.layouts,
+        ops.dtypes,
+        ops.ptrs,
+        ops.n_out,
+    );
+    let scalars = program.scalars.iter().map(scalar_arg_bytes);
+    // SAFETY: the caller (`launch`) checked these views against their storages, which
+    // the handles keep alive and whose frees are stream-ordered after the launch; the
+    // aliasing argument of the uncached launch below holds for any buffers with this
+    // signature (outputs borrowed mutably, `LeafOverlapsOutput`, current values read
+    // through their output's own layout); the scalars are this program's.
+    let hit = unsafe { launch_cached(stream.cuda(), &words, ops.ptrs, scalars, || ()) };
+    if let Some(launched) = hit {
+        SIGNATURE.with(|w| *w.borrow_mut() = words);
+        return launched;
     }
     let layout: CollapsedLayout<N> = collapse(std::array::from_fn(|k| &ops.layouts[k]));
     let sizes: [usize; N] = std::array::from_fn(|k| ops.dtypes[k].size_in_bytes());
@@ -274,11 +271,9 @@ fn go<const N: usize>(
     // call, and their frees are stream-ordered after this launch (`order_read` /
     // `order_write`).
     unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), &mut args) }?;
-    if cacheable {
-        let block = spec.block();
-        let cached = CachedLaunch::new(kernel, grid, block, args, &layout.offsets, &sizes);
-        plan_cache::insert(&words, cached);
-    }
+    let block = spec.block();
+    let cached = CachedLaunch::new(kernel, grid, block, args, &layout.offsets, &sizes);
+    plan_cache::insert(&words, cached);
     SIGNATURE.with(|w| *w.borrow_mut() = words);
     Ok(())
 }

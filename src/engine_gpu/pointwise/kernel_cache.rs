@@ -39,7 +39,7 @@ pub struct LoadedKernel {
     /// multiprocessor times multiprocessors): the grid cap of the grid-stride loops.
     pub max_blocks: u32,
     /// Whether the image was compiled for `sm_90` or later, so its entry point waits for
-    /// the previous kernel on its stream (`ts_pdl_enter`) and may be launched as a
+    /// the previous kernel on its stream (`ts_pdl_enter`) and every launch of it is a
     /// programmatic dependent ([`super::pdl`]).
     pub pdl: bool,
 }

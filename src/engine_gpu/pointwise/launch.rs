@@ -628,7 +628,8 @@ fn calc_bytes<const N: usize>(
 const STACK_PARAMS: usize = 24;
 
 /// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`, or
-/// `driver::launch_kernel_programmatic`, `cuLaunchKernelEx`, when [`super::pdl`] says so),
+/// `driver::launch_kernel_programmatic`, `cuLaunchKernelEx`, when the image waits for its
+/// predecessor, [`super::pdl`]),
 /// over borrowed arguments (the plan cache launches its cached ones in place).
 ///
 /// # Safety
@@ -652,7 +653,7 @@ pub(crate) unsafe fn launch_kernel(
     };
     args.write_pointers(params);
     let (grid, block) = ((grid, 1, 1), (block, 1, 1));
-    if super::pdl::programmatic(kernel.pdl) {
+    if kernel.pdl {
         // SAFETY: as for the plain launch below; and `kernel.pdl` says the image was compiled
         // for `sm_90` or later, where every pointwise and fused entry point (`write_entry`)
         // starts with `ts_pdl_enter()`: each thread waits for the previous kernel on the

@@ -497,8 +497,7 @@ pub struct TiledPlan {
     pub tile: TileShape,
     /// Elements per global access along the contiguous dims ([`tiled_vec`]).
     pub vec: u8,
-    /// The unstaged inputs read as vectors ([`tiled_direct_vec`], when
-    /// [`TILED_DIRECT_ENV`] allows it).
+    /// The unstaged inputs read as vectors ([`tiled_direct_vec`]).
     pub direct: u8,
 }
 
@@ -595,11 +594,7 @@ pub fn tiled_plan<const N: usize>(
         v /= 2;
     }
     let (_, tile, staged) = best;
-    let direct = if tiled_direct_enabled() {
-        tiled_direct_vec(layout, sizes, addrs, n_out, vec, staged)
-    } else {
-        0
-    };
+    let direct = tiled_direct_vec(layout, sizes, addrs, n_out, vec, staged);
     // d < c <= CALC_MAX_DIMS, so it fits.
     (staged != 0).then_some(TiledPlan {
         dim: d as u8,
@@ -610,21 +605,6 @@ pub fn tiled_plan<const N: usize>(
     })
 }
 
-/// The environment variable that turns off vector reads of unstaged inputs in the tiled form
-/// ([`tiled_direct_vec`]): `scalar` (or `off`, `0`) reads them one element per access, as
-/// before; anything else, or unset, plans the vectors. Read once per process.
-pub const TILED_DIRECT_ENV: &str = "TYPESTATE_TENSOR_TILED_DIRECT";
-
-fn tiled_direct_enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| {
-        !matches!(
-            std::env::var(TILED_DIRECT_ENV).as_deref().map(str::trim),
-            Ok("scalar" | "off" | "0")
-        )
-    })
-}
-
 /// The inputs of a tiled launch (`layout` tiling `D` by the last dim `C`, `vec` elements per
 /// access, the inputs of `staged` through tiles) that are not staged yet can be read `vec`
 /// columns at a time as one aligned vector, as a bit mask (bit `k`: input `k`, numbered after
@@ -632,9 +612,9 @@ fn tiled_direct_enabled() -> bool {
 /// multiple of `vec`, and the first element aligned to `vec` elements. Then each of the
 /// kernel's accesses (columns `c .. c + vec` of one row, `c` a multiple of `vec`, the column
 /// count a multiple of `vec` as [`tiled_vec`] requires) is one aligned vector inside the
-/// tensor. The kernel used to read such an input (`y` of `x.permute(p) + y`) one 1- or
-/// 2-byte element per access; deciding per access in the kernel whether a vector fits was
-/// measured slower (docs/PERFORMANCE.md), so the planner decides once. 0 when `vec` is 1.
+/// tensor. Reading such an input (`y` of `x.permute(p) + y`) one 1- or 2-byte element per
+/// access, or deciding per access in the kernel whether a vector fits, were both measured
+/// slower (docs/PERFORMANCE.md), so the planner decides once. 0 when `vec` is 1.
 pub fn tiled_direct_vec<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
