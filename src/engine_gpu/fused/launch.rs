@@ -14,9 +14,7 @@ use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
 use crate::engine_gpu::pointwise::launch::{
     launch_cached, launch_kernel, operand_addresses, pack_args,
 };
-use crate::engine_gpu::pointwise::plan::{
-    launch_grid, plan_checked_outputs, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
-};
+use crate::engine_gpu::pointwise::plan::{launch_grid, plan_checked_outputs, Form, IndexWidth};
 use crate::engine_gpu::pointwise::plan_cache::{self, CachedLaunch, MAX_LAUNCH_OPERANDS};
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Dims, Layout};
@@ -231,28 +229,21 @@ fn go<const N: usize>(
     let ptrs: [u64; N] = std::array::from_fn(|k| ops.ptrs[k]);
     let addrs = operand_addresses(OP, &layout, sizes, ptrs)?;
     let p = plan_checked_outputs(OP, &layout, sizes, addrs, ops.n_out)?;
-    let launch_shape = VectorLaunch::current();
     let spec = FusedSpec {
         signature: program.signature(),
         form: p.form,
         index: p.index,
-        vector: match p.form {
-            Form::Contiguous { vec } if vec > 1 => launch_shape.shape,
-            _ => VectorShape::DEFAULT,
-        },
     };
     let kernel = kernel(stream.cuda().context(), &spec, program)?;
     let scalars: Vec<Vec<u8>> = program.scalars.iter().map(scalar_arg).collect();
     let mut args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
-    let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
-        && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
         layout.numel(),
         spec.form.elements_per_unit(),
         spec.block(),
         spec.work_per_thread(),
         spec.index,
-        (!full).then_some(kernel.max_blocks),
+        spec.form.grid_cap(kernel.max_blocks),
     );
     // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
     // (`write_entry`: outputs, leaves, `n`, the scalars, the calculator), each pointer

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::element::DType;
 use crate::engine_gpu::compile::Fnv128;
-use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VectorShape};
+use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
 use crate::engine_gpu::pointwise::source::{headers, write_entry, Entry, Operand};
 use crate::tensor::expr::program::{Instr, ScalarValue};
 
@@ -45,8 +45,6 @@ pub struct FusedSpec {
     pub form: Form,
     /// 32- or 64-bit index math.
     pub index: IndexWidth,
-    /// Work per thread and block size of the contiguous vector form.
-    pub vector: VectorShape,
 }
 
 /// The program text a [`FusedSpec`] is generated from (everything but the form).
@@ -64,27 +62,23 @@ pub struct FusedBody<'p> {
 }
 
 impl FusedSpec {
-    fn is_contiguous_vec(&self) -> bool {
-        self.form.is_contiguous_vec()
-    }
-
     /// Threads per block of this kernel (its `__launch_bounds__`).
     pub fn block(&self) -> u32 {
-        self.form.block(self.vector)
+        self.form.block()
     }
 
     /// Elements (or vectors) each thread handles per grid-stride step.
     pub fn work_per_thread(&self) -> u32 {
-        self.form.work(self.vector)
+        self.form.work_per_thread()
     }
 
     /// The entry point's name: a hash of the signature, then the form, e.g.
-    /// `ts_fused_3f2a...__vec4_w2_b256_i32`.
+    /// `ts_fused_3f2a...__vec4_w2_b128_i32`.
     pub fn entry_name(&self) -> String {
         let hash = Fnv128::hash(self.signature.as_bytes()) as u64;
         let mut name = format!("ts_fused_{hash:016x}__{}", self.form);
-        if self.is_contiguous_vec() {
-            let _ = write!(name, "_w{}_b{}", self.vector.work, self.vector.block);
+        if self.form.is_contiguous_vec() {
+            let _ = write!(name, "_w{VECTOR_WORK}_b{VECTOR_BLOCK}");
         }
         let _ = write!(name, "_{}", self.index);
         name

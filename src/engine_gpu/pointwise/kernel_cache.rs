@@ -186,7 +186,6 @@ mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
-    use crate::engine_gpu::pointwise::plan::{VectorLaunch, VectorShape};
     use crate::engine_gpu::pointwise::source::Operand;
 
     fn spec(op: &'static str, expr: &'static str, form: Form) -> KernelSpec {
@@ -200,7 +199,6 @@ mod tests {
             scalar: f,
             form,
             index: IndexWidth::Bits32,
-            vector: VectorShape::DEFAULT,
         }
     }
 
@@ -231,26 +229,6 @@ mod tests {
         f16_add.out = Operand::of::<half::f16>();
         assert_ne!(add, f16_add);
         assert_ne!(build.hash_one(add), build.hash_one(f16_add));
-        // The vector form's launch shape separates front keys and compile keys.
-        let arch = crate::engine_gpu::compile::Arch::new(9, 0);
-        let keys: Vec<_> = VectorLaunch::ALL
-            .iter()
-            .filter(|v| v.grid == crate::engine_gpu::pointwise::plan::GridPolicy::Capped)
-            .map(|v| {
-                let mut s = add;
-                s.vector = v.shape;
-                assert_eq!(s.block(), u32::from(v.shape.block));
-                assert_eq!(s.work_per_thread(), u32::from(v.shape.work));
-                (build.hash_one(s), kernel_key(&s, arch, &s.source()))
-            })
-            .collect();
-        for (i, a) in keys.iter().enumerate() {
-            for b in &keys[i + 1..] {
-                assert_ne!(a.0, b.0);
-                assert_ne!(a.1.entry, b.1.entry);
-                assert_ne!(a.1.source_hash, b.1.source_hash);
-            }
-        }
     }
 
     #[test]

@@ -22,9 +22,7 @@ use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
 use crate::runtime::driver;
 
 use super::kernel_cache::{self, LoadedKernel};
-use super::plan::{
-    launch_grid, plan_checked, Form, GridPolicy, IndexWidth, Plan, VectorLaunch, VectorShape,
-};
+use super::plan::{launch_grid, plan_checked, Form, IndexWidth, Plan};
 use super::plan_cache::{self, CachedLaunch, Signature};
 use super::profile::{Lap, Stage};
 use super::source::{KernelSpec, Operand, MAX_INPUTS};
@@ -358,20 +356,17 @@ unsafe fn launch<const N: usize>(
     lap.lap(Stage::Collapse);
     let types: [Operand; N] = std::array::from_fn(|k| operands[k].0);
     let ptrs: [u64; N] = std::array::from_fn(|k| operands[k].1.ptr);
-    let launch_shape = VectorLaunch::current();
-    let (spec, mut args) = prepare(&op, &layout, types, ptrs, launch_shape.shape)?;
+    let (spec, mut args) = prepare(&op, &layout, types, ptrs)?;
     lap.lap(Stage::Plan);
     let kernel = kernel_cache::kernel(stream.context(), &spec)?;
     lap.lap(Stage::Lookup);
-    let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
-        && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
         layout.numel(),
         spec.form.elements_per_unit(),
         spec.block(),
         spec.work_per_thread(),
         spec.index,
-        (!full).then_some(kernel.max_blocks),
+        spec.form.grid_cap(kernel.max_blocks),
     );
     // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
     // (`prepare`); the pointers in it address the operands' first elements, and the
@@ -456,7 +451,6 @@ fn patch_args(
 }
 
 /// The kernel spec and packed arguments of one launch: pure, so tests check it on any host.
-/// `vector` shapes the contiguous vector form only.
 ///
 /// # Errors
 /// [`LayoutError::SizeOverflow`] when an address overflows, and the offset calculator's
@@ -466,7 +460,6 @@ fn prepare<const N: usize>(
     layout: &CollapsedLayout<N>,
     types: [Operand; N],
     ptrs: [u64; N],
-    vector: VectorShape,
 ) -> Result<(KernelSpec, KernelArgs), LayoutError> {
     const { assert!(N >= 1 && N <= MAX_INPUTS + 1) };
     let sizes = types.map(|t| t.dtype.size_in_bytes());
@@ -483,10 +476,6 @@ fn prepare<const N: usize>(
         scalar: op.scalar,
         form: p.form,
         index: p.index,
-        vector: match p.form {
-            Form::Contiguous { vec } if vec > 1 => vector,
-            _ => VectorShape::DEFAULT,
-        },
     };
     let args = pack_args(
         op.name,
@@ -739,14 +728,7 @@ mod tests {
         let a = Layout::new(&[8, 512], &[512, 1], 4).unwrap();
         let c = collapse([&out, &a]);
         let types = [Operand::of::<f32>(); 2];
-        let (spec, args) = prepare(
-            &add_parts(),
-            &c,
-            types,
-            [0x1000, 0x8000],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&add_parts(), &c, types, [0x1000, 0x8000]).unwrap();
         // `a` starts 4 floats (16 bytes) in: still 16-byte aligned.
         assert_eq!(spec.form, Form::Contiguous { vec: 4 });
         assert_eq!(spec.index, IndexWidth::Bits32);
@@ -757,21 +739,11 @@ mod tests {
         assert_eq!(args.param(2).unwrap(), 4096u32.to_le_bytes());
         assert_eq!(args.param(3).unwrap(), 2.5f32.to_le_bytes());
         assert_eq!(args.param(4).unwrap(), 0f32.to_le_bytes());
-        assert_eq!(spec.vector, VectorShape::DEFAULT);
-        // Another launch shape reaches the vector form's spec, and only that form's.
-        let wide = VectorShape {
-            work: 4,
-            block: 128,
-        };
-        let (spec, _) = prepare(&add_parts(), &c, types, [0x1000, 0x8000], wide).unwrap();
-        assert_eq!(
-            (spec.vector, spec.block(), spec.work_per_thread()),
-            (wide, 128, 4)
-        );
-        let (spec, _) = prepare(&add_parts(), &c, types, [0x1004, 0x8000], wide).unwrap();
+        // The vector form's launch shape, and only that form's.
+        assert_eq!((spec.block(), spec.work_per_thread()), (128, 2));
+        let (spec, _) = prepare(&add_parts(), &c, types, [0x1004, 0x8000]).unwrap();
         assert_eq!(spec.form, Form::Contiguous { vec: 1 });
-        assert_eq!(spec.vector, VectorShape::DEFAULT);
-        assert_eq!(spec.block(), 256);
+        assert_eq!((spec.block(), spec.work_per_thread()), (256, 4));
     }
 
     #[test]
@@ -787,14 +759,7 @@ mod tests {
             scalar: Operand::of::<i64>(),
             scalars: [ScalarBytes::of(0i64); 2],
         };
-        let (spec, args) = prepare(
-            &parts,
-            &c,
-            types,
-            [0, 1 << 20, 2 << 20],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&parts, &c, types, [0, 1 << 20, 2 << 20]).unwrap();
         assert_eq!(spec.form, Form::Strided { rank: 2 });
         assert_eq!(spec.out.dtype, DType::I64);
         assert_eq!(args.len(), 7);
@@ -812,14 +777,7 @@ mod tests {
         let out = Layout::contiguous(&[3, 2]).unwrap();
         let a = Layout::new(&[3, 2], &[big, 1], 0).unwrap();
         let c = collapse([&out, &a]);
-        let (spec, args) = prepare(
-            &add_parts(),
-            &c,
-            [Operand::of::<f32>(); 2],
-            [0, 0],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&add_parts(), &c, [Operand::of::<f32>(); 2], [0, 0]).unwrap();
         assert_eq!(spec.index, IndexWidth::Bits64);
         assert_eq!(args.param(2).unwrap(), 6u64.to_le_bytes());
         let strides: [&[isize]; 2] = std::array::from_fn(|k| c.strides[k].as_slice());
@@ -841,14 +799,7 @@ mod tests {
             scalar: Operand::of::<f32>(),
             scalars: [ScalarBytes::of(0f32); 2],
         };
-        let (spec, args) = prepare(
-            &parts,
-            &c,
-            [Operand::of::<f32>(); 3],
-            [0; 3],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&parts, &c, [Operand::of::<f32>(); 3], [0; 3]).unwrap();
         assert_eq!(
             spec.form,
             Form::StridedVec {
@@ -868,13 +819,7 @@ mod tests {
     fn address_overflow_is_an_error() {
         let out = Layout::new(&[4], &[1], 1 << 60).unwrap();
         let c = collapse([&out]);
-        let err = prepare(
-            &add_parts(),
-            &c,
-            [Operand::of::<i64>()],
-            [u64::MAX - 8],
-            VectorShape::DEFAULT,
-        );
+        let err = prepare(&add_parts(), &c, [Operand::of::<i64>()], [u64::MAX - 8]);
         assert!(matches!(err, Err(LayoutError::SizeOverflow { .. })));
     }
 }
