@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use crate::layout::Layout;
 
+use super::args::KernelArgs;
 use super::kernel_cache::{LoadedKernel, WordHasher};
-use super::launch::KernelArgs;
 use super::source::Operand;
 
 /// Most operands of a cached eager launch (an output and three inputs).
