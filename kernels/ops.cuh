@@ -286,14 +286,11 @@ __device__ __forceinline__ unsigned int ts_pow(unsigned int a, unsigned int b) {
 // no branch. An IEEE division (`1 / d`) is a range check, a branch to a slow path and the
 // same Newton steps: the branch splits a fused chain at every element and keeps the compiler
 // from interleaving the elements of a vector. Error: the quotient is within about 0.5 ulp of
-// n / d, so the result inherits expf's error (2 ulp) and the rounding of 1 + e, as the
-// division form does; tests/it/pointwise.rs holds both to tol(3, 1.0) (sigmoid) and tol(3, 2.0)
+// n / d, so the result inherits expf's error (2 ulp) and the rounding of 1 + e, as an IEEE
+// division would (measured faster, docs/PERFORMANCE.md); tests/it/pointwise.rs holds it to tol(3, 1.0) (sigmoid) and tol(3, 2.0)
 // (silu) plus the GPU's libm allowance. NaN gives NaN (a >= 0 is false, e is NaN); +inf gives
 // 1 (silu: +inf); -inf gives +0 (silu: NaN, as -inf / inf).
-//
-// Compiling with -DTS_SIGMOID_DIV keeps the division forms (`TYPESTATE_TENSOR_SIGMOID=div`,
-// src/engine_gpu/pointwise/kernel_cache.rs), for measuring one against the other.
-#ifndef TS_SIGMOID_DIV
+
 // n / d for d in [1, 2] and any n: rcp.approx has no subnormal or overflow case there, and
 // the fma residual n - d * q is exact for q within a few ulp of n / d.
 __device__ __forceinline__ float ts_div_by_1_to_2(float n, float d) {
@@ -307,10 +304,6 @@ __device__ __forceinline__ float ts_sigmoid(float a) {
   return ts_div_by_1_to_2(a >= 0.0f ? 1.0f : e, 1.0f + e);
 }
 __device__ __forceinline__ float ts_silu(float a) { return a * ts_sigmoid(a); }
-#else
-__device__ __forceinline__ float ts_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
-__device__ __forceinline__ float ts_silu(float a) { return a / (1.0f + expf(-a)); }
-#endif
 __device__ __forceinline__ double ts_sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
 __device__ __forceinline__ double ts_silu(double a) { return a / (1.0 + exp(-a)); }
 

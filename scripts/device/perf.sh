@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Issues 9 and 10 on one GPU: fused / launch / graph / permute benchmarks with their variants,
-# beside PyTorch in the same call, and the driver's own launch floor.
+# Issues 9 and 10 on one GPU: fused / launch / graph / permute benchmarks beside PyTorch in the same call, and the driver's own launch floor.
 #   bash scripts/device/perf.sh [launch|graph|fused|permute ...]   (default: all)
 set -u
 cd "$(dirname "$0")/../.."
@@ -15,22 +14,19 @@ if want launch; then
   timeout 120 python3 scripts/bench_torch_launch.py 2>&1 | tail -12
 fi
 if want graph; then
-  stage graph replay, PDL off and on, then torch.cuda.graph
+  stage graph replay, then torch.cuda.graph
   timeout 120 $E/gpu_graph_bench 2>&1 | tail -14
   timeout 120 python3 scripts/bench_torch_graph.py 2>&1 | tail -8
 fi
 if want fused; then
-  for v in "" "TYPESTATE_TENSOR_SIGMOID=div TYPESTATE_TENSOR_FUSED_ROUNDING=every"; do
-    stage "fused bench [${v:-default}]"; env $v timeout 150 $E/gpu_fused_bench 2>&1 | tail -16
-  done
+  stage fused bench; timeout 150 $E/gpu_fused_bench 2>&1 | tail -16
   stage torch eager and torch.compile; timeout 240 python3 scripts/bench_torch_fused.py 2>&1 | tail -16
 fi
 if want permute; then
-  stage permutes, vector vs scalar unstaged reads
+  stage permutes
   timeout 200 $E/gpu_pointwise_bench --permute --json $O/p1.json >$O/p1.txt 2>&1
-  TYPESTATE_TENSOR_TILED_DIRECT=scalar timeout 200 $E/gpu_pointwise_bench --permute --json $O/p0.json >$O/p0.txt 2>&1
   timeout 240 python3 scripts/bench_torch.py --permute --compare $O/p1.json >$O/cmp_p1.txt 2>&1
   grep -A30 -E "^[0-9]+ cases:" $O/cmp_p1.txt
-  echo "== u8 add, default vs TYPESTATE_TENSOR_TILED_DIRECT=scalar (ours, of copy)"
-  grep -E "add +u8" $O/p1.txt | head -12; echo "--"; grep -E "add +u8" $O/p0.txt | head -12
+  echo "== u8 add (ours, of copy)"
+  grep -E "add +u8" $O/p1.txt | head -12
 fi

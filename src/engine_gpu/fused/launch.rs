@@ -10,13 +10,11 @@ use cudarc::driver::CudaContext;
 
 use crate::element::DType;
 use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
-use crate::engine_gpu::pointwise::kernel_cache::{options, LoadedKernel};
+use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
 use crate::engine_gpu::pointwise::launch::{
     launch_cached, launch_kernel, operand_addresses, pack_args,
 };
-use crate::engine_gpu::pointwise::plan::{
-    launch_grid, plan_checked_outputs, Form, GridPolicy, IndexWidth, VectorLaunch, VectorShape,
-};
+use crate::engine_gpu::pointwise::plan::{launch_grid, plan_checked_outputs, Form, IndexWidth};
 use crate::engine_gpu::pointwise::plan_cache::{self, CachedLaunch, MAX_LAUNCH_OPERANDS};
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Dims, Layout};
@@ -26,7 +24,7 @@ use crate::tensor::expr::program::Program;
 use crate::tensor::expr::{FusedOutputs, MAX_LEAVES, MAX_OUTPUTS};
 
 use super::signature;
-use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec, Rounding};
+use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec};
 
 const OP: &str = "fused";
 
@@ -203,60 +201,49 @@ fn go<const N: usize>(
     debug_assert_eq!(ops.layouts.len(), N);
     const { assert!(N <= MAX_LAUNCH_OPERANDS && N <= MAX_OPERANDS) };
     let ordinal = stream.cuda().context().ordinal();
-    let cacheable = plan_cache::is_enabled();
     // Borrowed out of the thread-local and put back below (a nested launch, impossible
     // here, would find it empty and only allocate).
     let mut words = SIGNATURE.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    if cacheable {
-        signature::write(
-            &mut words,
-            ordinal,
-            program,
-            ops.layouts,
-            ops.dtypes,
-            ops.ptrs,
-            ops.n_out,
-        );
-        let scalars = program.scalars.iter().map(scalar_arg_bytes);
-        // SAFETY: the caller (`launch`) checked these views against their storages, which
-        // the handles keep alive and whose frees are stream-ordered after the launch; the
-        // aliasing argument of the uncached launch below holds for any buffers with this
-        // signature (outputs borrowed mutably, `LeafOverlapsOutput`, current values read
-        // through their output's own layout); the scalars are this program's.
-        let hit = unsafe { launch_cached(stream.cuda(), &words, ops.ptrs, scalars, || ()) };
-        if let Some(launched) = hit {
-            SIGNATURE.with(|w| *w.borrow_mut() = words);
-            return launched;
-        }
+    signature::write(
+        &mut words,
+        ordinal,
+        program,
+        ops.layouts,
+        ops.dtypes,
+        ops.ptrs,
+        ops.n_out,
+    );
+    let scalars = program.scalars.iter().map(scalar_arg_bytes);
+    // SAFETY: the caller (`launch`) checked these views against their storages, which
+    // the handles keep alive and whose frees are stream-ordered after the launch; the
+    // aliasing argument of the uncached launch below holds for any buffers with this
+    // signature (outputs borrowed mutably, `LeafOverlapsOutput`, current values read
+    // through their output's own layout); the scalars are this program's.
+    let hit = unsafe { launch_cached(stream.cuda(), &words, ops.ptrs, scalars, || ()) };
+    if let Some(launched) = hit {
+        SIGNATURE.with(|w| *w.borrow_mut() = words);
+        return launched;
     }
     let layout: CollapsedLayout<N> = collapse(std::array::from_fn(|k| &ops.layouts[k]));
     let sizes: [usize; N] = std::array::from_fn(|k| ops.dtypes[k].size_in_bytes());
     let ptrs: [u64; N] = std::array::from_fn(|k| ops.ptrs[k]);
     let addrs = operand_addresses(OP, &layout, sizes, ptrs)?;
     let p = plan_checked_outputs(OP, &layout, sizes, addrs, ops.n_out)?;
-    let launch_shape = VectorLaunch::current();
     let spec = FusedSpec {
         signature: program.signature(),
         form: p.form,
         index: p.index,
-        vector: match p.form {
-            Form::Contiguous { vec } if vec > 1 => launch_shape.shape,
-            _ => VectorShape::DEFAULT,
-        },
-        rounding: Rounding::current(),
     };
     let kernel = kernel(stream.cuda().context(), &spec, program)?;
     let scalars: Vec<Vec<u8>> = program.scalars.iter().map(scalar_arg).collect();
     let mut args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
-    let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
-        && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
         layout.numel(),
         spec.form.elements_per_unit(),
         spec.block(),
         spec.work_per_thread(),
         spec.index,
-        (!full).then_some(kernel.max_blocks),
+        spec.form.grid_cap(kernel.max_blocks),
     );
     // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
     // (`write_entry`: outputs, leaves, `n`, the scalars, the calculator), each pointer
@@ -275,11 +262,9 @@ fn go<const N: usize>(
     // call, and their frees are stream-ordered after this launch (`order_read` /
     // `order_write`).
     unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), &mut args) }?;
-    if cacheable {
-        let block = spec.block();
-        let cached = CachedLaunch::new(kernel, grid, block, args, &layout.offsets, &sizes);
-        plan_cache::insert(&words, cached);
-    }
+    let block = spec.block();
+    let cached = CachedLaunch::new(kernel, grid, block, args, &layout.offsets, &sizes);
+    plan_cache::insert(&words, cached);
     SIGNATURE.with(|w| *w.borrow_mut() = words);
     Ok(())
 }
@@ -336,7 +321,7 @@ fn kernel(
         },
         vector_width,
         arch: device_arch(ctx)?,
-        options: options(),
+        options: OPTIONS,
         source_hash: KernelKey::hash_source(&source),
     };
     let function = KernelCache::global().function(ctx, &key, || source)?;

@@ -6,44 +6,9 @@ use std::fmt::Write as _;
 
 use crate::element::DType;
 use crate::engine_gpu::compile::Fnv128;
-use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VectorShape};
+use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
 use crate::engine_gpu::pointwise::source::{headers, write_entry, Entry, Operand};
 use crate::tensor::expr::program::{Instr, ScalarValue};
-
-/// How a fused functor rounds the values it computes. Either way every value equals what
-/// eager evaluation stores (each op's result rounded to its element type); the forms differ
-/// only in the instructions they take to say so.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Rounding {
-    /// Skips what is the identity: an op of [`EXACT_IN_TYPE`] over values of its own half
-    /// type gives a value of that type, so its result is not rounded and widened again; and
-    /// an output's value is rounded once, straight into the stored type, not rounded,
-    /// widened and converted again by the store. Saves two instructions per such op and
-    /// per output element (an `f16` `abs`'s rounding is an `F2F` of the slow conversion
-    /// pipe).
-    #[default]
-    Lean,
-    /// Rounds and widens after every op and cast, and returns outputs in the compute type
-    /// (the generator's first form; [`ROUNDING_ENV`]` = every`).
-    Every,
-}
-
-/// The environment variable that picks [`Rounding`]: `every` for [`Rounding::Every`],
-/// anything else (or unset) for [`Rounding::Lean`]. Read once per process.
-pub const ROUNDING_ENV: &str = "TYPESTATE_TENSOR_FUSED_ROUNDING";
-
-impl Rounding {
-    /// This process's setting ([`ROUNDING_ENV`]).
-    pub fn current() -> Self {
-        static CURRENT: std::sync::OnceLock<Rounding> = std::sync::OnceLock::new();
-        *CURRENT.get_or_init(
-            || match std::env::var(ROUNDING_ENV).as_deref().map(str::trim) {
-                Ok("every") => Rounding::Every,
-                _ => Rounding::Lean,
-            },
-        )
-    }
-}
 
 /// Ops whose result, computed in `float` from `f16` (or `bf16`) values, is always an `f16`
 /// (`bf16`) value again, so rounding it changes nothing: sign and magnitude changes, a
@@ -80,10 +45,6 @@ pub struct FusedSpec {
     pub form: Form,
     /// 32- or 64-bit index math.
     pub index: IndexWidth,
-    /// Work per thread and block size of the contiguous vector form.
-    pub vector: VectorShape,
-    /// How the functor rounds.
-    pub rounding: Rounding,
 }
 
 /// The program text a [`FusedSpec`] is generated from (everything but the form).
@@ -101,27 +62,23 @@ pub struct FusedBody<'p> {
 }
 
 impl FusedSpec {
-    fn is_contiguous_vec(&self) -> bool {
-        self.form.is_contiguous_vec()
-    }
-
     /// Threads per block of this kernel (its `__launch_bounds__`).
     pub fn block(&self) -> u32 {
-        self.form.block(self.vector)
+        self.form.block()
     }
 
     /// Elements (or vectors) each thread handles per grid-stride step.
     pub fn work_per_thread(&self) -> u32 {
-        self.form.work(self.vector)
+        self.form.work_per_thread()
     }
 
     /// The entry point's name: a hash of the signature, then the form, e.g.
-    /// `ts_fused_3f2a...__vec4_w2_b256_i32`.
+    /// `ts_fused_3f2a...__vec4_w2_b128_i32`.
     pub fn entry_name(&self) -> String {
         let hash = Fnv128::hash(self.signature.as_bytes()) as u64;
         let mut name = format!("ts_fused_{hash:016x}__{}", self.form);
-        if self.is_contiguous_vec() {
-            let _ = write!(name, "_w{}_b{}", self.vector.work, self.vector.block);
+        if self.form.is_contiguous_vec() {
+            let _ = write!(name, "_w{VECTOR_WORK}_b{VECTOR_BLOCK}");
         }
         let _ = write!(name, "_{}", self.index);
         name
@@ -188,8 +145,12 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
         s,
         "struct ts_fused {{\n{scalar_members}  __device__ __forceinline__ auto operator()({leaf_params}) const {{"
     );
-    let lean = spec.rounding == Rounding::Lean;
-    // Values returned in their storage type (`r{k}`), rounded once (lean form only).
+    // Every value equals what eager evaluation stores (each op's result rounded to its
+    // element type), with no rounding that is the identity: an op of [`EXACT_IN_TYPE`] over
+    // values of its own half type is not rounded and widened again, and an output's value is
+    // rounded once, straight into its stored type (`r{k}`), not rounded, widened and
+    // converted again by the store. That saves two instructions per such op and per output
+    // element (an `f16` `abs`'s rounding is an `F2F` of the slow conversion pipe).
     let mut stored = vec![false; body.instrs.len()];
     for (k, instr) in body.instrs.iter().enumerate() {
         let t = body.types[k];
@@ -225,9 +186,9 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
             }
             Instr::Cast { arg, .. } => format!("v{arg}"),
         };
-        let exact = lean && exact_in_type(instr);
+        let exact = exact_in_type(instr);
         let is_result = body.results.contains(&k);
-        if lean && is_result && ct != st {
+        if is_result && ct != st {
             // Rounded once into the stored type; the compute-type value only if read on.
             stored[k] = true;
             let _ = writeln!(s, "    const {st} r{k} = ts_conv<{st}>::from({raw});");
@@ -421,9 +382,9 @@ mod tests {
         }
     }
 
-    /// The lean form leaves out exactly the round trips that are identities.
+    /// The generator leaves out exactly the round trips that are identities.
     #[test]
-    fn lean_rounding_skips_only_exact_ops() {
+    fn rounding_skips_only_exact_ops() {
         let (h, b) = (DType::F16, DType::Bool);
         let op = |name: &'static str, args: Vec<(usize, DType)>, out: DType| Instr::Op {
             name,

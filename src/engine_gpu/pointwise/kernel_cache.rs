@@ -30,31 +30,6 @@ pub const OPTIONS: NvrtcOptions = NvrtcOptions {
     extra: &["--fmad=false"],
 };
 
-/// [`OPTIONS`] with `-DTS_SIGMOID_DIV`: `sigmoid` and `silu` as IEEE divisions
-/// (`kernels/ops.cuh`), the forms before `ts_div_by_1_to_2`; for measuring one against the
-/// other ([`SIGMOID_ENV`]).
-pub const DIV_SIGMOID_OPTIONS: NvrtcOptions = NvrtcOptions {
-    fast_math: false,
-    extra: &["--fmad=false", "-DTS_SIGMOID_DIV"],
-};
-
-/// The environment variable that picks the GPU's `sigmoid` and `silu`: `div` for the IEEE
-/// division forms ([`DIV_SIGMOID_OPTIONS`]), anything else (or unset) for the default
-/// reciprocal form ([`OPTIONS`]). Read once per process; eager and fused kernels always
-/// agree, since both compile with [`options`].
-pub const SIGMOID_ENV: &str = "TYPESTATE_TENSOR_SIGMOID";
-
-/// The NVRTC options of this process's pointwise and fused kernels ([`SIGMOID_ENV`]).
-pub fn options() -> NvrtcOptions {
-    static CURRENT: OnceLock<NvrtcOptions> = OnceLock::new();
-    *CURRENT.get_or_init(
-        || match std::env::var(SIGMOID_ENV).as_deref().map(str::trim) {
-            Ok("div") => DIV_SIGMOID_OPTIONS,
-            _ => OPTIONS,
-        },
-    )
-}
-
 /// A loaded pointwise kernel and what its launches need to know about it.
 #[derive(Debug)]
 pub struct LoadedKernel {
@@ -64,7 +39,7 @@ pub struct LoadedKernel {
     /// multiprocessor times multiprocessors): the grid cap of the grid-stride loops.
     pub max_blocks: u32,
     /// Whether the image was compiled for `sm_90` or later, so its entry point waits for
-    /// the previous kernel on its stream (`ts_pdl_enter`) and may be launched as a
+    /// the previous kernel on its stream (`ts_pdl_enter`) and every launch of it is a
     /// programmatic dependent ([`super::pdl`]).
     pub pdl: bool,
 }
@@ -200,7 +175,7 @@ pub fn kernel_key(
         },
         vector_width,
         arch,
-        options: options(),
+        options: OPTIONS,
         // The whole source: it includes the op's expression, which no other field names.
         source_hash: KernelKey::hash_source(source),
     }
@@ -211,7 +186,6 @@ mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
-    use crate::engine_gpu::pointwise::plan::{VectorLaunch, VectorShape};
     use crate::engine_gpu::pointwise::source::Operand;
 
     fn spec(op: &'static str, expr: &'static str, form: Form) -> KernelSpec {
@@ -225,7 +199,6 @@ mod tests {
             scalar: f,
             form,
             index: IndexWidth::Bits32,
-            vector: VectorShape::DEFAULT,
         }
     }
 
@@ -256,26 +229,6 @@ mod tests {
         f16_add.out = Operand::of::<half::f16>();
         assert_ne!(add, f16_add);
         assert_ne!(build.hash_one(add), build.hash_one(f16_add));
-        // The vector form's launch shape separates front keys and compile keys.
-        let arch = crate::engine_gpu::compile::Arch::new(9, 0);
-        let keys: Vec<_> = VectorLaunch::ALL
-            .iter()
-            .filter(|v| v.grid == crate::engine_gpu::pointwise::plan::GridPolicy::Capped)
-            .map(|v| {
-                let mut s = add;
-                s.vector = v.shape;
-                assert_eq!(s.block(), u32::from(v.shape.block));
-                assert_eq!(s.work_per_thread(), u32::from(v.shape.work));
-                (build.hash_one(s), kernel_key(&s, arch, &s.source()))
-            })
-            .collect();
-        for (i, a) in keys.iter().enumerate() {
-            for b in &keys[i + 1..] {
-                assert_ne!(a.0, b.0);
-                assert_ne!(a.1.entry, b.1.entry);
-                assert_ne!(a.1.source_hash, b.1.source_hash);
-            }
-        }
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! Arguments go through `cuLaunchKernel`'s `void**` array rather than cudarc's launch builder:
 //! a kernel's parameter list depends on the launch (arity, index width, and an
 //! `OffsetCalculator` whose size depends on the rank), and the builder wants one `DeviceRepr`
-//! Rust type per parameter type. [`KernelArgs`] keeps every parameter's bytes in one buffer
-//! instead, in exactly the order the generated entry point declares them
-//! ([`super::source::KernelSpec::source`]): `out`, the inputs, `n`, `p0`, `p1`, and for the
+//! Rust type per parameter type. [`KernelArgs`] (module `args`, which the plan cache stores
+//! too) keeps every parameter's bytes in one buffer instead, in exactly the order the
+//! generated entry point declares them ([`super::source::KernelSpec::source`]): `out`, the inputs, `n`, `p0`, `p1`, and for the
 //! strided form the calculator's byte image from [`OffsetCalculator::kernel_param_bytes`].
 
 use cudarc::driver::CudaStream;
@@ -21,10 +21,9 @@ use crate::layout::{collapse, CollapsedLayout, Layout};
 use crate::ops::{BinaryOp, TernaryOp, UnaryOp};
 use crate::runtime::driver;
 
+use super::args::KernelArgs;
 use super::kernel_cache::{self, LoadedKernel};
-use super::plan::{
-    launch_grid, plan_checked, Form, GridPolicy, IndexWidth, Plan, VectorLaunch, VectorShape,
-};
+use super::plan::{launch_grid, plan_checked, Form, IndexWidth, Plan};
 use super::plan_cache::{self, CachedLaunch, Signature};
 use super::profile::{Lap, Stage};
 use super::source::{KernelSpec, Operand, MAX_INPUTS};
@@ -84,81 +83,6 @@ impl ScalarBytes {
     /// The parameter's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len]
-    }
-}
-
-/// A kernel's parameters for `cuLaunchKernel`: each parameter's bytes at an 8-byte aligned
-/// slot (the largest alignment of any parameter type used) of one buffer.
-#[derive(Clone, Debug, Default)]
-pub struct KernelArgs {
-    words: Vec<u64>,
-    /// (first word, byte length) of each parameter.
-    slots: Vec<(usize, usize)>,
-}
-
-impl KernelArgs {
-    /// Appends one parameter.
-    pub fn push(&mut self, bytes: &[u8]) {
-        let start = self.words.len();
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.words.push(u64::from_le_bytes(w));
-        }
-        self.slots.push((start, bytes.len()));
-    }
-
-    /// Number of parameters.
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// Parameter `i`'s bytes, or `None` past the end.
-    #[cfg(test)]
-    pub fn param(&self, i: usize) -> Option<Vec<u8>> {
-        let &(start, len) = self.slots.get(i)?;
-        let bytes: Vec<u8> = self.words[start..]
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .take(len)
-            .collect();
-        Some(bytes)
-    }
-
-    /// Replaces parameter `i` with `bytes`, which must have its length; `false` (and no
-    /// change) when it does not or there is no parameter `i`.
-    pub fn set(&mut self, i: usize, bytes: &[u8]) -> bool {
-        match self.slots.get(i) {
-            Some(&(start, len)) if len == bytes.len() => {
-                for (w, chunk) in self.words[start..].iter_mut().zip(bytes.chunks(8)) {
-                    let mut b = [0u8; 8];
-                    b[..chunk.len()].copy_from_slice(chunk);
-                    *w = u64::from_le_bytes(b);
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The `void**` array: a pointer to each parameter's first byte. The pointers are valid
-    /// while `self` is neither moved nor changed.
-    #[cfg(test)]
-    fn pointers(&mut self) -> Vec<*mut c_void> {
-        let mut ptrs = vec![std::ptr::null_mut(); self.len()];
-        self.write_pointers(&mut ptrs);
-        ptrs
-    }
-
-    /// Writes the `void**` array into `ptrs` (one entry per parameter; `ptrs` is at least
-    /// [`Self::len`] long). The pointers are valid while `self` is neither moved nor changed.
-    fn write_pointers(&mut self, ptrs: &mut [*mut c_void]) {
-        let base = self.words.as_mut_ptr();
-        for (p, &(start, _)) in ptrs.iter_mut().zip(&self.slots) {
-            // `wrapping_add` stays inside the buffer: `start < words.len()` for every
-            // parameter of at least one byte, and every parameter here has one.
-            *p = base.wrapping_add(start).cast::<c_void>();
-        }
     }
 }
 
@@ -358,20 +282,17 @@ unsafe fn launch<const N: usize>(
     lap.lap(Stage::Collapse);
     let types: [Operand; N] = std::array::from_fn(|k| operands[k].0);
     let ptrs: [u64; N] = std::array::from_fn(|k| operands[k].1.ptr);
-    let launch_shape = VectorLaunch::current();
-    let (spec, mut args) = prepare(&op, &layout, types, ptrs, launch_shape.shape)?;
+    let (spec, mut args) = prepare(&op, &layout, types, ptrs)?;
     lap.lap(Stage::Plan);
     let kernel = kernel_cache::kernel(stream.context(), &spec)?;
     lap.lap(Stage::Lookup);
-    let full = matches!(spec.form, Form::Contiguous { vec } if vec > 1)
-        && launch_shape.grid == GridPolicy::Full;
     let grid = launch_grid(
         layout.numel(),
         spec.form.elements_per_unit(),
         spec.block(),
         spec.work_per_thread(),
         spec.index,
-        (!full).then_some(kernel.max_blocks),
+        spec.form.grid_cap(kernel.max_blocks),
     );
     // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
     // (`prepare`); the pointers in it address the operands' first elements, and the
@@ -456,7 +377,6 @@ fn patch_args(
 }
 
 /// The kernel spec and packed arguments of one launch: pure, so tests check it on any host.
-/// `vector` shapes the contiguous vector form only.
 ///
 /// # Errors
 /// [`LayoutError::SizeOverflow`] when an address overflows, and the offset calculator's
@@ -466,7 +386,6 @@ fn prepare<const N: usize>(
     layout: &CollapsedLayout<N>,
     types: [Operand; N],
     ptrs: [u64; N],
-    vector: VectorShape,
 ) -> Result<(KernelSpec, KernelArgs), LayoutError> {
     const { assert!(N >= 1 && N <= MAX_INPUTS + 1) };
     let sizes = types.map(|t| t.dtype.size_in_bytes());
@@ -483,10 +402,6 @@ fn prepare<const N: usize>(
         scalar: op.scalar,
         form: p.form,
         index: p.index,
-        vector: match p.form {
-            Form::Contiguous { vec } if vec > 1 => vector,
-            _ => VectorShape::DEFAULT,
-        },
     };
     let args = pack_args(
         op.name,
@@ -628,7 +543,8 @@ fn calc_bytes<const N: usize>(
 const STACK_PARAMS: usize = 24;
 
 /// The launch, through the driver layer (`driver::launch_kernel`, `cuLaunchKernel`, or
-/// `driver::launch_kernel_programmatic`, `cuLaunchKernelEx`, when [`super::pdl`] says so),
+/// `driver::launch_kernel_programmatic`, `cuLaunchKernelEx`, when the image waits for its
+/// predecessor, [`super::pdl`]),
 /// over borrowed arguments (the plan cache launches its cached ones in place).
 ///
 /// # Safety
@@ -652,7 +568,7 @@ pub(crate) unsafe fn launch_kernel(
     };
     args.write_pointers(params);
     let (grid, block) = ((grid, 1, 1), (block, 1, 1));
-    if super::pdl::programmatic(kernel.pdl) {
+    if kernel.pdl {
         // SAFETY: as for the plain launch below; and `kernel.pdl` says the image was compiled
         // for `sm_90` or later, where every pointwise and fused entry point (`write_entry`)
         // starts with `ts_pdl_enter()`: each thread waits for the previous kernel on the
@@ -738,14 +654,7 @@ mod tests {
         let a = Layout::new(&[8, 512], &[512, 1], 4).unwrap();
         let c = collapse([&out, &a]);
         let types = [Operand::of::<f32>(); 2];
-        let (spec, args) = prepare(
-            &add_parts(),
-            &c,
-            types,
-            [0x1000, 0x8000],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&add_parts(), &c, types, [0x1000, 0x8000]).unwrap();
         // `a` starts 4 floats (16 bytes) in: still 16-byte aligned.
         assert_eq!(spec.form, Form::Contiguous { vec: 4 });
         assert_eq!(spec.index, IndexWidth::Bits32);
@@ -756,21 +665,11 @@ mod tests {
         assert_eq!(args.param(2).unwrap(), 4096u32.to_le_bytes());
         assert_eq!(args.param(3).unwrap(), 2.5f32.to_le_bytes());
         assert_eq!(args.param(4).unwrap(), 0f32.to_le_bytes());
-        assert_eq!(spec.vector, VectorShape::DEFAULT);
-        // Another launch shape reaches the vector form's spec, and only that form's.
-        let wide = VectorShape {
-            work: 4,
-            block: 128,
-        };
-        let (spec, _) = prepare(&add_parts(), &c, types, [0x1000, 0x8000], wide).unwrap();
-        assert_eq!(
-            (spec.vector, spec.block(), spec.work_per_thread()),
-            (wide, 128, 4)
-        );
-        let (spec, _) = prepare(&add_parts(), &c, types, [0x1004, 0x8000], wide).unwrap();
+        // The vector form's launch shape, and only that form's.
+        assert_eq!((spec.block(), spec.work_per_thread()), (128, 2));
+        let (spec, _) = prepare(&add_parts(), &c, types, [0x1004, 0x8000]).unwrap();
         assert_eq!(spec.form, Form::Contiguous { vec: 1 });
-        assert_eq!(spec.vector, VectorShape::DEFAULT);
-        assert_eq!(spec.block(), 256);
+        assert_eq!((spec.block(), spec.work_per_thread()), (256, 4));
     }
 
     #[test]
@@ -786,14 +685,7 @@ mod tests {
             scalar: Operand::of::<i64>(),
             scalars: [ScalarBytes::of(0i64); 2],
         };
-        let (spec, args) = prepare(
-            &parts,
-            &c,
-            types,
-            [0, 1 << 20, 2 << 20],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&parts, &c, types, [0, 1 << 20, 2 << 20]).unwrap();
         assert_eq!(spec.form, Form::Strided { rank: 2 });
         assert_eq!(spec.out.dtype, DType::I64);
         assert_eq!(args.len(), 7);
@@ -811,14 +703,7 @@ mod tests {
         let out = Layout::contiguous(&[3, 2]).unwrap();
         let a = Layout::new(&[3, 2], &[big, 1], 0).unwrap();
         let c = collapse([&out, &a]);
-        let (spec, args) = prepare(
-            &add_parts(),
-            &c,
-            [Operand::of::<f32>(); 2],
-            [0, 0],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&add_parts(), &c, [Operand::of::<f32>(); 2], [0, 0]).unwrap();
         assert_eq!(spec.index, IndexWidth::Bits64);
         assert_eq!(args.param(2).unwrap(), 6u64.to_le_bytes());
         let strides: [&[isize]; 2] = std::array::from_fn(|k| c.strides[k].as_slice());
@@ -840,14 +725,7 @@ mod tests {
             scalar: Operand::of::<f32>(),
             scalars: [ScalarBytes::of(0f32); 2],
         };
-        let (spec, args) = prepare(
-            &parts,
-            &c,
-            [Operand::of::<f32>(); 3],
-            [0; 3],
-            VectorShape::DEFAULT,
-        )
-        .unwrap();
+        let (spec, args) = prepare(&parts, &c, [Operand::of::<f32>(); 3], [0; 3]).unwrap();
         assert_eq!(
             spec.form,
             Form::StridedVec {
@@ -867,13 +745,7 @@ mod tests {
     fn address_overflow_is_an_error() {
         let out = Layout::new(&[4], &[1], 1 << 60).unwrap();
         let c = collapse([&out]);
-        let err = prepare(
-            &add_parts(),
-            &c,
-            [Operand::of::<i64>()],
-            [u64::MAX - 8],
-            VectorShape::DEFAULT,
-        );
+        let err = prepare(&add_parts(), &c, [Operand::of::<i64>()], [u64::MAX - 8]);
         assert!(matches!(err, Err(LayoutError::SizeOverflow { .. })));
     }
 }

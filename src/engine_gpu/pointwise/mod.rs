@@ -9,6 +9,7 @@
 //!
 //! - [`source`]: kernel source assembly and the cache key.
 //! - [`plan`]: form, index width, vector width, grid (pure host logic).
+//! - `args`: a kernel's packed parameters, shared by [`launch`] and `plan_cache`.
 //! - [`launch`]: argument packing and the raw launches over device addresses (the module's
 //!   `unsafe`).
 //! - [`safe`]: the launches over [`GpuStorage`](crate::gpu::GpuStorage) views.
@@ -20,6 +21,7 @@
 //! - [`profile`]: where a launch's host time goes, stage by stage (opt-in).
 //! - [`pdl`]: when a launch is a programmatic dependent of the kernel before it (Hopper).
 
+mod args;
 mod backend;
 pub mod kernel_cache;
 pub mod launch;

@@ -15,98 +15,13 @@
 //! with, and every other kind of work (copies, memsets, event records and waits, other
 //! kernels) keeps full stream order.
 //!
-//! [`PDL_ENV`] picks when launches use it ([`PdlPolicy`]); the default is every launch that
-//! can: a replayed graph of small kernels is bound by exactly that latency (0.83 against
-//! 1.05 µs per op on an H100), and so is an eager chain of dependent small ops (3.7 against
-//! 5.5 µs per op), docs/PERFORMANCE.md. Benchmarks flip it per process with [`set_pdl_policy`].
-
-use std::sync::atomic::{AtomicU8, Ordering};
-
-use crate::runtime::graph::state::capturing_here;
-
-/// When pointwise and fused kernels are launched as programmatic dependents of the kernel
-/// before them on their stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PdlPolicy {
-    /// Never: every launch is a plain `cuLaunchKernel`.
-    Off,
-    /// Only launches recorded by a CUDA graph capture on this thread (`Gpu::capture`): the
-    /// captured edges between consecutive kernels become programmatic.
-    Capture,
-    /// Every launch on a device of compute capability 9.0 or later, eager and captured. The
-    /// default.
-    Always,
-}
-
-/// The environment variable that sets [`PdlPolicy`] for the process: `off`, `capture` or
-/// `on` (the default).
-pub const PDL_ENV: &str = "TYPESTATE_TENSOR_PDL";
-
-const UNSET: u8 = 0;
-
-static POLICY: AtomicU8 = AtomicU8::new(UNSET);
-
-impl PdlPolicy {
-    fn code(self) -> u8 {
-        match self {
-            PdlPolicy::Off => 1,
-            PdlPolicy::Capture => 2,
-            PdlPolicy::Always => 3,
-        }
-    }
-
-    fn from_code(code: u8) -> Option<Self> {
-        match code {
-            1 => Some(PdlPolicy::Off),
-            2 => Some(PdlPolicy::Capture),
-            3 => Some(PdlPolicy::Always),
-            _ => None,
-        }
-    }
-
-    /// Parses a [`PDL_ENV`] value (`off`/`0`, `capture`, `on`/`1`/`always`); `None` for
-    /// anything else.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.trim() {
-            "off" | "0" => Some(PdlPolicy::Off),
-            "capture" => Some(PdlPolicy::Capture),
-            "on" | "1" | "always" => Some(PdlPolicy::Always),
-            _ => None,
-        }
-    }
-}
-
-/// The process's policy: the last [`set_pdl_policy`], else [`PDL_ENV`] (read on first use),
-/// else [`PdlPolicy::Always`].
-pub fn pdl_policy() -> PdlPolicy {
-    if let Some(p) = PdlPolicy::from_code(POLICY.load(Ordering::Relaxed)) {
-        return p;
-    }
-    let p = std::env::var(PDL_ENV)
-        .ok()
-        .and_then(|v| PdlPolicy::parse(&v))
-        .unwrap_or(PdlPolicy::Always);
-    // A racing `set_pdl_policy` wins.
-    let _ = POLICY.compare_exchange(UNSET, p.code(), Ordering::Relaxed, Ordering::Relaxed);
-    PdlPolicy::from_code(POLICY.load(Ordering::Relaxed)).unwrap_or(p)
-}
-
-/// Whether a launch of a kernel whose image waits for its predecessor (`pdl_capable`) is
-/// programmatic under `policy`, given whether this thread is capturing.
-pub(crate) fn decide(policy: PdlPolicy, pdl_capable: bool, capturing: bool) -> bool {
-    pdl_capable
-        && match policy {
-            PdlPolicy::Off => false,
-            PdlPolicy::Capture => capturing,
-            PdlPolicy::Always => true,
-        }
-}
-
-/// Whether this launch of a kernel with `pdl_capable` images is programmatic.
-#[inline]
-pub(crate) fn programmatic(pdl_capable: bool) -> bool {
-    pdl_capable && decide(pdl_policy(), true, capturing_here())
-}
+//! Every launch of a kernel whose image has the wait ([`LoadedKernel::pdl`], from
+//! [`arch_has_griddepcontrol`]) is programmatic, eager and captured alike: a replayed graph of
+//! small kernels is bound by exactly that latency (0.83 against 1.05 µs per op on an H100),
+//! and so is an eager chain of dependent small ops (3.7 against 5.5 µs per op),
+//! docs/PERFORMANCE.md. A launch on an older device is a plain one.
+//!
+//! [`LoadedKernel::pdl`]: super::kernel_cache::LoadedKernel::pdl
 
 /// Whether kernels compiled for the architecture named `arch_name` (`sm_90`, `compute_90a`,
 /// ...) contain the `griddepcontrol` instructions of `ts_pdl_enter` (`__CUDA_ARCH__ >= 900`).
@@ -122,32 +37,6 @@ pub(crate) fn arch_has_griddepcontrol(arch_name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn policy_decides_per_launch() {
-        use PdlPolicy::*;
-        for capturing in [false, true] {
-            assert!(!decide(Off, true, capturing));
-            assert!(decide(Always, true, capturing));
-            assert_eq!(decide(Capture, true, capturing), capturing);
-            // A kernel without the wait is never programmatic.
-            for p in [Off, Capture, Always] {
-                assert!(!decide(p, false, capturing));
-            }
-        }
-    }
-
-    #[test]
-    fn policies_parse_and_round_trip() {
-        assert_eq!(PdlPolicy::parse(" on "), Some(PdlPolicy::Always));
-        assert_eq!(PdlPolicy::parse("capture"), Some(PdlPolicy::Capture));
-        assert_eq!(PdlPolicy::parse("0"), Some(PdlPolicy::Off));
-        assert_eq!(PdlPolicy::parse("sometimes"), None);
-        for p in [PdlPolicy::Off, PdlPolicy::Capture, PdlPolicy::Always] {
-            assert_eq!(PdlPolicy::from_code(p.code()), Some(p));
-        }
-        assert_eq!(PdlPolicy::from_code(UNSET), None);
-    }
 
     #[test]
     fn only_hopper_and_later_images_wait() {

@@ -23,23 +23,30 @@
 //!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
 //!   give one vector to each thread of one block. The tiled form has its own width,
 //!   [`tiled_vec`]: 4 bytes per access for 1- and 2-byte elements where the layout allows.
-//! - **Launch shape** of the contiguous vector form ([`VectorLaunch`]): vectors per thread
-//!   (2 or 4), threads per block (128 or 256) and grid (capped at the resident blocks, or
-//!   full). Chosen once per process from `TYPESTATE_TENSOR_VECTOR_LAUNCH`, e.g.
-//!   `work4_block128_full`; unset or invalid means `work2_block128_full`.
+//! - **Launch shape** of the contiguous vector form: [`VECTOR_WORK`] vectors per thread,
+//!   [`VECTOR_BLOCK`] threads per block, and a grid that covers the tensor in one pass
+//!   ([`Form::grid_cap`]); every other form has [`BLOCK`] threads and a grid capped at the
+//!   device's resident blocks.
 
 use std::fmt;
-use std::sync::OnceLock;
 
 use crate::engine_gpu::offset_calculator::MAX_DIMS as CALC_MAX_DIMS;
 use crate::error::LayoutError;
 use crate::layout::CollapsedLayout;
 
-/// Threads per block of every pointwise kernel (the generated `__launch_bounds__`).
+/// Threads per block of every pointwise kernel but the contiguous vector form's (the
+/// generated `__launch_bounds__`).
 pub const BLOCK: u32 = 256;
+/// Threads per block of the contiguous vector form ([`Form::Contiguous`] with `vec > 1`).
+/// Of the eight launch shapes measured on an H200 (2 or 4 vectors per thread, 128 or 256
+/// threads, a grid capped at the resident blocks or a full one; docs/PERFORMANCE.md), 2
+/// vectors per thread in 128-thread blocks with a full grid was the fastest: the full grid
+/// beat the capped one by 5-8% on every contiguous case, and 128-thread blocks edged out 256
+/// on exp and f16.
+pub const VECTOR_BLOCK: u32 = 128;
 /// Elements each thread handles per grid-stride step in the scalar forms.
 pub const SCALAR_WORK: u32 = 4;
-/// Vectors each thread handles per grid-stride step in the vectorised form.
+/// Vectors each thread handles per grid-stride step in the vectorised forms.
 pub const VECTOR_WORK: u32 = 2;
 /// Bytes of the widest operand moved by one vector load or store.
 pub const VECTOR_BYTES: usize = 16;
@@ -84,125 +91,6 @@ impl TileShape {
     pub fn smem_bytes(self, elem: usize, vec: u8) -> usize {
         let pad = usize::from(vec.max(1));
         (usize::from(self.cols) * (usize::from(self.rows) + pad) * elem).div_ceil(16) * 16
-    }
-}
-
-/// The compiled shape of the contiguous vector form ([`Form::Contiguous`] with `vec > 1`):
-/// vectors per thread per grid-stride step and threads per block (template arguments and
-/// `__launch_bounds__` of the generated kernel, so part of its cache key). Every other form
-/// uses [`BLOCK`] and [`Form::work_per_thread`].
-///
-/// Invariants: `work` is 2 or 4, `block` is 128 or 256 (the values [`VectorLaunch::parse`]
-/// accepts; both are multiples of 32 and at least the widest vector, 16).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct VectorShape {
-    /// Vectors each thread loads (all of them) and then stores per grid-stride step.
-    pub work: u8,
-    /// Threads per block.
-    pub block: u16,
-}
-
-impl VectorShape {
-    /// The shape used before the launch-shape experiment: 2 vectors, 256 threads.
-    pub const DEFAULT: VectorShape = VectorShape {
-        work: VECTOR_WORK as u8,
-        block: BLOCK as u16,
-    };
-}
-
-/// How many blocks the contiguous vector form launches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GridPolicy {
-    /// At most the device's resident blocks; the grid-stride loop covers the rest.
-    Capped,
-    /// Enough blocks for every element once (PyTorch's one-pass grid), still within the
-    /// 32-bit index limit of [`launch_grid`]; the grid-stride loop stays for safety.
-    Full,
-}
-
-/// The launch shape of the contiguous vector form: its compiled [`VectorShape`] and its
-/// [`GridPolicy`]. Chosen once per process by [`VectorLaunch::current`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct VectorLaunch {
-    /// Work per thread and block size (compiled into the kernel).
-    pub shape: VectorShape,
-    /// Grid sizing (launch only).
-    pub grid: GridPolicy,
-}
-
-/// The environment variable [`VectorLaunch::current`] reads.
-pub const VECTOR_LAUNCH_ENV: &str = "TYPESTATE_TENSOR_VECTOR_LAUNCH";
-
-impl VectorLaunch {
-    /// The default: `work2_block128_full`, the fastest of the eight on an H200
-    /// (`gpu_pointwise_bench --variants`, see docs/PERFORMANCE.md): a grid that covers the
-    /// tensor in one pass beat the grid capped at the resident blocks by 5-8% on every
-    /// contiguous case, and 128-thread blocks edged out 256 on exp and f16.
-    pub const DEFAULT: VectorLaunch = VectorLaunch {
-        shape: VectorShape {
-            work: 2,
-            block: 128,
-        },
-        grid: GridPolicy::Full,
-    };
-
-    /// Every supported launch shape (work 2/4 x block 128/256 x grid capped/full).
-    pub const ALL: [VectorLaunch; 8] = {
-        let mut all = [Self::DEFAULT; 8];
-        let mut i = 0;
-        while i < 8 {
-            all[i] = VectorLaunch {
-                shape: VectorShape {
-                    work: if i & 4 == 0 { 2 } else { 4 },
-                    block: if i & 2 == 0 { 128 } else { 256 },
-                },
-                grid: if i & 1 == 0 {
-                    GridPolicy::Capped
-                } else {
-                    GridPolicy::Full
-                },
-            };
-            i += 1;
-        }
-        all
-    };
-
-    /// Parses `work{2|4}_block{128|256}_{capped|full}` (the [`fmt::Display`] form); `None`
-    /// for anything else.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.to_string() == s.trim())
-    }
-
-    /// The process-wide setting: [`VECTOR_LAUNCH_ENV`] parsed on first use, [`Self::DEFAULT`]
-    /// when it is unset or invalid (an invalid value is reported once on stderr).
-    pub fn current() -> Self {
-        static CURRENT: OnceLock<VectorLaunch> = OnceLock::new();
-        *CURRENT.get_or_init(|| match std::env::var(VECTOR_LAUNCH_ENV) {
-            Ok(v) => Self::parse(&v).unwrap_or_else(|| {
-                eprintln!(
-                    "typestate-tensor: ignoring {VECTOR_LAUNCH_ENV}={v:?} (expected \
-                     work{{2|4}}_block{{128|256}}_{{capped|full}}); using {}",
-                    Self::DEFAULT
-                );
-                Self::DEFAULT
-            }),
-            Err(_) => Self::DEFAULT,
-        })
-    }
-}
-
-impl fmt::Display for VectorLaunch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "work{}_block{}_{}",
-            self.shape.work,
-            self.shape.block,
-            match self.grid {
-                GridPolicy::Capped => "capped",
-                GridPolicy::Full => "full",
-            }
-        )
     }
 }
 
@@ -326,29 +214,28 @@ impl Form {
 }
 
 impl Form {
-    /// Whether this is the contiguous vector form, the one a [`VectorShape`] shapes.
+    /// Whether this is the contiguous vector form, the one with its own launch shape
+    /// ([`VECTOR_BLOCK`], a full grid).
     pub fn is_contiguous_vec(self) -> bool {
         matches!(self, Form::Contiguous { vec } if vec > 1)
     }
 
-    /// Threads per block of a kernel of this form (its `__launch_bounds__`): the vector
-    /// shape's block for the contiguous vector form, [`BLOCK`] otherwise.
-    pub fn block(self, vector: VectorShape) -> u32 {
+    /// Threads per block of a kernel of this form (its `__launch_bounds__`): [`VECTOR_BLOCK`]
+    /// for the contiguous vector form, [`BLOCK`] otherwise.
+    pub fn block(self) -> u32 {
         if self.is_contiguous_vec() {
-            u32::from(vector.block)
+            VECTOR_BLOCK
         } else {
             BLOCK
         }
     }
 
-    /// Work per thread per grid-stride step of a kernel of this form: the vector shape's for
-    /// the contiguous vector form, [`Form::work_per_thread`] otherwise.
-    pub fn work(self, vector: VectorShape) -> u32 {
-        if self.is_contiguous_vec() {
-            u32::from(vector.work)
-        } else {
-            self.work_per_thread()
-        }
+    /// The most blocks a launch of this form takes, given the device's resident blocks
+    /// `max_blocks` (the [`launch_grid`] argument): none for the contiguous vector form, whose
+    /// grid covers the tensor in one pass (measured faster, see [`VECTOR_BLOCK`]);
+    /// `max_blocks` for the others, whose grid-stride loop covers the rest.
+    pub fn grid_cap(self, max_blocks: u32) -> Option<u32> {
+        (!self.is_contiguous_vec()).then_some(max_blocks)
     }
 }
 
@@ -497,8 +384,7 @@ pub struct TiledPlan {
     pub tile: TileShape,
     /// Elements per global access along the contiguous dims ([`tiled_vec`]).
     pub vec: u8,
-    /// The unstaged inputs read as vectors ([`tiled_direct_vec`], when
-    /// [`TILED_DIRECT_ENV`] allows it).
+    /// The unstaged inputs read as vectors ([`tiled_direct_vec`]).
     pub direct: u8,
 }
 
@@ -595,11 +481,7 @@ pub fn tiled_plan<const N: usize>(
         v /= 2;
     }
     let (_, tile, staged) = best;
-    let direct = if tiled_direct_enabled() {
-        tiled_direct_vec(layout, sizes, addrs, n_out, vec, staged)
-    } else {
-        0
-    };
+    let direct = tiled_direct_vec(layout, sizes, addrs, n_out, vec, staged);
     // d < c <= CALC_MAX_DIMS, so it fits.
     (staged != 0).then_some(TiledPlan {
         dim: d as u8,
@@ -610,21 +492,6 @@ pub fn tiled_plan<const N: usize>(
     })
 }
 
-/// The environment variable that turns off vector reads of unstaged inputs in the tiled form
-/// ([`tiled_direct_vec`]): `scalar` (or `off`, `0`) reads them one element per access, as
-/// before; anything else, or unset, plans the vectors. Read once per process.
-pub const TILED_DIRECT_ENV: &str = "TYPESTATE_TENSOR_TILED_DIRECT";
-
-fn tiled_direct_enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| {
-        !matches!(
-            std::env::var(TILED_DIRECT_ENV).as_deref().map(str::trim),
-            Ok("scalar" | "off" | "0")
-        )
-    })
-}
-
 /// The inputs of a tiled launch (`layout` tiling `D` by the last dim `C`, `vec` elements per
 /// access, the inputs of `staged` through tiles) that are not staged yet can be read `vec`
 /// columns at a time as one aligned vector, as a bit mask (bit `k`: input `k`, numbered after
@@ -632,9 +499,9 @@ fn tiled_direct_enabled() -> bool {
 /// multiple of `vec`, and the first element aligned to `vec` elements. Then each of the
 /// kernel's accesses (columns `c .. c + vec` of one row, `c` a multiple of `vec`, the column
 /// count a multiple of `vec` as [`tiled_vec`] requires) is one aligned vector inside the
-/// tensor. The kernel used to read such an input (`y` of `x.permute(p) + y`) one 1- or
-/// 2-byte element per access; deciding per access in the kernel whether a vector fits was
-/// measured slower (docs/PERFORMANCE.md), so the planner decides once. 0 when `vec` is 1.
+/// tensor. Reading such an input (`y` of `x.permute(p) + y`) one 1- or 2-byte element per
+/// access, or deciding per access in the kernel whether a vector fits, were both measured
+/// slower (docs/PERFORMANCE.md), so the planner decides once. 0 when `vec` is 1.
 pub fn tiled_direct_vec<const N: usize>(
     layout: &CollapsedLayout<N>,
     sizes: [usize; N],
@@ -843,7 +710,7 @@ pub fn vector_width<const N: usize>(numel: usize, sizes: [usize; N], addrs: [u64
 
 /// Blocks to launch for `numel` elements in `form`: enough for one step of every thread,
 /// at most `max_blocks` (a full device of resident blocks; the loop strides over the rest),
-/// at least 1. For 32-bit index math the grid-stride step `blocks * BLOCK * work` also stays
+/// at least 1. For 32-bit index math the grid-stride step `blocks * block * work` also stays
 /// at most 2^31, so that `index + step` cannot wrap in 32 bits (the plan guarantees
 /// `numel <= 2^31 - 1`).
 #[cfg(test)]
@@ -851,7 +718,7 @@ pub fn grid_size(numel: usize, form: Form, index: IndexWidth, max_blocks: u32) -
     launch_grid(
         numel,
         form.elements_per_unit(),
-        BLOCK,
+        form.block(),
         form.work_per_thread(),
         index,
         Some(max_blocks),
@@ -860,10 +727,10 @@ pub fn grid_size(numel: usize, form: Form, index: IndexWidth, max_blocks: u32) -
 
 /// Blocks to launch for `numel` elements taken `per_unit` at a time (the vector width),
 /// `work` units per thread and `block` threads per block: enough for one step of every
-/// thread, at least 1, at most `max_blocks` when given, else (the [`GridPolicy::Full`]
-/// grid) at most `2^31 - 1`, the device's grid x limit. For 32-bit index math the grid-stride step
-/// `blocks * block * work` stays at most 2^31 whatever the policy, so `index + step` cannot
-/// wrap in 32 bits (the plan guarantees `numel <= 2^31 - 1`).
+/// thread, at least 1, at most `max_blocks` when given ([`Form::grid_cap`]), else (a full
+/// grid) at most `2^31 - 1`, the device's grid x limit. For 32-bit index math the grid-stride
+/// step `blocks * block * work` stays at most 2^31 either way, so `index + step` cannot wrap
+/// in 32 bits (the plan guarantees `numel <= 2^31 - 1`).
 pub fn launch_grid(
     numel: usize,
     per_unit: usize,
@@ -1457,8 +1324,13 @@ mod tests {
         assert_eq!(grid_size(1025, f, IndexWidth::Bits32, 1000), 2);
         assert_eq!(grid_size(1 << 30, f, IndexWidth::Bits32, 1056), 1056);
         let v = Form::Contiguous { vec: 4 };
-        // 4 elements per vector, 2 vectors per thread: 2048 elements per block step.
-        assert_eq!(grid_size(2048 * 3, v, IndexWidth::Bits32, 1000), 3);
+        // 4 elements per vector, 2 vectors per thread, 128 threads: 1024 elements per block
+        // step.
+        assert_eq!(grid_size(1024 * 3, v, IndexWidth::Bits32, 1000), 3);
+        assert_eq!(v.block(), VECTOR_BLOCK);
+        assert_eq!(v.work_per_thread(), VECTOR_WORK);
+        assert_eq!(v.grid_cap(1000), None);
+        assert_eq!(f.grid_cap(1000), Some(1000));
         // A huge device cannot push a 32-bit step past 2^31.
         let g = grid_size(usize::MAX / 2, f, IndexWidth::Bits32, u32::MAX);
         assert!(u64::from(g) * u64::from(BLOCK * SCALAR_WORK) <= 1 << 31);
@@ -1500,34 +1372,5 @@ mod tests {
             launch_grid(usize::MAX / 2, 1, 128, 2, IndexWidth::Bits64, None),
             i32::MAX as u32
         );
-    }
-
-    #[test]
-    fn vector_launch_names_round_trip() {
-        assert_eq!(VectorLaunch::DEFAULT.to_string(), "work2_block128_full");
-        for v in VectorLaunch::ALL {
-            assert_eq!(VectorLaunch::parse(&v.to_string()), Some(v));
-        }
-        let distinct: std::collections::HashSet<_> = VectorLaunch::ALL.into_iter().collect();
-        assert_eq!(distinct.len(), 8);
-        assert!(VectorLaunch::ALL.contains(&VectorLaunch::DEFAULT));
-        let v = VectorLaunch::parse("work4_block128_full").unwrap();
-        assert_eq!(
-            v.shape,
-            VectorShape {
-                work: 4,
-                block: 128
-            }
-        );
-        assert_eq!(v.grid, GridPolicy::Full);
-        for bad in [
-            "",
-            "work3_block128_full",
-            "work4_block512_full",
-            "work4_block128",
-            "fast",
-        ] {
-            assert_eq!(VectorLaunch::parse(bad), None, "{bad}");
-        }
     }
 }

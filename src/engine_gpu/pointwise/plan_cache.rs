@@ -15,19 +15,16 @@
 //! plans. The buffers' lengths are not in it: every launch still checks each view against its
 //! buffer. Launches with more than [`MAX_OPERANDS`] operands or a rank above [`MAX_RANK`] are
 //! not cached.
-//!
-//! Setting [`PLAN_CACHE_ENV`] to `0` or `off` turns the cache off for the process (every
-//! launch takes the full path), for benchmarks that measure that path.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::layout::Layout;
 
+use super::args::KernelArgs;
 use super::kernel_cache::{LoadedKernel, WordHasher};
-use super::launch::KernelArgs;
 use super::source::Operand;
 
 /// Most operands of a cached eager launch (an output and three inputs).
@@ -42,20 +39,6 @@ const CAPACITY: usize = 256;
 /// its strides.
 const WORDS: usize = 6 + MAX_RANK + MAX_OPERANDS * (2 + MAX_RANK);
 
-/// The environment variable that turns the plan cache off (`0` or `off`).
-pub const PLAN_CACHE_ENV: &str = "TYPESTATE_TENSOR_PLAN_CACHE";
-
-/// Whether launches use the cache: read from [`PLAN_CACHE_ENV`] once per process.
-fn enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| {
-        !matches!(
-            std::env::var(PLAN_CACHE_ENV).as_deref().map(str::trim),
-            Ok("0" | "off")
-        )
-    })
-}
-
 /// Everything a launch's plan depends on, as words (see the module docs).
 #[derive(Clone, Copy)]
 pub(crate) struct Signature {
@@ -66,8 +49,7 @@ pub(crate) struct Signature {
 impl Signature {
     /// The signature of a launch of the op named `name` with CUDA expression `expr` on device
     /// `ordinal`, scalars of type `scalar`, over `operands` (type, buffer address, view;
-    /// output first, all of one shape); `None` when the launch is too large to cache or the
-    /// cache is off.
+    /// output first, all of one shape); `None` when the launch is too large to cache.
     pub(crate) fn of(
         ordinal: usize,
         name: &'static str,
@@ -76,7 +58,7 @@ impl Signature {
         operands: &[(Operand, u64, &Layout)],
     ) -> Option<Signature> {
         let shape = operands.first()?.2.shape();
-        if !enabled() || operands.len() > MAX_OPERANDS || shape.len() > MAX_RANK {
+        if operands.len() > MAX_OPERANDS || shape.len() > MAX_RANK {
             return None;
         }
         let mut s = Signature {
@@ -119,11 +101,6 @@ impl Signature {
     pub(crate) fn words(&self) -> &[u64] {
         &self.words[..self.len]
     }
-}
-
-/// Whether the plan cache is on for this process ([`PLAN_CACHE_ENV`]).
-pub(crate) fn is_enabled() -> bool {
-    enabled()
 }
 
 fn hash(words: &[u64]) -> u64 {

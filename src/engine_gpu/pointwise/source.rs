@@ -9,7 +9,7 @@ use crate::element::{DType, Element};
 use crate::engine_gpu::int_divider::INT_DIVIDER_CUH;
 use crate::engine_gpu::offset_calculator::OFFSET_CALCULATOR_CUH;
 
-use super::plan::{Form, IndexWidth, VectorShape};
+use super::plan::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
 
 /// `kernels/half.cuh`: the 16-bit float storage types and their conversions.
 pub const HALF_CUH: &str = include_str!("../../../kernels/half.cuh");
@@ -71,9 +71,7 @@ impl Operand {
 ///
 /// Invariants (upheld where launches build it): `inputs[..n_inputs]` are the inputs in order
 /// (`a`, `b`, `c`), the rest are unused and equal to `out` (so two equal launches give equal
-/// keys); `expr` is the op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`; `vector` is
-/// [`VectorShape::DEFAULT`] unless `form` is [`Form::Contiguous`] with `vec > 1` (the only
-/// form it shapes), so that equal launches of other forms give equal keys.
+/// keys); `expr` is the op's CUDA expression in `a`, `b`, `c`, `p0`, `p1`.
 ///
 /// The hash leaves out `expr` (an op's name decides it, and hashing it on every launch costs
 /// host time); equality compares it, so two ops that shared a name would still get two
@@ -96,8 +94,6 @@ pub struct KernelSpec {
     pub form: Form,
     /// 32- or 64-bit index math.
     pub index: IndexWidth,
-    /// Work per thread and block size of the contiguous vector form.
-    pub vector: VectorShape,
 }
 
 /// The `kernels/` headers every pointwise program starts with, in dependency order.
@@ -125,7 +121,6 @@ impl Hash for KernelSpec {
         self.scalar.hash(state);
         self.form.hash(state);
         self.index.hash(state);
-        self.vector.hash(state);
     }
 }
 
@@ -138,19 +133,14 @@ impl KernelSpec {
         &self.inputs[..usize::from(self.n_inputs)]
     }
 
-    /// Whether this is the contiguous vector form, the one [`Self::vector`] shapes.
-    fn is_contiguous_vec(&self) -> bool {
-        self.form.is_contiguous_vec()
-    }
-
     /// Threads per block of this kernel (its `__launch_bounds__`).
     pub fn block(&self) -> u32 {
-        self.form.block(self.vector)
+        self.form.block()
     }
 
     /// Elements (or vectors) each thread handles per grid-stride step.
     pub fn work_per_thread(&self) -> u32 {
-        self.form.work(self.vector)
+        self.form.work_per_thread()
     }
 
     /// The `extern "C"` entry point's name: stable for a spec and readable in a profiler,
@@ -169,8 +159,9 @@ impl KernelSpec {
             name.push_str(input.dtype.name());
         }
         let _ = write!(name, "__{}", self.form);
-        if self.is_contiguous_vec() {
-            let _ = write!(name, "_w{}_b{}", self.vector.work, self.vector.block);
+        if self.form.is_contiguous_vec() {
+            // The vector form's launch shape, named as in profiles (and disk caches) before.
+            let _ = write!(name, "_w{VECTOR_WORK}_b{VECTOR_BLOCK}");
         }
         let _ = write!(name, "_{}", self.index);
         name

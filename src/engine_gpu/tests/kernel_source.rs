@@ -6,8 +6,9 @@
 //!   (`cast_*`), in a form that rotates through all forms and index widths;
 //! - every form (contiguous, vectorised, strided ranks 1 to 6, inner-vectorised strided ranks
 //!   1 to 6, tiled) at both index widths, for copy, add, where and fill over their types;
-//! - the contiguous vector form in every launch shape (`VectorLaunch::ALL`: work 2/4, block
-//!   128/256) for the benchmark's contiguous cases, at both widths, as PTX and `sm_90` CUBIN;
+//! - the contiguous vector form (its own launch shape: `VECTOR_WORK` vectors per thread,
+//!   `VECTOR_BLOCK` threads) for the benchmark's contiguous cases, at both widths, as PTX and
+//!   `sm_90` CUBIN;
 //! - the conversions again for `sm_90` (CUBIN, through ptxas: checks the inline PTX);
 //! - `#[ignore]`d: the whole product of ops, types, forms and widths (`--ignored`, minutes).
 //!
@@ -20,7 +21,7 @@ use std::sync::Mutex;
 use crate::engine_gpu::compile::arch::Target;
 use crate::engine_gpu::compile::nvrtc::{self, compile};
 use crate::engine_gpu::pointwise::kernel_cache::OPTIONS;
-use crate::engine_gpu::pointwise::plan::{tile_shape, TileShape, VectorLaunch, VectorShape};
+use crate::engine_gpu::pointwise::plan::{tile_shape, TileShape, VECTOR_BLOCK, VECTOR_WORK};
 use crate::engine_gpu::pointwise::plan::{Form, IndexWidth};
 use crate::engine_gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
 use typestate_tensor::element::DType;
@@ -91,7 +92,6 @@ impl Instance {
             scalar: Operand::from_dtype(self.scalar),
             form,
             index,
-            vector: VectorShape::DEFAULT,
         }
     }
 }
@@ -379,7 +379,7 @@ fn every_form_and_width_compiles() {
 }
 
 #[test]
-fn every_vector_launch_shape_compiles() {
+fn the_vector_launch_shape_compiles() {
     if !nvrtc_present() {
         return;
     }
@@ -396,24 +396,13 @@ fn every_vector_launch_shape_compiles() {
         instance(add, DType::F64, &[DType::F64, DType::F64], DType::F64),
         instance(add, DType::U8, &[DType::U8, DType::U8], DType::U8),
     ];
-    let mut shapes: Vec<VectorShape> = VectorLaunch::ALL.iter().map(|v| v.shape).collect();
-    shapes.dedup();
-    assert_eq!(shapes.len(), 4);
     let specs: Vec<KernelSpec> = instances
         .iter()
-        .flat_map(|inst| {
-            let shapes = &shapes;
-            WIDTHS.into_iter().flat_map(move |w| {
-                shapes.iter().map(move |&vector| KernelSpec {
-                    vector,
-                    ..inst.spec(Form::Contiguous { vec: max_vec(inst) }, w)
-                })
-            })
-        })
+        .flat_map(|inst| WIDTHS.map(|w| inst.spec(Form::Contiguous { vec: max_vec(inst) }, w)))
         .collect();
     for spec in &specs {
         let tail = spec.tail();
-        let (b, w) = (spec.vector.block, spec.vector.work);
+        let (b, w) = (VECTOR_BLOCK, VECTOR_WORK);
         assert!(tail.contains(&format!("__launch_bounds__({b})")), "{tail}");
         assert!(
             tail.contains(&format!("ts_apply_contiguous_vec<{b}, {w}, ")),
@@ -462,7 +451,7 @@ fn the_whole_product_compiles() {
 /// every element type of the float chain) compile in every form and index width.
 #[test]
 fn fused_sources_compile_in_every_form() {
-    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec, Rounding};
+    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec};
     use crate::tensor::expr::{self, program::Program};
     use typestate_tensor::tensor::Tensor;
     use typestate_tensor::Cpu;
@@ -500,7 +489,7 @@ fn fused_sources_compile_in_every_form() {
     let v = vc * 0.99f32 + a.lazy().square() * 0.01f32;
     let p = pc - m.clone() / (v.clone().sqrt() + 1e-8f32);
     let adam_in_place = (p, m, v);
-    // Ops exact in their half type (not rounded again in the lean form), outputs of half
+    // Ops exact in their half type (not rounded again), outputs of half
     // and u8 types returned in their storage type, one of them an exact op's value.
     let b = Tensor::<half::bf16>::zeros(&[4, 4]).unwrap();
     let hb = half::bf16::from_f32(0.5);
@@ -593,16 +582,12 @@ fn fused_sources_compile_in_every_form() {
         assert!(n <= 12);
         for form in forms {
             for index in WIDTHS {
-                for rounding in [Rounding::Lean, Rounding::Every] {
-                    let spec = FusedSpec {
-                        signature: signature.clone(),
-                        form,
-                        index,
-                        vector: VectorShape::DEFAULT,
-                        rounding,
-                    };
-                    sources.push((spec.entry_name(), spec.source(&body)));
-                }
+                let spec = FusedSpec {
+                    signature: signature.clone(),
+                    form,
+                    index,
+                };
+                sources.push((spec.entry_name(), spec.source(&body)));
             }
         }
     }
