@@ -551,23 +551,6 @@ fn check_nccl(rel: &str, src: &str) -> Vec<String> {
 /// Cycles that are known and allowed, each with its reason: the files of one strongly
 /// connected component, exactly (a cycle that grows or changes fails again).
 const ALLOWED_CYCLES: &[(&[&str], &str)] = &[
-    // The GPU engine's launch path: being removed with the experiment switches (issue 25).
-    (
-        &[
-            "engine_gpu/pointwise/launch.rs",
-            "engine_gpu/pointwise/plan_cache.rs",
-        ],
-        "being removed with the experiment switches (issue 25)",
-    ),
-    // The kernel key lives in the folder's mod.rs, which also re-exports and uses the cache's
-    // statistics: being removed with the experiment switches (issue 25).
-    (
-        &[
-            "engine_gpu/compile/mod.rs",
-            "engine_gpu/compile/module_cache.rs",
-        ],
-        "being removed with the experiment switches (issue 25)",
-    ),
     // Found by this test and not yet broken (issue 25, listed in docs/ARCHITECTURE.md).
     (
         &[

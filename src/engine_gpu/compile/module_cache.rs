@@ -7,11 +7,12 @@ use std::sync::{Arc, LazyLock};
 use cudarc::driver::{CudaContext, CudaFunction};
 
 use super::arch::{Arch, Target};
+use super::disk_cache::Bypass;
 use super::disk_cache::{entry_key, DiskCache, Origin};
 use super::image::KernelImage;
+use super::key::KernelKey;
 use super::nvrtc;
 use super::once_map::OnceMap;
-use super::KernelKey;
 use crate::error::GpuError;
 use crate::runtime::driver;
 
@@ -32,6 +33,20 @@ pub struct CacheStats {
     /// Disk cache lookups and stores skipped because its folder is not trusted
     /// ([`kernel_cache_warning`](crate::gpu::kernel_cache_warning) says why).
     pub disk_bypasses: u64,
+}
+
+/// What the process-wide kernel cache has done so far: images built, NVRTC compiles, disk
+/// hits and rejects, modules loaded, disk lookups bypassed.
+pub fn kernel_cache_stats() -> CacheStats {
+    KernelCache::global().stats()
+}
+
+/// Why the kernel disk cache (`TYPESTATE_TENSOR_KERNEL_CACHE`, else a folder under the temp
+/// folder) was bypassed, if it ever was: the first untrusted folder found (owned by another
+/// user, writable by others, not a plain folder). Kernels were then compiled in memory, which
+/// is correct but slower on the next process's first use.
+pub fn kernel_cache_warning() -> Option<Bypass> {
+    KernelCache::global().disk_warning()
 }
 
 #[derive(Debug, Default)]
