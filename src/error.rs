@@ -582,7 +582,7 @@ pub enum GpuError {
         location: crate::memory_location::MemoryLocation,
     },
     /// An op's name or CUDA expression is not one the kernel generator accepts (see
-    /// [`crate::ops::op::check_op_source`]); nothing was compiled.
+    /// `check_op_source`); nothing was compiled.
     #[error(
         "op `{op}` cannot be compiled: {reason}; pointwise ops come from the crate's op table"
     )]

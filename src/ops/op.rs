@@ -20,7 +20,7 @@
 //! [`Cast`](super::cast::Cast) implement them. The op types themselves are public and usable
 //! everywhere (`Tensor::map(&Exp)`, generic code bounded by `O: UnaryOp<T>`); a new op is a
 //! table entry in this crate (ask for one in the issue tracker). As a second line of defence
-//! the kernel generator re-checks every name and expression with [`check_op_source`] before
+//! the kernel generator re-checks every name and expression with `check_op_source` before
 //! compiling it.
 
 use crate::element::Element;
@@ -87,7 +87,7 @@ pub trait TernaryOp<A: Element, T: Element>: sealed::Sealed + Copy + Send + Sync
 /// helpers and the CUDA math functions the table calls (each with `float` and `double`
 /// overloads).
 #[rustfmt::skip]
-pub const CUDA_IDENTIFIERS: &[&str] = &[
+pub(crate) const CUDA_IDENTIFIERS: &[&str] = &[
     "a", "b", "c", "p0", "p1", "ts_add", "ts_sub", "ts_mul", "ts_div", "ts_max", "ts_min",
     "ts_abs", "ts_sign", "ts_neg", "ts_pow", "ts_sigmoid", "ts_silu", "exp", "log", "sqrt",
     "rsqrt", "sin", "cos", "tanh", "floor", "ceil", "rint", "erf", "fma", "decltype",
@@ -96,10 +96,10 @@ pub const CUDA_IDENTIFIERS: &[&str] = &[
 /// Punctuation a CUDA op expression may use besides identifiers, digits, `.` and spaces:
 /// arithmetic, comparison, the conditional operator, calls and casts. No `;`, braces, `#`,
 /// quotes, `/*` or `//` (a comment or a statement cannot be formed), and no newline.
-pub const CUDA_PUNCTUATION: &str = "+-*/<>=!?:(),";
+pub(crate) const CUDA_PUNCTUATION: &str = "+-*/<>=!?:(),";
 
 /// The longest op name or expression accepted (the table's longest is far shorter).
-pub const MAX_OP_TEXT: usize = 256;
+pub(crate) const MAX_OP_TEXT: usize = 256;
 
 /// Checks an op's name and CUDA expression before they are pasted into an NVRTC program.
 ///
@@ -112,7 +112,7 @@ pub const MAX_OP_TEXT: usize = 256;
 ///
 /// # Errors
 /// [`GpuError::UntrustedOp`] naming the op and what is wrong.
-pub fn check_op_source(name: &str, expr: &str) -> Result<(), GpuError> {
+pub(crate) fn check_op_source(name: &str, expr: &str) -> Result<(), GpuError> {
     let reject = |reason: String| GpuError::UntrustedOp {
         op: name.escape_default().to_string(),
         reason,

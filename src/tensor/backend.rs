@@ -289,7 +289,7 @@ pub(crate) mod sealed {
 }
 
 /// Checks that every layout of one backend call has the shape of the first.
-pub fn check_same_shape(op: &'static str, layouts: &[&Layout]) -> Result<()> {
+pub(crate) fn check_same_shape(op: &'static str, layouts: &[&Layout]) -> Result<()> {
     let expected = layouts.first().map_or(&[][..], |l| l.shape());
     for l in layouts {
         if l.shape() != expected {
