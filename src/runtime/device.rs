@@ -384,7 +384,8 @@ impl Gpu {
     /// let side = gpu.on(&gpu.new_stream()?)?;
     /// let a = Tensor::<f32>::arange(1024)?.to_gpu(&side)?; // copied on the side stream
     /// let b = a.exp()?; // queued on the side stream
-    /// let c = (&b + &b.to_device(&gpu)?)?; // mixed streams: each buffer orders its users
+    /// let d = Tensor::<f32>::arange(1024)?.to_gpu(&gpu)?; // on the default stream
+    /// let c = (&b + &d)?; // on b's stream, after the upload of `d`: each buffer orders its users
     /// println!("{}", c.sum()?.item()?);
     /// # Ok(())
     /// # }
