@@ -159,14 +159,16 @@ pub(crate) fn ensure_private_dir(dir: &Path) -> Result<(), PrivateError> {
     Ok(())
 }
 
+/// Whether two metadata describe the same file (device and inode): the file opened is the
+/// one checked, not one swapped in between. Never on other platforms.
 #[cfg(unix)]
-fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+pub(crate) fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     a.dev() == b.dev() && a.ino() == b.ino()
 }
 
 #[cfg(not(unix))]
-fn same_file(_a: &fs::Metadata, _b: &fs::Metadata) -> bool {
+pub(crate) fn same_file(_a: &fs::Metadata, _b: &fs::Metadata) -> bool {
     false
 }
 

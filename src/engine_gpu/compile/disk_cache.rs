@@ -670,7 +670,7 @@ fn read_trusted(path: &Path) -> Result<Option<Vec<u8>>, Distrust> {
     let Ok(opened) = file.metadata() else {
         return Ok(None);
     };
-    if !same_file(&checked, &opened) {
+    if !crate::fs_trust::same_file(&checked, &opened) {
         return Err(Distrust::Replaced);
     }
     check_meta(&opened, false, euid)?;
@@ -679,17 +679,6 @@ fn read_trusted(path: &Path) -> Result<Option<Vec<u8>>, Distrust> {
         Ok(_) => Ok(Some(bytes)),
         Err(_) => Ok(None),
     }
-}
-
-#[cfg(unix)]
-fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    a.dev() == b.dev() && a.ino() == b.ino()
-}
-
-#[cfg(not(unix))]
-fn same_file(_a: &fs::Metadata, _b: &fs::Metadata) -> bool {
-    false
 }
 
 /// Creates `dir` and any missing parents with mode `0700`.
