@@ -42,6 +42,6 @@ impl Hasher for AddrHasher {
     }
 
     fn write_usize(&mut self, n: usize) {
-        self.write_u64(super::to_u64(n));
+        self.write_u64(super::arith::to_u64(n));
     }
 }

@@ -140,3 +140,5 @@ impl fmt::Debug for Allocation {
             .finish()
     }
 }
+
+static_assertions::assert_impl_all!(Allocation: Send, Sync);

@@ -1,7 +1,7 @@
 //! Calling the source for memory, and building the errors allocators return when it fails.
 
-use super::allocator::AllocatorStats;
 use super::source::{MemorySource, SourceError};
+use super::stats::AllocatorStats;
 use crate::error::{AllocError, OomHint, OutOfMemoryError};
 use crate::oom::applicable_hints;
 

@@ -9,15 +9,12 @@
 //! The source is typically pinned (page-locked) host memory from the GPU layer; tests use
 //! [`HostMemorySource`](super::host_source::HostMemorySource).
 
-use std::sync::Mutex;
-
 use super::allocator::{Block, DeviceAllocator};
-use super::bookkeeping::stats_and_error_methods;
-use super::events::EventGuarded;
-use super::locking::{get_mut, lock};
+use super::bookkeeping::{bookkeeping_methods, Guarded};
+use super::host_source::HostMemorySource;
 use super::regions::{FreeRegions, RegionCache};
 use super::snapshot::SegmentSnapshot;
-use super::source::{MemoryLocation, MemorySource, StreamId};
+use super::source::{MemorySource, StreamId};
 use crate::error::AllocError;
 
 /// Number of power-of-two size classes (one per bit of `usize`).
@@ -66,8 +63,7 @@ const SIZE_CLASSES: usize = usize::BITS as usize;
 /// # }
 /// ```
 pub struct CachingHostAllocator<S: MemorySource> {
-    source: S,
-    state: Mutex<RegionCache<S::Event, SizeClasses>>,
+    inner: Guarded<S, RegionCache<S::Event, SizeClasses>>,
 }
 
 /// Cached block addresses per power-of-two size class, for any stream: the CPU, not a
@@ -119,24 +115,23 @@ impl<S: MemorySource> CachingHostAllocator<S> {
     /// An allocator over `source`.
     pub fn new(source: S) -> Self {
         Self {
-            source,
-            state: Mutex::new(RegionCache::new()),
+            inner: Guarded::new(source, RegionCache::new()),
         }
     }
 
     /// The memory source.
     pub fn source(&self) -> &S {
-        &self.source
+        &self.inner.source
     }
 
     /// Every block (one segment each), in address order.
     pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
-        lock(&self.state).snapshot()
+        self.inner.snapshot()
     }
 
     /// Returns blocks whose events have completed to the free lists now.
     pub fn process_events(&self) -> Result<(), AllocError> {
-        lock(&self.state).process_events(&self.source)
+        self.inner.process_events()
     }
 }
 
@@ -155,10 +150,6 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
         "caching-host"
     }
 
-    fn memory_location(&self) -> MemoryLocation {
-        self.source.location()
-    }
-
     /// A block of `bytes` rounded up to a power of two, usable on any stream once
     /// `record_stream` announces it; `stream` is recorded as its first use.
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
@@ -168,8 +159,9 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
         let size = bytes
             .checked_next_power_of_two()
             .ok_or(AllocError::SizeOverflow { requested: bytes })?;
-        lock(&self.state).allocate(&self.source, size, bytes, stream, |st| {
-            st.allocate_region(&self.source, size, bytes, &[])
+        let source = &self.inner.source;
+        self.inner.allocate(size, bytes, stream, |st| {
+            st.allocate_region(source, size, bytes, &[])
         })
     }
 
@@ -178,40 +170,22 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingHostAllocator<S> {
     /// recorded the allocator synchronizes instead and reports the failure; the block is
     /// still taken back (and leaked, never reused, if even synchronizing fails).
     fn free(&self, block: Block) -> Result<(), AllocError> {
-        if block.size() == 0 {
-            return Ok(());
-        }
-        lock(&self.state).free(&self.source, &block)
+        self.inner.free(&block)
     }
 
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
-        if block.size() == 0 {
-            return Ok(());
-        }
-        lock(&self.state).free_direct(&self.source, &block)
+        self.inner.free_direct(&block)
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
-        if block.size() == 0 {
-            return Ok(());
-        }
-        lock(&self.state).record_stream(block, stream)
+        self.inner.record_stream(block, stream)
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
-        lock(&self.state).release_cached(&self.source)
+        self.inner.release_cached()
     }
 
-    stats_and_error_methods!();
-
-    fn segments(&self) -> Option<Vec<crate::storage::snapshot::SegmentSnapshot>> {
-        Some(self.snapshot())
-    }
+    bookkeeping_methods!(inner);
 }
 
-impl<S: MemorySource> Drop for CachingHostAllocator<S> {
-    fn drop(&mut self) {
-        // Blocks still handed out stay with the source; a failure has nowhere to go.
-        let _ = get_mut(&mut self.state).release_cached(&self.source);
-    }
-}
+static_assertions::assert_impl_all!(CachingHostAllocator<HostMemorySource>: Send, Sync);

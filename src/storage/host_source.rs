@@ -10,9 +10,9 @@ use std::alloc::Layout;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
+use super::arith::to_u64;
 use super::locking::lock;
 use super::source::{MemoryLocation, MemorySource, SourceError, StreamId};
-use super::to_u64;
 
 /// Alignment of every region, the same as `cudaMalloc`'s minimum guarantee.
 pub const HOST_ALIGNMENT: usize = 256;

@@ -78,15 +78,17 @@ pub mod snapshot;
 pub mod source;
 
 mod addr_map;
+mod arith;
 mod bookkeeping;
 mod conf;
 mod events;
 mod failure;
 mod locking;
 mod regions;
+mod stats;
 
 pub use allocation::Allocation;
-pub use allocator::{AllocatorStats, Block, DeviceAllocator, Stat};
+pub use allocator::{Block, DeviceAllocator};
 pub use caching::{CachingAllocator, CachingConfig};
 pub(crate) use failure::oom_error;
 pub use host_caching::CachingHostAllocator;
@@ -95,23 +97,4 @@ pub use naive::NaiveAllocator;
 pub use pooled::{PoolRounding, PooledAllocator, PooledConfig};
 pub use snapshot::{BlockSnapshot, BlockState, MemorySnapshot, SegmentPool, SegmentSnapshot};
 pub use source::{MemoryLocation, MemorySource, SourceError, StreamId};
-
-static_assertions::assert_impl_all!(CachingAllocator<HostMemorySource>: Send, Sync);
-static_assertions::assert_impl_all!(PooledAllocator<HostMemorySource>: Send, Sync);
-static_assertions::assert_impl_all!(CachingHostAllocator<HostMemorySource>: Send, Sync);
-static_assertions::assert_impl_all!(NaiveAllocator<HostMemorySource>: Send, Sync);
-static_assertions::assert_impl_all!(Allocation: Send, Sync);
-
-// Addresses are u64 and sizes usize: converting a size to an address offset must be
-// lossless.
-static_assertions::const_assert!(usize::BITS <= u64::BITS);
-
-/// A size as an address offset (lossless: see the assertion above).
-pub(crate) fn to_u64(n: usize) -> u64 {
-    n as u64
-}
-
-/// `n` rounded up to a multiple of `to` (> 0), or `None` on overflow.
-pub(crate) fn round_up(n: usize, to: usize) -> Option<usize> {
-    n.div_ceil(to).checked_mul(to)
-}
+pub use stats::{AllocatorStats, Stat};

@@ -1,14 +1,13 @@
 //! [`NaiveAllocator`]: one source allocation per request (MXNet's `NaiveStorageManager`).
 
-use std::sync::Mutex;
-
 use super::addr_map::AddrMap;
-use super::allocator::{AllocatorStats, Block, DeviceAllocator};
-use super::bookkeeping::stats_and_error_methods;
+use super::allocator::{Block, DeviceAllocator};
+use super::bookkeeping::{bookkeeping_methods, Books, Guarded};
 use super::failure::{out_of_memory, source_failure, try_allocate};
-use super::locking::lock;
+use super::host_source::HostMemorySource;
 use super::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
-use super::source::{MemoryLocation, MemorySource, StreamId};
+use super::source::{MemorySource, StreamId};
+use super::stats::AllocatorStats;
 use crate::error::AllocError;
 
 /// Allocates every request straight from the source and frees it straight back: no cache,
@@ -43,8 +42,7 @@ use crate::error::AllocError;
 /// # }
 /// ```
 pub struct NaiveAllocator<S: MemorySource> {
-    source: S,
-    state: Mutex<NaiveState>,
+    inner: Guarded<S, NaiveState>,
 }
 
 #[derive(Default)]
@@ -72,24 +70,17 @@ struct LiveBlock {
     stream: StreamId,
 }
 
-impl<S: MemorySource> NaiveAllocator<S> {
-    /// An allocator over `source`.
-    pub fn new(source: S) -> Self {
-        Self {
-            source,
-            state: Mutex::new(NaiveState::default()),
-        }
+impl<S: MemorySource> Books<S> for NaiveState {
+    fn stats_mut(&mut self) -> &mut AllocatorStats {
+        &mut self.stats
     }
 
-    /// The memory source.
-    pub fn source(&self) -> &S {
-        &self.source
+    fn error_mut(&mut self) -> &mut Option<AllocError> {
+        &mut self.error
     }
 
-    /// Every block handed out, one segment each, in address order.
-    pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
-        let st = lock(&self.state);
-        let mut segments: Vec<SegmentSnapshot> = st
+    fn snapshot(&self) -> Vec<SegmentSnapshot> {
+        let mut segments: Vec<SegmentSnapshot> = self
             .live
             .iter()
             .map(|(&addr, b)| SegmentSnapshot {
@@ -109,6 +100,30 @@ impl<S: MemorySource> NaiveAllocator<S> {
         segments.sort_by_key(|s| s.addr);
         segments
     }
+
+    /// Nothing is cached: every free went straight back to the source.
+    fn release_cached(&mut self, _source: &S) -> Result<(), AllocError> {
+        Ok(())
+    }
+}
+
+impl<S: MemorySource> NaiveAllocator<S> {
+    /// An allocator over `source`.
+    pub fn new(source: S) -> Self {
+        Self {
+            inner: Guarded::new(source, NaiveState::default()),
+        }
+    }
+
+    /// The memory source.
+    pub fn source(&self) -> &S {
+        &self.inner.source
+    }
+
+    /// Every block handed out, one segment each, in address order.
+    pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
+        self.inner.snapshot()
+    }
 }
 
 // SAFETY: every block of a non-zero request is one whole fresh region of exactly `bytes`
@@ -124,18 +139,15 @@ unsafe impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         "naive"
     }
 
-    fn memory_location(&self) -> MemoryLocation {
-        self.source.location()
-    }
-
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
             return Ok(Block::empty(stream));
         }
-        let mut guard = lock(&self.state);
+        let source = &self.inner.source;
+        let mut guard = self.inner.lock();
         let st = &mut *guard;
-        let addr = try_allocate(&self.source, bytes)?
-            .ok_or_else(|| out_of_memory(&self.source, bytes, &mut st.stats, &[]))?;
+        let addr = try_allocate(source, bytes)?
+            .ok_or_else(|| out_of_memory(source, bytes, &mut st.stats, &[]))?;
         st.live.insert(
             addr,
             LiveBlock {
@@ -157,16 +169,17 @@ unsafe impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         if block.size() == 0 {
             return Ok(());
         }
-        let mut st = lock(&self.state);
+        let source = &self.inner.source;
+        let mut st = self.inner.lock();
         st.lookup(&block)?;
         let (addr, size) = (block.addr(), block.size());
-        self.source
+        source
             .synchronize()
-            .map_err(|e| source_failure(&self.source, e))?;
+            .map_err(|e| source_failure(source, e))?;
         // SAFETY: `live` records `addr` as a region of `size` bytes that this allocator got
         // from the source and has not freed; we synchronized, so no queued work still uses
         // it. It leaves `live` right after, so it is freed once.
-        unsafe { self.source.free(addr, size) }.map_err(|e| source_failure(&self.source, e))?;
+        unsafe { source.free(addr, size) }.map_err(|e| source_failure(source, e))?;
         st.live.remove(&addr);
         st.stats.block_given_back(size);
         st.stats.block_inactive(size, size);
@@ -180,16 +193,14 @@ unsafe impl<S: MemorySource> DeviceAllocator for NaiveAllocator<S> {
         if block.size() == 0 {
             return Ok(());
         }
-        lock(&self.state).lookup(block)
+        self.inner.lock().lookup(block)
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
         Ok(())
     }
 
-    stats_and_error_methods!();
-
-    fn segments(&self) -> Option<Vec<crate::storage::snapshot::SegmentSnapshot>> {
-        Some(self.snapshot())
-    }
+    bookkeeping_methods!(inner);
 }
+
+static_assertions::assert_impl_all!(NaiveAllocator<HostMemorySource>: Send, Sync);

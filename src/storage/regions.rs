@@ -4,11 +4,13 @@
 //! in how requests are rounded and in when they ask the source for more.
 
 use super::addr_map::AddrMap;
-use super::allocator::{AllocatorStats, Block};
+use super::allocator::Block;
+use super::bookkeeping::{Books, Guarded};
 use super::events::{add_stream_use, EventGuarded, StreamEvents};
 use super::failure::{out_of_memory, source_failure, try_allocate};
 use super::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
 use super::source::{MemorySource, StreamId};
+use super::stats::AllocatorStats;
 use crate::error::{AllocError, OomHint};
 
 /// Where cached regions wait for reuse.
@@ -219,9 +221,19 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
         self.free.prune();
         Ok(())
     }
+}
+
+impl<S: MemorySource, F: FreeRegions> Books<S> for RegionCache<S::Event, F> {
+    fn stats_mut(&mut self) -> &mut AllocatorStats {
+        &mut self.stats
+    }
+
+    fn error_mut(&mut self) -> &mut Option<AllocError> {
+        &mut self.error
+    }
 
     /// Every region (one segment of one block each), in address order.
-    pub(crate) fn snapshot(&self) -> Vec<SegmentSnapshot> {
+    fn snapshot(&self) -> Vec<SegmentSnapshot> {
         let single = |addr, size, requested, stream, state| SegmentSnapshot {
             addr,
             size,
@@ -254,6 +266,52 @@ impl<E, F: FreeRegions> RegionCache<E, F> {
             .collect();
         segments.sort_by_key(|s| s.addr);
         segments
+    }
+
+    fn release_cached(&mut self, source: &S) -> Result<(), AllocError> {
+        RegionCache::release_cached(self, source)
+    }
+}
+
+/// The verbs of the two region allocators, each one critical section under the lock.
+/// Empty blocks name no memory: giving one back or announcing its use does nothing.
+impl<S: MemorySource, F: FreeRegions> Guarded<S, RegionCache<S::Event, F>> {
+    /// Hands out a region of `size` bytes for a request of `requested` on `stream`
+    /// ([`RegionCache::allocate`]), asking `new_region` on a cache miss.
+    #[inline]
+    pub(crate) fn allocate(
+        &self,
+        size: usize,
+        requested: usize,
+        stream: StreamId,
+        new_region: impl FnOnce(&mut RegionCache<S::Event, F>) -> Result<u64, AllocError>,
+    ) -> Result<Block, AllocError> {
+        self.lock()
+            .allocate(&self.source, size, requested, stream, new_region)
+    }
+
+    /// Takes `block` back into the cache ([`RegionCache::free`]).
+    pub(crate) fn free(&self, block: &Block) -> Result<(), AllocError> {
+        if block.size() == 0 {
+            return Ok(());
+        }
+        self.lock().free(&self.source, block)
+    }
+
+    /// Returns `block` straight to the source ([`RegionCache::free_direct`]).
+    pub(crate) fn free_direct(&self, block: &Block) -> Result<(), AllocError> {
+        if block.size() == 0 {
+            return Ok(());
+        }
+        self.lock().free_direct(&self.source, block)
+    }
+
+    /// Notes that `block` is used on `stream` too ([`RegionCache::record_stream`]).
+    pub(crate) fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
+        if block.size() == 0 {
+            return Ok(());
+        }
+        self.lock().record_stream(block, stream)
     }
 }
 

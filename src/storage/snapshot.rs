@@ -71,7 +71,7 @@ pub struct MemorySnapshot {
     /// GPU's; `None` for host memory of no GPU.
     pub ordinal: Option<usize>,
     /// Its statistics.
-    pub stats: super::allocator::AllocatorStats,
+    pub stats: super::stats::AllocatorStats,
     /// Every segment with its blocks, in address order (empty for an allocator that cannot
     /// list them, such as the driver pool).
     pub segments: Vec<SegmentSnapshot>,

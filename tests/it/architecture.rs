@@ -554,30 +554,6 @@ const ALLOWED_CYCLES: &[(&[&str], &str)] = &[
     // Found by this test and not yet broken (issue 25, listed in docs/ARCHITECTURE.md).
     (
         &[
-            "storage/addr_map.rs",
-            "storage/allocation.rs",
-            "storage/allocator.rs",
-            "storage/caching/config.rs",
-            "storage/caching/mod.rs",
-            "storage/caching/sizes.rs",
-            "storage/caching/state.rs",
-            "storage/events.rs",
-            "storage/failure.rs",
-            "storage/history/mod.rs",
-            "storage/history/pickle.rs",
-            "storage/host_caching.rs",
-            "storage/host_source.rs",
-            "storage/mod.rs",
-            "storage/naive.rs",
-            "storage/pooled/config.rs",
-            "storage/pooled/mod.rs",
-            "storage/regions.rs",
-            "storage/snapshot.rs",
-        ],
-        "not yet broken (issue 25)",
-    ),
-    (
-        &[
             "runtime/event.rs",
             "runtime/graph/pool.rs",
             "runtime/graph/state.rs",

@@ -30,8 +30,6 @@ mod pool;
 mod sizes;
 mod state;
 
-use std::sync::Mutex;
-
 pub use config::CachingConfig;
 pub use sizes::{
     allocation_size, is_small, round_size, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC,
@@ -41,14 +39,15 @@ pub use sizes::{
 use self::arena::BlockId;
 use self::state::{Limits, State};
 use super::allocator::{Block, DeviceAllocator};
-use super::bookkeeping::stats_and_error_methods;
+use super::bookkeeping::{bookkeeping_methods, Books, Guarded};
 use super::events::EventGuarded;
 use super::failure::out_of_memory;
 use super::history::record::{record, Recorder, TraceAction};
 use super::history::{HistorySettings, MemoryHistory};
-use super::locking::{get_mut, lock};
+use super::host_source::HostMemorySource;
 use super::snapshot::SegmentSnapshot;
-use super::source::{MemoryLocation, MemorySource, StreamId};
+use super::source::{MemorySource, StreamId};
+use super::stats::AllocatorStats;
 use crate::error::{AllocError, OomHint};
 
 /// PyTorch's caching device allocator (the crate's default), generic over where memory
@@ -91,9 +90,8 @@ use crate::error::{AllocError, OomHint};
 /// # }
 /// ```
 pub struct CachingAllocator<S: MemorySource> {
-    source: S,
     limits: Limits,
-    state: Mutex<State<S::Event>>,
+    inner: Guarded<S, State<S::Event>>,
 }
 
 impl<S: MemorySource> std::fmt::Debug for CachingAllocator<S> {
@@ -101,7 +99,7 @@ impl<S: MemorySource> std::fmt::Debug for CachingAllocator<S> {
     /// briefly).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CachingAllocator")
-            .field("source", &self.source.name())
+            .field("source", &self.inner.source.name())
             .field("config", self.config())
             .field("stats", &self.stats())
             .finish()
@@ -135,13 +133,12 @@ impl<S: MemorySource> CachingAllocator<S> {
         let mut state = State::new();
         state.recorder = config.history().map(|h| Box::new(Recorder::new(h)));
         Self {
-            source,
             limits: Limits {
                 config,
                 allowed_max,
                 gc_threshold,
             },
-            state: Mutex::new(state),
+            inner: Guarded::new(source, state),
         }
     }
 
@@ -152,18 +149,18 @@ impl<S: MemorySource> CachingAllocator<S> {
 
     /// The memory source.
     pub fn source(&self) -> &S {
-        &self.source
+        &self.inner.source
     }
 
     /// Every segment with its blocks, in address order (PyTorch's `memory_snapshot`).
     pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
-        lock(&self.state).snapshot()
+        self.inner.snapshot()
     }
 
     /// Returns blocks whose stream events have completed to the pools now, rather than at
     /// the next allocation.
     pub fn process_events(&self) -> Result<(), AllocError> {
-        lock(&self.state).process_events(&self.source)
+        self.inner.process_events()
     }
 
     /// Starts recording allocator events with `settings` (dropping any history recorded so
@@ -172,18 +169,18 @@ impl<S: MemorySource> CachingAllocator<S> {
     /// While off, recording costs one branch per event under the lock the operation holds
     /// anyway (see `docs/PERFORMANCE.md`).
     pub fn record_history(&self, settings: Option<HistorySettings>) {
-        lock(&self.state).recorder = settings.map(|s| Box::new(Recorder::new(s)));
+        self.inner.lock().recorder = settings.map(|s| Box::new(Recorder::new(s)));
     }
 
     /// The segments and blocks now plus the recorded events (PyTorch's `_snapshot()`):
     /// what [`MemoryHistory::to_torch_pickle`] and the plots read. The events are empty
     /// when recording is off.
     pub fn history(&self) -> MemoryHistory {
-        let st = lock(&self.state);
+        let st = self.inner.lock();
         MemoryHistory {
             allocator: self.name(),
-            location: self.source.location(),
-            mem_info: self.source.mem_info(),
+            location: self.inner.location(),
+            mem_info: self.inner.source.mem_info(),
             stats: st.stats.clone(),
             segments: st.snapshot(),
             events: st.recorder.as_ref().map_or_else(Vec::new, |r| r.events()),
@@ -195,7 +192,7 @@ impl<S: MemorySource> CachingAllocator<S> {
     /// Zeroes the counters (`num_allocs`, `num_alloc_retries`, `num_ooms`,
     /// `num_segment_frees`), keeping current values and peaks.
     pub fn reset_accumulated_stats(&self) {
-        lock(&self.state).stats.reset_counters();
+        self.inner.lock().stats.reset_counters();
     }
 
     /// A new segment for a request that missed the cache, with out-of-memory recovery.
@@ -208,7 +205,7 @@ impl<S: MemorySource> CachingAllocator<S> {
         requested: usize,
     ) -> Result<BlockId, AllocError> {
         let alloc_size = allocation_size(size)?;
-        let source = &self.source;
+        let source = &self.inner.source;
         let limits = &self.limits;
         if let Some(threshold) = limits.gc_threshold {
             st.garbage_collect(source, threshold)?;
@@ -270,18 +267,14 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
         "caching"
     }
 
-    fn memory_location(&self) -> MemoryLocation {
-        self.source.location()
-    }
-
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
             return Ok(Block::empty(stream));
         }
         let size = round_size(bytes, self.limits.config.roundup_power2_divisions())?;
         let small = is_small(size);
-        let mut st = lock(&self.state);
-        st.process_events(&self.source)?;
+        let mut st = self.inner.lock();
+        st.process_events(&self.inner.source)?;
         let id = match st.get_free_block(&self.limits, small, stream, size) {
             Some(id) => id,
             None => self.new_segment(&mut st, small, stream, size, bytes)?,
@@ -298,7 +291,8 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
         if block.size() == 0 {
             return Ok(());
         }
-        lock(&self.state).free(&self.source, &block).map(|_| ())
+        let source = &self.inner.source;
+        self.inner.lock().free(source, &block).map(|_| ())
     }
 
     /// Returns `block` to the cache, then synchronizes and, if that leaves its whole
@@ -308,22 +302,23 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
         if block.size() == 0 {
             return Ok(());
         }
-        let mut st = lock(&self.state);
-        let id = st.free(&self.source, &block)?;
+        let source = &self.inner.source;
+        let mut st = self.inner.lock();
+        let id = st.free(source, &block)?;
         let (small, key) = st.segment_key(id);
-        st.synchronize_and_drain(&self.source)?;
-        st.release_if_whole(&self.source, small, &key)
+        st.synchronize_and_drain(source)?;
+        st.release_if_whole(source, small, &key)
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
         if block.size() == 0 {
             return Ok(());
         }
-        lock(&self.state).record_stream(block, stream)
+        self.inner.lock().record_stream(block, stream)
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
-        let mut st = lock(&self.state);
+        let mut st = self.inner.lock();
         let cached = st.stats.cached_bytes();
         record(
             &mut st.recorder,
@@ -332,7 +327,7 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
             cached,
             StreamId(0),
         );
-        st.release_cached_blocks(&self.source)
+        st.release_cached_blocks(&self.inner.source)
     }
 
     fn record_history(&self, settings: Option<HistorySettings>) -> bool {
@@ -344,18 +339,26 @@ unsafe impl<S: MemorySource> DeviceAllocator for CachingAllocator<S> {
         Some(CachingAllocator::history(self))
     }
 
-    stats_and_error_methods!();
+    bookkeeping_methods!(inner);
+}
 
-    fn segments(&self) -> Option<Vec<crate::storage::snapshot::SegmentSnapshot>> {
-        Some(self.snapshot())
+impl<S: MemorySource> Books<S> for State<S::Event> {
+    fn stats_mut(&mut self) -> &mut AllocatorStats {
+        &mut self.stats
+    }
+
+    fn error_mut(&mut self) -> &mut Option<AllocError> {
+        &mut self.error
+    }
+
+    fn snapshot(&self) -> Vec<SegmentSnapshot> {
+        State::snapshot(self)
+    }
+
+    /// Synchronizes, finishes every event and returns every cached whole segment.
+    fn release_cached(&mut self, source: &S) -> Result<(), AllocError> {
+        self.release_cached_blocks(source)
     }
 }
 
-impl<S: MemorySource> Drop for CachingAllocator<S> {
-    fn drop(&mut self) {
-        let st = get_mut(&mut self.state);
-        // Nowhere to report a failure from here; the source reclaims what it can on its own
-        // drop.
-        let _ = st.release_cached_blocks(&self.source);
-    }
-}
+static_assertions::assert_impl_all!(CachingAllocator<HostMemorySource>: Send, Sync);

@@ -2,7 +2,7 @@
 //! segment sizes.
 
 use crate::error::AllocError;
-use crate::storage::round_up;
+use crate::storage::arith::round_up;
 
 /// Every block size is a multiple of this, and the smallest block (`kMinBlockSize`).
 pub const MIN_BLOCK_SIZE: usize = 512;

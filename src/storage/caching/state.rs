@@ -8,13 +8,14 @@ use super::pool::{FreeKey, FreePool};
 use super::sizes::{MIN_BLOCK_SIZE, SMALL_SIZE};
 use crate::error::AllocError;
 use crate::storage::addr_map::AddrMap;
-use crate::storage::allocator::{AllocatorStats, Block};
+use crate::storage::allocator::Block;
+use crate::storage::arith::to_u64;
 use crate::storage::events::{add_stream_use, EventGuarded, StreamEvents};
 use crate::storage::failure::{source_failure, try_allocate};
 use crate::storage::history::record::{record, Recorder, TraceAction};
 use crate::storage::snapshot::{BlockSnapshot, BlockState, SegmentPool, SegmentSnapshot};
 use crate::storage::source::{MemorySource, StreamId};
-use crate::storage::to_u64;
+use crate::storage::stats::AllocatorStats;
 
 /// Settings fixed when the allocator is built.
 #[derive(Debug)]

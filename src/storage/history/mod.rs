@@ -60,8 +60,8 @@ pub(crate) mod record;
 pub use label::{current_alloc_label, with_alloc_label, AllocLabel};
 pub use record::{Frame, HistorySettings, TraceAction, TraceEvent};
 
-use super::allocator::AllocatorStats;
 use super::snapshot::SegmentSnapshot;
+use super::stats::AllocatorStats;
 use crate::memory_location::MemoryLocation;
 
 /// An allocator's segments and blocks now, plus its recorded events: what
@@ -87,6 +87,8 @@ pub struct MemoryHistory {
     pub settings: Option<HistorySettings>,
 }
 
+// `to_torch_pickle` is written in `pickle.rs`, beside the encoder it drives, so that the
+// encoder needs this type and this file does not need the encoder.
 impl MemoryHistory {
     /// The device index of the pickle (the GPU's ordinal; 0 for host memory).
     pub fn device_index(&self) -> usize {
@@ -94,15 +96,6 @@ impl MemoryHistory {
             MemoryLocation::Device { ordinal } => ordinal,
             _ => 0,
         }
-    }
-
-    /// The history as the pickle `torch.cuda.memory._dump_snapshot()` writes: a dict with
-    /// `segments` (each with its `blocks`) and `device_traces` (the events of this device,
-    /// as `alloc`, `free_requested`, `free_completed`, `segment_alloc`, `segment_free`,
-    /// `oom` and `empty_cache` entries). Labels appear as the outermost frame of each
-    /// event's `frames`, with file name `<label>`.
-    pub fn to_torch_pickle(&self) -> Vec<u8> {
-        pickle::to_pickle(&pickle::snapshot_value(self))
     }
 
     /// Writes [`to_torch_pickle`](Self::to_torch_pickle) to `path` (open it with

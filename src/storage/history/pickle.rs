@@ -44,7 +44,7 @@ impl From<u64> for PyValue {
 impl From<usize> for PyValue {
     fn from(n: usize) -> Self {
         // usize is at most 64 bits (asserted in `storage`), so this is lossless.
-        PyValue::Int(crate::storage::to_u64(n).into())
+        PyValue::Int(crate::storage::arith::to_u64(n).into())
     }
 }
 
@@ -62,6 +62,17 @@ const MARK: u8 = b'(';
 const APPENDS: u8 = b'e';
 const SETITEMS: u8 = b'u';
 const TUPLE: u8 = b't';
+
+impl MemoryHistory {
+    /// The history as the pickle `torch.cuda.memory._dump_snapshot()` writes: a dict with
+    /// `segments` (each with its `blocks`) and `device_traces` (the events of this device,
+    /// as `alloc`, `free_requested`, `free_completed`, `segment_alloc`, `segment_free`,
+    /// `oom` and `empty_cache` entries). Labels appear as the outermost frame of each
+    /// event's `frames`, with file name `<label>`.
+    pub fn to_torch_pickle(&self) -> Vec<u8> {
+        to_pickle(&snapshot_value(self))
+    }
+}
 
 /// `value` pickled with protocol 2.
 pub(crate) fn to_pickle(value: &PyValue) -> Vec<u8> {
@@ -196,7 +207,7 @@ pub(crate) fn snapshot_value(h: &MemoryHistory) -> PyValue {
         .segments
         .iter()
         .map(|seg| {
-            let sum = |f: &dyn Fn(&crate::storage::BlockSnapshot) -> usize| -> usize {
+            let sum = |f: &dyn Fn(&crate::storage::snapshot::BlockSnapshot) -> usize| -> usize {
                 seg.blocks.iter().map(f).sum()
             };
             let allocated = sum(&|b| {

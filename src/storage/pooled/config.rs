@@ -1,10 +1,10 @@
 //! [`PoolRounding`] and [`PooledConfig`]: MXNet's GPU memory pool settings.
 
 use crate::error::AllocError;
+use crate::storage::arith::round_up;
 use crate::storage::conf::{
     self, bad_value, expect_word, parse_pairs, parse_usize, unusable_key, MAX_SETTING_BYTES,
 };
-use crate::storage::round_up;
 
 /// How a [`PooledAllocator`](super::PooledAllocator) rounds requests; each rounded size is
 /// one bucket of cached regions.

@@ -12,19 +12,17 @@
 
 mod config;
 
-use std::sync::Mutex;
-
 pub use config::{PoolRounding, PooledConfig};
 
 use super::addr_map::AddrMap;
 use super::allocator::{Block, DeviceAllocator};
-use super::bookkeeping::stats_and_error_methods;
-use super::events::EventGuarded;
+use super::arith::to_u64;
+use super::bookkeeping::{bookkeeping_methods, Guarded};
 use super::failure::out_of_memory;
-use super::locking::{get_mut, lock};
+use super::host_source::HostMemorySource;
 use super::regions::{FreeRegions, RegionCache};
 use super::snapshot::SegmentSnapshot;
-use super::source::{MemoryLocation, MemorySource, StreamId};
+use super::source::{MemorySource, StreamId};
 use crate::error::{AllocError, OomHint};
 
 /// MXNet's `GPUPooledStorageManager` / `GPUPooledRoundedStorageManager`, generic over the
@@ -64,9 +62,8 @@ use crate::error::{AllocError, OomHint};
 /// # }
 /// ```
 pub struct PooledAllocator<S: MemorySource> {
-    source: S,
     config: PooledConfig,
-    state: Mutex<RegionCache<S::Event, Buckets>>,
+    inner: Guarded<S, RegionCache<S::Event, Buckets>>,
 }
 
 /// Cached regions by (stream, rounded size): a region is reused only on its own stream,
@@ -116,9 +113,8 @@ impl<S: MemorySource> PooledAllocator<S> {
     /// An allocator over `source` with `config`.
     pub fn with_config(source: S, config: PooledConfig) -> Self {
         Self {
-            source,
             config,
-            state: Mutex::new(RegionCache::new()),
+            inner: Guarded::new(source, RegionCache::new()),
         }
     }
 
@@ -129,28 +125,27 @@ impl<S: MemorySource> PooledAllocator<S> {
 
     /// The memory source.
     pub fn source(&self) -> &S {
-        &self.source
+        &self.inner.source
     }
 
     /// Every region (one segment of one block each), in address order.
     pub fn snapshot(&self) -> Vec<SegmentSnapshot> {
-        lock(&self.state).snapshot()
+        self.inner.snapshot()
     }
 
     /// Returns regions whose stream events have completed to their buckets now, rather
     /// than at the next allocation.
     pub fn process_events(&self) -> Result<(), AllocError> {
-        lock(&self.state).process_events(&self.source)
+        self.inner.process_events()
     }
 
     /// Whether a new region of `size` bytes leaves the reserve untouched.
     fn fits_above_reserve(&self, size: usize) -> bool {
         let percent = self.config.reserve_percent();
-        match self.source.mem_info() {
+        match self.inner.source.mem_info() {
             Some((free, total)) if percent > 0 => {
                 // In u128 so `total * percent` cannot overflow; the result is below `total`.
-                let reserve =
-                    (u128::from(crate::storage::to_u64(total)) * percent as u128 / 100) as usize;
+                let reserve = (u128::from(to_u64(total)) * percent as u128 / 100) as usize;
                 free > reserve && size <= free - reserve
             }
             _ => true,
@@ -167,11 +162,11 @@ impl<S: MemorySource> PooledAllocator<S> {
         if !self.fits_above_reserve(size) {
             if st.stats.cached_bytes() > 0 {
                 st.stats.num_alloc_retries += 1;
-                st.release_cached(&self.source)?;
+                st.release_cached(&self.inner.source)?;
             }
             if !self.fits_above_reserve(size) {
                 return Err(out_of_memory(
-                    &self.source,
+                    &self.inner.source,
                     requested,
                     &mut st.stats,
                     &[OomHint::UseCachingAllocator],
@@ -179,7 +174,7 @@ impl<S: MemorySource> PooledAllocator<S> {
             }
         }
         st.allocate_region(
-            &self.source,
+            &self.inner.source,
             size,
             requested,
             &[OomHint::UseCachingAllocator],
@@ -201,18 +196,13 @@ unsafe impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
         "pooled"
     }
 
-    fn memory_location(&self) -> MemoryLocation {
-        self.source.location()
-    }
-
     fn allocate(&self, bytes: usize, stream: StreamId) -> Result<Block, AllocError> {
         if bytes == 0 {
             return Ok(Block::empty(stream));
         }
         let size = self.config.rounding().round_valid(bytes)?;
-        lock(&self.state).allocate(&self.source, size, bytes, stream, |st| {
-            self.new_region(st, size, bytes)
-        })
+        self.inner
+            .allocate(size, bytes, stream, |st| self.new_region(st, size, bytes))
     }
 
     /// Returns `block` to its bucket; if it was used on other streams, once events recorded
@@ -220,41 +210,22 @@ unsafe impl<S: MemorySource> DeviceAllocator for PooledAllocator<S> {
     /// synchronizes instead and reports the failure; the region is still taken back (and
     /// leaked, never reused, if even synchronizing fails).
     fn free(&self, block: Block) -> Result<(), AllocError> {
-        if block.size() == 0 {
-            return Ok(());
-        }
-        lock(&self.state).free(&self.source, &block)
+        self.inner.free(&block)
     }
 
     fn free_direct(&self, block: Block) -> Result<(), AllocError> {
-        if block.size() == 0 {
-            return Ok(());
-        }
-        lock(&self.state).free_direct(&self.source, &block)
+        self.inner.free_direct(&block)
     }
 
     fn record_stream(&self, block: &Block, stream: StreamId) -> Result<(), AllocError> {
-        if block.size() == 0 {
-            return Ok(());
-        }
-        lock(&self.state).record_stream(block, stream)
+        self.inner.record_stream(block, stream)
     }
 
     fn empty_cache(&self) -> Result<(), AllocError> {
-        lock(&self.state).release_cached(&self.source)
+        self.inner.release_cached()
     }
 
-    stats_and_error_methods!();
-
-    fn segments(&self) -> Option<Vec<crate::storage::snapshot::SegmentSnapshot>> {
-        Some(self.snapshot())
-    }
+    bookkeeping_methods!(inner);
 }
 
-impl<S: MemorySource> Drop for PooledAllocator<S> {
-    fn drop(&mut self) {
-        // Regions still handed out stay with the source (their owners hold raw addresses);
-        // a failure here has nowhere to go.
-        let _ = get_mut(&mut self.state).release_cached(&self.source);
-    }
-}
+static_assertions::assert_impl_all!(PooledAllocator<HostMemorySource>: Send, Sync);

@@ -47,7 +47,7 @@ pub(crate) fn timeline(h: &MemoryHistory, top: usize) -> Timeline {
     for (i, e) in h.events.iter().enumerate() {
         // Microseconds as a plot coordinate: exact below 2^53.
         times_ms.push(e.time_us.saturating_sub(first) as f64 / 1000.0);
-        let size = i128::from(crate::storage::to_u64(e.size));
+        let size = i128::from(crate::storage::arith::to_u64(e.size));
         let (a, r) = match e.action {
             TraceAction::Alloc => {
                 open.insert(e.addr, lifetimes.len());
@@ -74,7 +74,7 @@ pub(crate) fn timeline(h: &MemoryHistory, top: usize) -> Timeline {
     }
     let walk = |now: usize, deltas: &[i128]| -> Vec<usize> {
         let total: i128 = deltas.iter().sum();
-        let mut v = (i128::from(crate::storage::to_u64(now)) - total).max(0);
+        let mut v = (i128::from(crate::storage::arith::to_u64(now)) - total).max(0);
         let mut out = vec![to_usize(v)];
         for d in deltas {
             v = (v + d).max(0);
