@@ -88,7 +88,7 @@ mod regions;
 mod stats;
 
 pub use allocation::Allocation;
-pub use allocator::{Block, DeviceAllocator};
+pub use allocator::{AllocatorStats, Block, DeviceAllocator, Stat};
 pub use caching::{CachingAllocator, CachingConfig};
 pub(crate) use failure::oom_error;
 pub use host_caching::CachingHostAllocator;
@@ -97,4 +97,3 @@ pub use naive::NaiveAllocator;
 pub use pooled::{PoolRounding, PooledAllocator, PooledConfig};
 pub use snapshot::{BlockSnapshot, BlockState, MemorySnapshot, SegmentPool, SegmentSnapshot};
 pub use source::{MemoryLocation, MemorySource, SourceError, StreamId};
-pub use stats::{AllocatorStats, Stat};
