@@ -4,10 +4,10 @@
 use super::element::NcclElement;
 use super::env::RankEnv;
 use super::id::UniqueId;
-use super::launch::{self, Buffers, Dst, Src};
-use super::nccl::{self, Collective};
+use super::nccl;
 use super::op::ReduceOp;
 use super::rank::{IdClaim, Rank};
+use super::verbs::{self, InPlace, OutOfPlace, Ranks};
 use crate::error::{Error, NcclError};
 use crate::runtime::{Gpu, Stream};
 use crate::tensor::{AsView, AsViewMut};
@@ -147,19 +147,6 @@ impl Communicator {
         self.rank.close(true)
     }
 
-    pub(crate) fn rank_handle(&self) -> &Rank {
-        &self.rank
-    }
-
-    fn run<T: NcclElement>(
-        &mut self,
-        op: &'static str,
-        what: Collective,
-        buffers: Buffers<'_, T>,
-    ) -> Result<(), Error> {
-        launch::run(op, what, &[&self.rank], vec![buffers])
-    }
-
     /// Reduces `buf` across the ranks in place: afterwards every rank's `buf` holds the
     /// sum (or the `op`) of all ranks' (`ncclAllReduce`).
     pub fn all_reduce_in_place<T: NcclElement>(
@@ -167,10 +154,12 @@ impl Communicator {
         buf: &mut impl AsViewMut<T, Gpu>,
         op: ReduceOp,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::all_reduce_in_place";
-        let mut view = buf.view_mut();
-        let dst = Dst::of_view(OP, &mut view)?;
-        self.run(OP, Collective::AllReduce(op), Buffers::InPlace(dst))
+        verbs::all_reduce(
+            self,
+            "Communicator::all_reduce_in_place",
+            InPlace(std::slice::from_mut(buf)),
+            op,
+        )
     }
 
     /// Reduces `input` across the ranks into `output` (as many elements).
@@ -180,12 +169,12 @@ impl Communicator {
         output: &mut impl AsViewMut<T, Gpu>,
         op: ReduceOp,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::all_reduce";
-        let view = input.view();
-        let src = Src::of_view(OP, &view)?;
-        let mut out = output.view_mut();
-        let dst = Dst::of_view(OP, &mut out)?;
-        self.run(OP, Collective::AllReduce(op), Buffers::OutOfPlace(src, dst))
+        verbs::all_reduce(
+            self,
+            "Communicator::all_reduce",
+            OutOfPlace(std::slice::from_ref(input), std::slice::from_mut(output)),
+            op,
+        )
     }
 
     /// Copies rank `root`'s `buf` into every other rank's `buf` (`ncclBroadcast`).
@@ -194,10 +183,12 @@ impl Communicator {
         buf: &mut impl AsViewMut<T, Gpu>,
         root: usize,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::broadcast_in_place";
-        let mut view = buf.view_mut();
-        let dst = Dst::of_view(OP, &mut view)?;
-        self.run(OP, Collective::Broadcast(root), Buffers::InPlace(dst))
+        verbs::broadcast(
+            self,
+            "Communicator::broadcast_in_place",
+            InPlace(std::slice::from_mut(buf)),
+            root,
+        )
     }
 
     /// Copies rank `root`'s `input` into every rank's `output` (other ranks' `input` is not
@@ -208,15 +199,11 @@ impl Communicator {
         output: &mut impl AsViewMut<T, Gpu>,
         root: usize,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::broadcast";
-        let view = input.view();
-        let src = Src::of_view(OP, &view)?;
-        let mut out = output.view_mut();
-        let dst = Dst::of_view(OP, &mut out)?;
-        self.run(
-            OP,
-            Collective::Broadcast(root),
-            Buffers::OutOfPlace(src, dst),
+        verbs::broadcast(
+            self,
+            "Communicator::broadcast",
+            OutOfPlace(std::slice::from_ref(input), std::slice::from_mut(output)),
+            root,
         )
     }
 
@@ -227,10 +214,11 @@ impl Communicator {
         &mut self,
         buf: &mut impl AsViewMut<T, Gpu>,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::all_gather_in_place";
-        let mut view = buf.view_mut();
-        let dst = Dst::of_view(OP, &mut view)?;
-        self.run(OP, Collective::AllGather, Buffers::InPlace(dst))
+        verbs::all_gather(
+            self,
+            "Communicator::all_gather_in_place",
+            InPlace(std::slice::from_mut(buf)),
+        )
     }
 
     /// Gathers every rank's `input` into `output`, which holds `world_size` times as many
@@ -240,12 +228,11 @@ impl Communicator {
         input: &impl AsView<T, Gpu>,
         output: &mut impl AsViewMut<T, Gpu>,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::all_gather";
-        let view = input.view();
-        let src = Src::of_view(OP, &view)?;
-        let mut out = output.view_mut();
-        let dst = Dst::of_view(OP, &mut out)?;
-        self.run(OP, Collective::AllGather, Buffers::OutOfPlace(src, dst))
+        verbs::all_gather(
+            self,
+            "Communicator::all_gather",
+            OutOfPlace(std::slice::from_ref(input), std::slice::from_mut(output)),
+        )
     }
 
     /// Reduces every rank's `buf` and leaves chunk `r` of the result in chunk `r` of rank
@@ -256,10 +243,12 @@ impl Communicator {
         buf: &mut impl AsViewMut<T, Gpu>,
         op: ReduceOp,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::reduce_scatter_in_place";
-        let mut view = buf.view_mut();
-        let dst = Dst::of_view(OP, &mut view)?;
-        self.run(OP, Collective::ReduceScatter(op), Buffers::InPlace(dst))
+        verbs::reduce_scatter(
+            self,
+            "Communicator::reduce_scatter_in_place",
+            InPlace(std::slice::from_mut(buf)),
+            op,
+        )
     }
 
     /// Reduces every rank's `input` (`world_size` chunks of `output`'s count) and writes
@@ -270,16 +259,19 @@ impl Communicator {
         output: &mut impl AsViewMut<T, Gpu>,
         op: ReduceOp,
     ) -> Result<(), Error> {
-        const OP: &str = "Communicator::reduce_scatter";
-        let view = input.view();
-        let src = Src::of_view(OP, &view)?;
-        let mut out = output.view_mut();
-        let dst = Dst::of_view(OP, &mut out)?;
-        self.run(
-            OP,
-            Collective::ReduceScatter(op),
-            Buffers::OutOfPlace(src, dst),
+        verbs::reduce_scatter(
+            self,
+            "Communicator::reduce_scatter",
+            OutOfPlace(std::slice::from_ref(input), std::slice::from_mut(output)),
+            op,
         )
+    }
+}
+
+impl Ranks for Communicator {
+    /// This process's one rank of the communicator (`IdClaim` keeps any other out).
+    fn ranks(&self) -> &[Rank] {
+        std::slice::from_ref(&self.rank)
     }
 }
 

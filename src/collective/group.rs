@@ -2,13 +2,13 @@
 //! (`ncclCommInitAll`), each collective issued for all ranks in one NCCL group.
 
 use super::element::NcclElement;
-use super::launch::{self, Buffers, Dst, Src};
-use super::nccl::{self, Collective};
+use super::nccl;
 use super::op::ReduceOp;
 use super::rank::Rank;
+use super::verbs::{self, InPlace, OutOfPlace, Ranks};
 use crate::error::{Error, NcclError};
 use crate::runtime::{Gpu, Stream};
-use crate::tensor::{AsView, AsViewMut, TensorView, TensorViewMut};
+use crate::tensor::{AsView, AsViewMut};
 
 /// All ranks of an NCCL communicator, driven by this process: rank `r` on the `r`-th GPU
 /// given to [`new`](Self::new) (`ncclCommInitAll`). The one-process start: one thread
@@ -167,61 +167,6 @@ impl LocalGroup {
         first
     }
 
-    pub(crate) fn ranks(&self) -> Vec<&Rank> {
-        self.ranks.iter().collect()
-    }
-
-    fn in_place<T: NcclElement>(
-        &mut self,
-        op: &'static str,
-        what: Collective,
-        bufs: &mut [impl AsViewMut<T, Gpu>],
-    ) -> Result<(), Error> {
-        let mut views: Vec<TensorViewMut<'_, T, Gpu>> =
-            bufs.iter_mut().map(|b| b.view_mut()).collect();
-        let buffers = views
-            .iter_mut()
-            .map(|v| Dst::of_view(op, v).map(Buffers::InPlace))
-            .collect::<Result<Vec<_>, _>>()?;
-        launch::run(op, what, &self.ranks(), buffers)
-    }
-
-    fn out_of_place<T: NcclElement>(
-        &mut self,
-        op: &'static str,
-        what: Collective,
-        inputs: &[impl AsView<T, Gpu>],
-        outputs: &mut [impl AsViewMut<T, Gpu>],
-    ) -> Result<(), Error> {
-        if inputs.len() != outputs.len() {
-            let got = if inputs.len() == self.ranks.len() {
-                outputs.len()
-            } else {
-                inputs.len()
-            };
-            return Err(NcclError::WrongBufferCount {
-                op,
-                got,
-                world_size: self.ranks.len(),
-            }
-            .into());
-        }
-        let ins: Vec<TensorView<'_, T, Gpu>> = inputs.iter().map(|b| b.view()).collect();
-        let mut outs: Vec<TensorViewMut<'_, T, Gpu>> =
-            outputs.iter_mut().map(|b| b.view_mut()).collect();
-        let buffers = ins
-            .iter()
-            .zip(outs.iter_mut())
-            .map(|(i, o)| {
-                Ok(Buffers::OutOfPlace(
-                    Src::of_view(op, i)?,
-                    Dst::of_view(op, o)?,
-                ))
-            })
-            .collect::<Result<Vec<_>, NcclError>>()?;
-        launch::run(op, what, &self.ranks(), buffers)
-    }
-
     /// [`Communicator::all_reduce_in_place`](super::Communicator::all_reduce_in_place) for
     /// every rank: `bufs[r]` on rank `r`'s GPU.
     pub fn all_reduce_in_place<T: NcclElement>(
@@ -229,11 +174,7 @@ impl LocalGroup {
         bufs: &mut [impl AsViewMut<T, Gpu>],
         op: ReduceOp,
     ) -> Result<(), Error> {
-        self.in_place(
-            "LocalGroup::all_reduce_in_place",
-            Collective::AllReduce(op),
-            bufs,
-        )
+        verbs::all_reduce(self, "LocalGroup::all_reduce_in_place", InPlace(bufs), op)
     }
 
     /// [`Communicator::all_reduce`](super::Communicator::all_reduce) for every rank.
@@ -243,11 +184,11 @@ impl LocalGroup {
         outputs: &mut [impl AsViewMut<T, Gpu>],
         op: ReduceOp,
     ) -> Result<(), Error> {
-        self.out_of_place(
+        verbs::all_reduce(
+            self,
             "LocalGroup::all_reduce",
-            Collective::AllReduce(op),
-            inputs,
-            outputs,
+            OutOfPlace(inputs, outputs),
+            op,
         )
     }
 
@@ -258,11 +199,7 @@ impl LocalGroup {
         bufs: &mut [impl AsViewMut<T, Gpu>],
         root: usize,
     ) -> Result<(), Error> {
-        self.in_place(
-            "LocalGroup::broadcast_in_place",
-            Collective::Broadcast(root),
-            bufs,
-        )
+        verbs::broadcast(self, "LocalGroup::broadcast_in_place", InPlace(bufs), root)
     }
 
     /// [`Communicator::broadcast`](super::Communicator::broadcast) for every rank.
@@ -272,11 +209,11 @@ impl LocalGroup {
         outputs: &mut [impl AsViewMut<T, Gpu>],
         root: usize,
     ) -> Result<(), Error> {
-        self.out_of_place(
+        verbs::broadcast(
+            self,
             "LocalGroup::broadcast",
-            Collective::Broadcast(root),
-            inputs,
-            outputs,
+            OutOfPlace(inputs, outputs),
+            root,
         )
     }
 
@@ -286,11 +223,7 @@ impl LocalGroup {
         &mut self,
         bufs: &mut [impl AsViewMut<T, Gpu>],
     ) -> Result<(), Error> {
-        self.in_place(
-            "LocalGroup::all_gather_in_place",
-            Collective::AllGather,
-            bufs,
-        )
+        verbs::all_gather(self, "LocalGroup::all_gather_in_place", InPlace(bufs))
     }
 
     /// [`Communicator::all_gather`](super::Communicator::all_gather) for every rank.
@@ -299,12 +232,7 @@ impl LocalGroup {
         inputs: &[impl AsView<T, Gpu>],
         outputs: &mut [impl AsViewMut<T, Gpu>],
     ) -> Result<(), Error> {
-        self.out_of_place(
-            "LocalGroup::all_gather",
-            Collective::AllGather,
-            inputs,
-            outputs,
-        )
+        verbs::all_gather(self, "LocalGroup::all_gather", OutOfPlace(inputs, outputs))
     }
 
     /// [`Communicator::reduce_scatter_in_place`](super::Communicator::reduce_scatter_in_place)
@@ -314,10 +242,11 @@ impl LocalGroup {
         bufs: &mut [impl AsViewMut<T, Gpu>],
         op: ReduceOp,
     ) -> Result<(), Error> {
-        self.in_place(
+        verbs::reduce_scatter(
+            self,
             "LocalGroup::reduce_scatter_in_place",
-            Collective::ReduceScatter(op),
-            bufs,
+            InPlace(bufs),
+            op,
         )
     }
 
@@ -328,12 +257,19 @@ impl LocalGroup {
         outputs: &mut [impl AsViewMut<T, Gpu>],
         op: ReduceOp,
     ) -> Result<(), Error> {
-        self.out_of_place(
+        verbs::reduce_scatter(
+            self,
             "LocalGroup::reduce_scatter",
-            Collective::ReduceScatter(op),
-            inputs,
-            outputs,
+            OutOfPlace(inputs, outputs),
+            op,
         )
+    }
+}
+
+impl Ranks for LocalGroup {
+    /// Every rank of the communicator: `ncclCommInitAll` made them all in this process.
+    fn ranks(&self) -> &[Rank] {
+        &self.ranks
     }
 }
 

@@ -194,9 +194,10 @@ fn address<T: NcclElement>(base: u64, index: usize) -> u64 {
     base + (index * size_of::<T>()) as u64
 }
 
-/// Runs collective `what` for this process's ranks `ranks` (all ranks of the communicator
-/// for a [`LocalGroup`](super::LocalGroup), one for a
-/// [`Communicator`](super::Communicator)), `buffers[i]` being rank `ranks[i]`'s.
+/// Runs collective `what` for this process's ranks `ranks` (every rank of one communicator
+/// in this process, as [`Ranks`](super::verbs::Ranks) gives them: all ranks for a
+/// [`LocalGroup`](super::LocalGroup), one for a [`Communicator`](super::Communicator)),
+/// `buffers[i]` being rank `ranks[i]`'s.
 ///
 /// Everything that can be refused is refused before anything is queued: a buffer on
 /// another GPU, a stream of another GPU, counts that do not fit the collective or differ
@@ -204,7 +205,7 @@ fn address<T: NcclElement>(base: u64, index: usize) -> u64 {
 pub(crate) fn run<T: NcclElement>(
     op: &'static str,
     what: Collective,
-    ranks: &[&Rank],
+    ranks: &[Rank],
     buffers: Vec<Buffers<'_, T>>,
 ) -> Result<(), Error> {
     let Some(first) = ranks.first() else {
@@ -231,7 +232,7 @@ pub(crate) fn run<T: NcclElement>(
     }
     // Checks and places every rank's buffers.
     let mut plans = Vec::with_capacity(ranks.len());
-    for (&rank, buffers) in ranks.iter().zip(buffers) {
+    for (rank, buffers) in ranks.iter().zip(buffers) {
         let ordinal = rank.gpu().ordinal();
         let on_gpu = |s: usize| -> Result<(), GpuError> {
             if s == ordinal {
@@ -377,9 +378,10 @@ fn launch(what: Collective, calls: &[Call<'_>]) -> Result<(), NcclError> {
         // - In place, send and receive are placed as NCCL's in-place forms say (`place`);
         //   out of place, input and output are two distinct storages (`&` and `&mut`), so
         //   disjoint.
-        // - Within this process every rank of the communicator is in `calls` (a
-        //   `LocalGroup` passes all; a per-process `Communicator` is the only rank of its
-        //   id here, `IdClaim`) with the same collective, type and count (checked). Ranks in
+        // - Within this process every rank of the communicator is in `calls` (`ranks` comes
+        //   from `Ranks`, whose invariant says so: a `LocalGroup` passes all; a per-process
+        //   `Communicator` is the only rank of its id here, `IdClaim`) with the same
+        //   collective, type and count (checked). Ranks in
         //   other processes read and write only their own memory: this crate registers no
         //   buffer with NCCL, so data crosses processes through NCCL's own buffers, and a
         //   peer that calls another collective can stall this one, not reach its memory.

@@ -48,6 +48,7 @@ pub(crate) mod launch;
 mod nccl;
 mod op;
 mod rank;
+pub(crate) mod verbs;
 
 pub use comm::Communicator;
 pub use element::NcclElement;
@@ -55,9 +56,6 @@ pub use env::{RankEnv, DEFAULT_ID_TIMEOUT, ID_FILE_VAR, ID_TIMEOUT_VAR, ID_VAR};
 pub use group::LocalGroup;
 pub use id::UniqueId;
 pub use op::ReduceOp;
-
-pub(crate) use nccl::Collective;
-pub(crate) use rank::Rank;
 
 /// Whether libnccl can be loaded here and is a version the collectives support (2.10 to
 /// 2.30). Never panics.

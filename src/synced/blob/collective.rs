@@ -16,8 +16,9 @@
 //! per rank, in rank order, and issues all ranks' calls in one NCCL group.
 
 use super::{Blob, BlobSide, OwnedSide};
-use crate::collective::launch::{self, Buffers, Dst};
-use crate::collective::{Collective, Communicator, LocalGroup, NcclElement, Rank, ReduceOp};
+use crate::collective::launch::{Buffers, Dst};
+use crate::collective::verbs;
+use crate::collective::{Communicator, LocalGroup, NcclElement, ReduceOp};
 use crate::error::Error;
 use crate::runtime::Gpu;
 use crate::synced::state::{GpuReadable, HeadAtGpu, Settled, Synced};
@@ -42,15 +43,13 @@ impl sealed::Sealed for Synced {}
 impl CollectiveSide for HeadAtGpu {}
 impl CollectiveSide for Synced {}
 
-/// The memories as the GPU head (no copy: each is current on the GPU), then `what` in place
-/// on the first `counts[i]` elements of memory `i`, on rank `ranks[i]` (unequal counts are
-/// refused by `launch::run` before anything is queued). On error every memory comes back in
-/// state `S`, its data unchanged.
+/// The memories as the GPU head (no copy: each is current on the GPU), then `verb` in place
+/// on the first `counts[i]` elements of memory `i` (`verb` is one of [`verbs`] on the front
+/// end's ranks, which refuses unequal counts before anything is queued). On error every
+/// memory comes back in state `S`, its data unchanged.
 #[allow(clippy::type_complexity)] // the error hands the memories back
 fn in_place<T: NcclElement, S: CollectiveSide>(
-    op: &'static str,
-    what: Collective,
-    ranks: &[&Rank],
+    verb: impl for<'b> FnOnce(Vec<Buffers<'b, T>>) -> Result<(), Error>,
     mems: Vec<SyncedMemory<T, S>>,
     counts: &[usize],
 ) -> Result<Vec<SyncedMemory<T, HeadAtGpu>>, (Vec<SyncedMemory<T, S>>, Error)> {
@@ -83,7 +82,7 @@ fn in_place<T: NcclElement, S: CollectiveSide>(
                 })
             })
             .collect();
-        launch::run(op, what, ranks, buffers)
+        verb(buffers)
     };
     match result {
         Ok(()) => Ok(heads),
@@ -92,13 +91,11 @@ fn in_place<T: NcclElement, S: CollectiveSide>(
     }
 }
 
-/// `what` in place on one side of each blob (`blobs[i]` on rank `ranks[i]`): `split` takes
-/// the side out, `put` puts the written side back, `back` the unchanged side on error.
+/// `verb` in place on one side of each blob (`blobs[i]` on the front end's rank `i`): `split`
+/// takes the side out, `put` puts the written side back, `back` the unchanged side on error.
 #[allow(clippy::type_complexity)] // the next state and the hand-back
 fn blobs_in_place<T, D, G, S, R, B>(
-    op: &'static str,
-    what: Collective,
-    ranks: &[&Rank],
+    verb: impl for<'b> FnOnce(Vec<Buffers<'b, T>>) -> Result<(), Error>,
     blobs: Vec<Blob<T, D, G>>,
     split: impl Fn(Blob<T, D, G>) -> (SyncedMemory<T, S>, R),
     put: impl Fn(R, SyncedMemory<T, HeadAtGpu>) -> B,
@@ -112,7 +109,7 @@ where
 {
     let counts: Vec<usize> = blobs.iter().map(Blob::count).collect();
     let (mems, rests): (Vec<_>, Vec<_>) = blobs.into_iter().map(split).unzip();
-    match in_place(op, what, ranks, mems, &counts) {
+    match in_place(verb, mems, &counts) {
         Ok(mems) => Ok(rests
             .into_iter()
             .zip(mems)
@@ -146,14 +143,36 @@ fn single<B, E>(result: Result<Vec<B>, TransitionError<Vec<E>>>) -> Result<B, Tr
     }
 }
 
-/// Generates one side's collectives: in place for one rank and for a group, and out of
-/// place (`*_into`).
+/// Generates one side's collectives: in place for one rank and for a group (one body per
+/// side, `$in_place`, taking the verb), and out of place (`*_into`).
 macro_rules! side_collectives {
-    ($Side:ident, $split:ident, $put:ident, $view:ident, $name:literal,
+    ($Side:ident, $split:ident, $put:ident, $view:ident, $name:literal, $in_place:ident,
      [$($pre:tt)*] [$($post:tt)*],
      $all_reduce:ident, $broadcast:ident, $group_all_reduce:ident, $group_broadcast:ident,
      $all_reduce_into:ident, $all_gather_into:ident, $reduce_scatter_into:ident) => {
         impl<T: NcclElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
+            #[doc = concat!("`verb` in place on the ", $name, " of each of `blobs` (blob `i` on the front end's rank `i`), which become the GPU head; on error every blob comes back unchanged.")]
+            #[allow(clippy::type_complexity)] // the next state and the hand-back
+            fn $in_place(
+                blobs: Vec<Self>,
+                verb: impl for<'b> FnOnce(Vec<Buffers<'b, T>>) -> Result<(), Error>,
+            ) -> Result<Vec<Blob<T, $($pre)* HeadAtGpu $($post)*>>, TransitionError<Vec<Self>>>
+            where
+                $Side: OwnedSide,
+                $Side::Base: CollectiveSide,
+            {
+                blobs_in_place(
+                    verb,
+                    blobs,
+                    |b| {
+                        let (mem, rest) = b.$split();
+                        ($Side::into_owned(mem), rest)
+                    },
+                    |rest, mem| rest.$put(mem),
+                    |rest, mem| rest.$put($Side::from_owned(mem)),
+                )
+            }
+
             #[doc = concat!("All-reduces the ", $name, " across the ranks of `comm` in place (`ncclAllReduce` over the blob's `count()` elements, on the memory's stream or the communicator's). The ", $name, " must be current on the GPU ([`CollectiveSide`]) and is the GPU head afterwards. A failure hands the blob back unchanged.")]
             #[allow(clippy::type_complexity)] // the next state
             pub fn $all_reduce(
@@ -165,18 +184,14 @@ macro_rules! side_collectives {
                 $Side: OwnedSide,
                 $Side::Base: CollectiveSide,
             {
-                single(blobs_in_place(
-                    concat!("Blob::", stringify!($all_reduce)),
-                    Collective::AllReduce(op),
-                    &[comm.rank_handle()],
-                    vec![self],
-                    |b| {
-                        let (mem, rest) = b.$split();
-                        ($Side::into_owned(mem), rest)
-                    },
-                    |rest, mem| rest.$put(mem),
-                    |rest, mem| rest.$put($Side::from_owned(mem)),
-                ))
+                single(Self::$in_place(vec![self], |bufs| {
+                    verbs::all_reduce(
+                        &*comm,
+                        concat!("Blob::", stringify!($all_reduce)),
+                        bufs,
+                        op,
+                    )
+                }))
             }
 
             #[doc = concat!("Copies rank `root`'s ", $name, " into this rank's (`ncclBroadcast`), e.g. to start every replica from rank 0's weights. The ", $name, " must be current on the GPU ([`CollectiveSide`]) and is the GPU head afterwards. A failure hands the blob back unchanged.")]
@@ -190,18 +205,14 @@ macro_rules! side_collectives {
                 $Side: OwnedSide,
                 $Side::Base: CollectiveSide,
             {
-                single(blobs_in_place(
-                    concat!("Blob::", stringify!($broadcast)),
-                    Collective::Broadcast(root),
-                    &[comm.rank_handle()],
-                    vec![self],
-                    |b| {
-                        let (mem, rest) = b.$split();
-                        ($Side::into_owned(mem), rest)
-                    },
-                    |rest, mem| rest.$put(mem),
-                    |rest, mem| rest.$put($Side::from_owned(mem)),
-                ))
+                single(Self::$in_place(vec![self], |bufs| {
+                    verbs::broadcast(
+                        &*comm,
+                        concat!("Blob::", stringify!($broadcast)),
+                        bufs,
+                        root,
+                    )
+                }))
             }
 
             #[doc = concat!("All-reduces the ", $name, " across the ranks of `comm` into `output` (a contiguous GPU tensor of `count()` elements on this rank's GPU). The ", $name, " is only read: it must be readable on the GPU.")]
@@ -255,18 +266,14 @@ macro_rules! side_collectives {
                 $Side: OwnedSide,
                 $Side::Base: CollectiveSide,
             {
-                blobs_in_place(
-                    concat!("LocalGroup::", stringify!($group_all_reduce)),
-                    Collective::AllReduce(op),
-                    &self.ranks(),
-                    blobs,
-                    |b| {
-                        let (mem, rest) = b.$split();
-                        ($Side::into_owned(mem), rest)
-                    },
-                    |rest, mem| rest.$put(mem),
-                    |rest, mem| rest.$put($Side::from_owned(mem)),
-                )
+                Blob::$in_place(blobs, |bufs| {
+                    verbs::all_reduce(
+                        &*self,
+                        concat!("LocalGroup::", stringify!($group_all_reduce)),
+                        bufs,
+                        op,
+                    )
+                })
             }
 
             #[doc = concat!("Copies rank `root`'s ", $name, " into every other blob's (`blobs[r]` on rank `r`), in one NCCL group: every replica starts from the same values. Each ", $name, " must be current on the GPU ([`CollectiveSide`]) and is the GPU head afterwards. A failure hands every blob back unchanged.")]
@@ -280,30 +287,26 @@ macro_rules! side_collectives {
                 $Side: OwnedSide,
                 $Side::Base: CollectiveSide,
             {
-                blobs_in_place(
-                    concat!("LocalGroup::", stringify!($group_broadcast)),
-                    Collective::Broadcast(root),
-                    &self.ranks(),
-                    blobs,
-                    |b| {
-                        let (mem, rest) = b.$split();
-                        ($Side::into_owned(mem), rest)
-                    },
-                    |rest, mem| rest.$put(mem),
-                    |rest, mem| rest.$put($Side::from_owned(mem)),
-                )
+                Blob::$in_place(blobs, |bufs| {
+                    verbs::broadcast(
+                        &*self,
+                        concat!("LocalGroup::", stringify!($group_broadcast)),
+                        bufs,
+                        root,
+                    )
+                })
             }
         }
     };
 }
 
 side_collectives!(
-    D, split_data, put_data, gpu_data_view, "data", [] [, G],
+    D, split_data, put_data, gpu_data_view, "data", data_in_place, [] [, G],
     all_reduce_data, broadcast_data, all_reduce_data, broadcast_data,
     all_reduce_data_into, all_gather_data_into, reduce_scatter_data_into
 );
 side_collectives!(
-    G, split_diff, put_diff, gpu_diff_view, "diff", [D,] [],
+    G, split_diff, put_diff, gpu_diff_view, "diff", diff_in_place, [D,] [],
     all_reduce_diff, broadcast_diff, all_reduce_diffs, broadcast_diffs,
     all_reduce_diff_into, all_gather_diff_into, reduce_scatter_diff_into
 );
