@@ -1,5 +1,5 @@
 //! The lean launch path on a real device: repeated launches take the per-thread plan cache
-//! (`gpu::pointwise`'s `plan_cache`), and a cached plan must give the results of a fresh
+//! (`engine_gpu::kernel::launch`), and a cached plan must give the results of a fresh
 //! one whatever changes between launches that the plan does not depend on (the buffers,
 //! their contents, the scalars) and must not be reused when something it does depend on
 //! changes (alignment, views, element types, the op).
@@ -11,7 +11,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine_gpu::pointwise::profile::{profile, Stage};
+use crate::engine_gpu::kernel::profile::{profile, Stage};
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::Tensor;
 use typestate_tensor::Cpu;
