@@ -6,8 +6,8 @@
 //!   index width of a launch (pure host logic).
 //! - [`source`]: the kernel source of a [`source::ReduceSpec`] and its cache key.
 //! - `launch`: geometry, kernel lookup (compiled once per spec through
-//!   [`crate::gpu::compile`]), argument packing, stream order and the driver calls; the
-//!   module's `unsafe`.
+//!   [`crate::engine_gpu::kernel::cache`]), argument packing, stream order and the launches
+//!   (through [`crate::engine_gpu::kernel::launch`]); the module's `unsafe`.
 //!
 //! See docs/REDUCTIONS.md for the design and the figures beside PyTorch's.
 

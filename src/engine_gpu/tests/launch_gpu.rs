@@ -164,6 +164,8 @@ fn the_profiler_sees_the_cached_path() {
             a.add_into(&b, &mut out).unwrap();
         }
     });
+    // `scripts/device/perf.sh launch` prints this (per launch, with the stage timers).
+    println!("stage breakdown of a cached add_into, 1024 f32:\n{p}");
     assert_eq!(p.launches, 50);
     assert!(p.per_launch_us(Stage::Driver) > 0.0);
     assert!(p.per_launch_us(Stage::CacheHit) > 0.0);
