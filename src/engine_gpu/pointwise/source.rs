@@ -99,9 +99,9 @@ impl KernelSpec {
         name
     }
 
-    /// The generated part of [`Self::source`]: type aliases, the op's functor and the entry
-    /// point. Tails of several specs may share one program if each is wrapped in its own
-    /// namespace (the entry points are `extern "C"`, so their names stay unmangled).
+    /// The generated part of [`KernelSource::source`]: type aliases, the op's functor and the
+    /// entry point. Tails of several specs may share one program if each is wrapped in its
+    /// own namespace (the entry points are `extern "C"`, so their names stay unmangled).
     #[cfg(test)]
     pub fn tail(&self) -> String {
         let mut src = String::with_capacity(2048);
@@ -198,7 +198,7 @@ impl KernelSource for KernelSpec {
         crate::ops::op::check_op_source(self.op, self.expr)
     }
 
-    /// [`headers`], then the generated tail ([`KernelSpec::tail`]).
+    /// [`headers`], then the generated tail (the aliases, the functor and the entry point).
     fn write_source(&self, s: &mut String) {
         s.push_str(&headers());
         self.write_tail(s);
