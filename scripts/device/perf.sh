@@ -11,6 +11,10 @@ if want launch; then
   stage launch floor, our launch path, PyTorch
   nvcc -O2 -arch=sm_90 -o /tmp/launch_floor scripts/launch_floor.cu -lcuda && timeout 60 /tmp/launch_floor
   timeout 120 $E/gpu_launch_bench 2>&1 | tail -40
+  # Where a cached launch's host time goes (the engine's stage profiler, from its own tests).
+  [ -x "$T/typestate_tensor" ] && timeout 120 "$T/typestate_tensor" \
+    engine_gpu::tests::launch_gpu::the_profiler_sees_the_cached_path --exact --nocapture \
+    --test-threads=1 2>&1 | grep -A8 "^stage breakdown"
   timeout 120 python3 scripts/bench_torch_launch.py 2>&1 | tail -12
 fi
 if want graph; then

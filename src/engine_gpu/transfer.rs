@@ -26,7 +26,7 @@ use crate::runtime::peer::{copy_range, peer_copy_range};
 use crate::runtime::{Gpu, GpuStorage, PeerPath, PeerRoute, PendingCopy, Stream};
 use crate::tensor::{AsView, ReadRepr, Tensor, TensorView, TensorViewMut, Transfer, WriteRepr};
 
-use super::pointwise::safe;
+use super::pointwise::launch as safe;
 
 /// Uploads, on every host representation: owned tensors and views (`x.t().to_gpu(&gpu)?`).
 impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {

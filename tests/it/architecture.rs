@@ -20,6 +20,11 @@
 //! A third rule closes the NCCL layer the same way: outside `src/collective/nccl.rs` no file
 //! names cudarc's NCCL bindings (`cudarc::nccl`).
 //!
+//! A fifth rule keeps the GPU engine a stack ([`check_engine_stack`]): its backend on top,
+//! the kernel families `pointwise/`, `fused/` and `reduce/` side by side, never importing
+//! each other, the shared `kernel/` folder beneath them importing none of them, and the
+//! compile layer and index math at the bottom.
+//!
 //! No GPU and no dependency needed: this reads files.
 
 use std::collections::BTreeMap;
@@ -1183,6 +1188,180 @@ fn no_file_imports_itself_through_others() {
         bad.len(),
         bad.join("\n")
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GPU engine as a stack.
+// ---------------------------------------------------------------------------------------------
+
+/// The GPU engine's levels, bottom to top (`docs/ARCHITECTURE.md`, "The GPU engine").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum EngineLevel {
+    /// `compile/`, `int_divider.rs`, `offset_calculator.rs`: NVRTC, the compile caches and
+    /// the index math the kernels share with the host.
+    Base,
+    /// `kernel/`: what every kernel family shares.
+    Kernel,
+    /// `pointwise/`, `fused/`, `reduce/`: the kernel families, side by side.
+    Family,
+    /// `backend.rs`, `transfer.rs`, `sleep.rs`, `mod.rs`: the engine's entries.
+    Top,
+}
+
+/// The level of a file under `src/engine_gpu/` and, for a kernel family, its folder; `None`
+/// for files outside the engine and for its `tests/` folder (the engine's own tests reach
+/// every part of it).
+fn engine_level(rel: &str) -> Option<(EngineLevel, &str)> {
+    let inner = rel.strip_prefix("engine_gpu/")?;
+    if inner.starts_with("tests/") {
+        return None;
+    }
+    let top = inner.split('/').next()?;
+    let level = match top {
+        "kernel" => EngineLevel::Kernel,
+        "pointwise" | "fused" | "reduce" => EngineLevel::Family,
+        "compile" | "int_divider.rs" | "offset_calculator.rs" => EngineLevel::Base,
+        _ => EngineLevel::Top,
+    };
+    Some((level, top))
+}
+
+/// The imports inside `src/engine_gpu/` that break the stack, one message each: a file may
+/// import its own folder and the levels below its own, and a kernel family none of the other
+/// families. Paths are resolved as for the cycle rule ([`Crate`]: globs, groups, aliases,
+/// `super` chains, re-exports).
+fn check_engine_stack(sources: &[(String, String)]) -> Vec<String> {
+    let krate = Crate::new(sources);
+    let mut bad = Vec::new();
+    for (i, f) in krate.files.iter().enumerate() {
+        let Some((from, from_dir)) = engine_level(&f.rel) else {
+            continue;
+        };
+        for (to, _, line, written) in krate.edges(i) {
+            let Some((level, dir)) = engine_level(&krate.files[to].rel) else {
+                continue;
+            };
+            let why = if level > from {
+                Some(format!("{level:?} above {from:?}"))
+            } else if level == from && level == EngineLevel::Family && dir != from_dir {
+                Some(format!(
+                    "the kernel families `{from_dir}/` and `{dir}/` sit side by side"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                bad.push(format!(
+                    "src/{}:{line} imports {written} (src/{}): {why}",
+                    f.rel, krate.files[to].rel
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_gpu_engine_is_a_stack() {
+    let sources = sources();
+    let engine = sources
+        .iter()
+        .filter(|(rel, _)| engine_level(rel).is_some_and(|(l, _)| l == EngineLevel::Kernel))
+        .count();
+    assert!(
+        engine >= 5,
+        "only {engine} files under src/engine_gpu/kernel/"
+    );
+    let bad = check_engine_stack(&sources);
+    assert!(
+        bad.is_empty(),
+        "{} imports break the GPU engine's stack (docs/ARCHITECTURE.md, \"The GPU engine\"):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[cfg(test)]
+mod engine_stack_catches {
+    use super::*;
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(rel, text)| (rel.to_string(), text.to_string()))
+            .collect()
+    }
+
+    /// A small engine: the families use the shared folder, the backend uses the families.
+    fn engine(extra: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut list = vec![
+            (
+                "engine_gpu/mod.rs",
+                "mod backend;\nmod kernel;\nmod pointwise;\nmod fused;\nmod reduce;\nmod compile;\nmod tests;\n",
+            ),
+            ("engine_gpu/backend.rs", "use super::pointwise::launch;\nuse super::fused::go;\n"),
+            ("engine_gpu/kernel/mod.rs", "pub mod launch;\npub mod source;\n"),
+            ("engine_gpu/kernel/launch.rs", "use super::source::Operand;\nuse crate::engine_gpu::compile::KernelCache;\n"),
+            ("engine_gpu/kernel/source.rs", "pub struct Operand;\n"),
+            ("engine_gpu/compile/mod.rs", "pub struct KernelCache;\n"),
+            ("engine_gpu/pointwise/mod.rs", "pub mod launch;\n"),
+            ("engine_gpu/pointwise/launch.rs", "use crate::engine_gpu::kernel::launch::x;\npub fn launch() {}\n"),
+            ("engine_gpu/fused/mod.rs", "pub fn go() { crate::engine_gpu::kernel::source::Operand; }\n"),
+            ("engine_gpu/reduce/mod.rs", "use super::super::kernel::*;\n"),
+            ("engine_gpu/tests/mod.rs", "use crate::engine_gpu::pointwise::launch;\nuse crate::engine_gpu::backend;\n"),
+        ];
+        list.extend_from_slice(extra);
+        files(&list)
+    }
+
+    #[test]
+    fn a_well_built_stack_passes() {
+        let ok = engine(&[]);
+        assert!(
+            check_engine_stack(&ok).is_empty(),
+            "{:#?}",
+            check_engine_stack(&ok)
+        );
+    }
+
+    #[test]
+    fn a_family_importing_another_fails() {
+        let bad = engine(&[(
+            "engine_gpu/fused/launch.rs",
+            "use crate::engine_gpu::pointwise::launch::launch;\n",
+        )]);
+        let found = check_engine_stack(&bad);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].starts_with("src/engine_gpu/fused/launch.rs:1 imports crate::engine_gpu::pointwise::launch::launch (src/engine_gpu/pointwise/launch.rs): the kernel families `fused/` and `pointwise/` sit side by side"),
+            "{found:#?}"
+        );
+        // Through `super` paths and in code too.
+        let bad = engine(&[(
+            "engine_gpu/reduce/launch.rs",
+            "fn f() { super::super::fused::go() }\n",
+        )]);
+        assert_eq!(check_engine_stack(&bad).len(), 1);
+    }
+
+    #[test]
+    fn the_shared_folder_importing_a_family_or_the_backend_fails() {
+        let bad = engine(&[(
+            "engine_gpu/kernel/cache.rs",
+            "use crate::engine_gpu::{pointwise::launch::launch, backend};\n",
+        )]);
+        let found = check_engine_stack(&bad);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(found[0].contains("Family above Kernel"), "{found:#?}");
+        assert!(found[1].contains("Top above Kernel"), "{found:#?}");
+        // The compile layer sits below the shared folder.
+        let bad = engine(&[(
+            "engine_gpu/compile/nvrtc.rs",
+            "use crate::engine_gpu::kernel::source::Operand;\n",
+        )]);
+        let found = check_engine_stack(&bad);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].contains("Kernel above Base"), "{found:#?}");
+    }
 }
 
 #[cfg(test)]

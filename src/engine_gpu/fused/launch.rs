@@ -3,19 +3,19 @@
 //! of that [`FusedSpec`], packing the arguments and launching. The module's `unsafe` is the
 //! launch itself, argued from the checks above it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 
 use cudarc::driver::CudaContext;
 
 use crate::element::DType;
-use crate::engine_gpu::compile::{device_arch, KernelCache, KernelKey};
-use crate::engine_gpu::pointwise::kernel_cache::{LoadedKernel, OPTIONS};
-use crate::engine_gpu::pointwise::launch::{
-    launch_cached, launch_kernel, operand_addresses, pack_args,
+use crate::engine_gpu::kernel::args::{operand_addresses, pack_args};
+use crate::engine_gpu::kernel::cache::{KernelFront, LoadedKernel};
+use crate::engine_gpu::kernel::form::launch_grid;
+use crate::engine_gpu::kernel::launch::{
+    launch_and_keep, launch_cached, LaunchPlan, PlanKey, MAX_LAUNCH_OPERANDS,
 };
-use crate::engine_gpu::pointwise::plan::{launch_grid, plan_checked_outputs, Form, IndexWidth};
-use crate::engine_gpu::pointwise::plan_cache::{self, CachedLaunch, MAX_LAUNCH_OPERANDS};
+use crate::engine_gpu::kernel::plan::plan_checked_outputs;
+use crate::engine_gpu::kernel::profile::Lap;
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::{collapse, CollapsedLayout, Dims, Layout};
 use crate::runtime::{Gpu, Stream};
@@ -24,28 +24,19 @@ use crate::tensor::expr::program::Program;
 use crate::tensor::expr::{FusedOutputs, MAX_LEAVES, MAX_OUTPUTS};
 
 use super::signature;
-use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedSpec};
+use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedKernel, FusedSpec};
 
 const OP: &str = "fused";
 
-type Front = Mutex<HashMap<(usize, FusedSpec), Arc<LoadedKernel>>>;
-
-fn front() -> &'static Front {
-    static FRONT: OnceLock<Front> = OnceLock::new();
-    FRONT.get_or_init(Default::default)
-}
+/// The fused kernels loaded so far, by device and spec.
+static KERNELS: KernelFront<FusedSpec> = KernelFront::new();
 
 /// How many fused kernels this process has loaded (all devices) for programs of signature
 /// `signature` ([`Program::signature`]): one per layout class and index width. A new scalar
 /// value does not add one; a new layout class does.
 #[cfg(test)]
 pub fn loaded_kernels_for(signature: &str) -> usize {
-    front()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .keys()
-        .filter(|(_, spec)| spec.signature == signature)
-        .count()
+    KERNELS.count(|spec| spec.signature == signature)
 }
 
 /// Most operands of a fused launch: outputs, then leaves and current values.
@@ -134,23 +125,28 @@ pub(crate) fn launch(
     }
     let n = n_out + n_leaves;
     let mut ptrs = [0u64; MAX_OPERANDS];
+    let mut lens = [0usize; MAX_OPERANDS];
     let mut dtypes = [DType::Bool; MAX_OPERANDS];
     for (k, o) in outs.iter_mut().enumerate() {
         ptrs[k] = o.handle.address_mut();
+        lens[k] = o.handle.elements();
         dtypes[k] = o.dtype;
     }
     for (k, leaf) in program.leaves.iter().enumerate() {
         ptrs[n_out + k] = leaf.handle.address();
+        lens[n_out + k] = leaf.handle.elements();
         dtypes[n_out + k] = leaf.dtype;
     }
     for (j, &(o, t)) in program.currents.iter().enumerate() {
         let k = n_out + program.leaves.len() + j;
         ptrs[k] = ptrs[o];
+        lens[k] = lens[o];
         dtypes[k] = t;
     }
     let operands = Operands {
         layouts: &layouts,
         ptrs: &ptrs[..n],
+        lens: &lens[..n],
         dtypes: &dtypes[..n],
         n_out,
     };
@@ -180,6 +176,8 @@ fn byte_span(address: u64, elements: usize, dtype: DType) -> (u64, u64) {
 struct Operands<'a> {
     layouts: &'a OperandLayouts,
     ptrs: &'a [u64],
+    /// Each operand's storage length in elements.
+    lens: &'a [usize],
     dtypes: &'a [DType],
     n_out: usize,
 }
@@ -191,7 +189,7 @@ thread_local! {
 }
 
 /// The launch for `N` operands (outputs then leaves): the cached plan of its signature when
-/// this thread has launched it before (`plan_cache`), else planned, packed, launched and
+/// this thread has launched it before (`kernel::launch`), else planned, packed, launched and
 /// cached.
 fn go<const N: usize>(
     stream: &Stream,
@@ -213,13 +211,26 @@ fn go<const N: usize>(
         ops.ptrs,
         ops.n_out,
     );
-    let scalars = program.scalars.iter().map(scalar_arg_bytes);
+    let key = PlanKey::new(&words);
+    let scalars = program.scalars.iter().map(|v| {
+        let (bytes, len) = scalar_arg_bytes(v);
+        (u64::from_le_bytes(bytes), len)
+    });
     // SAFETY: the caller (`launch`) checked these views against their storages, which
     // the handles keep alive and whose frees are stream-ordered after the launch; the
     // aliasing argument of the uncached launch below holds for any buffers with this
     // signature (outputs borrowed mutably, `LeafOverlapsOutput`, current values read
     // through their output's own layout); the scalars are this program's.
-    let hit = unsafe { launch_cached(stream.cuda(), &words, ops.ptrs, scalars, || ()) };
+    let hit = unsafe {
+        launch_cached(
+            stream.cuda(),
+            key,
+            ops.ptrs,
+            ops.lens,
+            scalars,
+            &mut Lap::off(),
+        )
+    };
     if let Some(launched) = hit {
         SIGNATURE.with(|w| *w.borrow_mut() = words);
         return launched;
@@ -236,7 +247,7 @@ fn go<const N: usize>(
     };
     let kernel = kernel(stream.cuda().context(), &spec, program)?;
     let scalars: Vec<Vec<u8>> = program.scalars.iter().map(scalar_arg).collect();
-    let mut args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
+    let args = pack_args(OP, &layout, p, addrs, scalars.iter().map(Vec::as_slice))?;
     let grid = launch_grid(
         layout.numel(),
         spec.form.elements_per_unit(),
@@ -245,8 +256,17 @@ fn go<const N: usize>(
         spec.index,
         spec.form.grid_cap(kernel.max_blocks),
     );
-    // SAFETY: `args` holds the parameters of `spec`'s entry point in declaration order
-    // (`write_entry`: outputs, leaves, `n`, the scalars, the calculator), each pointer
+    let plan = LaunchPlan::new(
+        kernel,
+        grid,
+        spec.block(),
+        args,
+        ops.layouts.iter(),
+        &layout.offsets,
+        &sizes,
+    );
+    // SAFETY: the plan's arguments are the parameters of `spec`'s entry point in declaration
+    // order (`write_entry`: outputs, leaves, `n`, the scalars, the calculator), each pointer
     // addressing its operand's first element; every layout was checked to lie within its
     // storage (`check_within`, with the leaves broadcast to the output shape, which only
     // repeats elements), the outputs to be non-overlapping, and no output is a leaf (the
@@ -260,13 +280,12 @@ fn go<const N: usize>(
     // No other operand addresses an output's memory (`LeafOverlapsOutput` above), and no
     // pointer is `__restrict__`. The storages stay alive: the handles borrow them for the
     // call, and their frees are stream-ordered after this launch (`order_read` /
-    // `order_write`).
-    unsafe { launch_kernel(stream.cuda(), &kernel, grid, spec.block(), &mut args) }?;
-    let block = spec.block();
-    let cached = CachedLaunch::new(kernel, grid, block, args, &layout.offsets, &sizes);
-    plan_cache::insert(&words, cached);
+    // `order_write`). The kernel was loaded in the stream's context; the grid is
+    // `launch_grid`'s and the block the kernel's `__launch_bounds__`. Any later launch with
+    // this signature has the same views over buffers of the same alignment.
+    let launched = unsafe { launch_and_keep(stream.cuda(), key, plan) };
     SIGNATURE.with(|w| *w.borrow_mut() = words);
-    Ok(())
+    launched
 }
 
 /// The kernel of `spec`, compiled on first use per device.
@@ -275,19 +294,6 @@ fn kernel(
     spec: &FusedSpec,
     program: &Program<'_, Gpu>,
 ) -> Result<Arc<LoadedKernel>, GpuError> {
-    let slot = (ctx.ordinal(), spec.clone());
-    if let Some(hit) = front()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&slot)
-    {
-        return Ok(hit.clone());
-    }
-    for i in &program.instrs {
-        if let crate::tensor::expr::program::Instr::Op { name, cuda, .. } = i {
-            crate::ops::op::check_op_source(name, cuda)?;
-        }
-    }
     // Current values (in-place reads) are the last inputs, read like leaves.
     let leaves: Vec<DType> = program
         .leaves
@@ -296,36 +302,15 @@ fn kernel(
         .chain(program.currents.iter().map(|&(_, t)| t))
         .collect();
     let instrs = program.instrs_with_currents_as_leaves();
-    let body = FusedBody {
-        leaves: &leaves,
-        scalars: &program.scalars,
-        instrs: &instrs,
-        results: &program.results,
-        types: program.types(),
-    };
-    let source = spec.source(&body);
-    let vector_width = match spec.form {
-        Form::Contiguous { vec } | Form::StridedVec { vec, .. } | Form::Tiled { vec, .. } => {
-            u32::from(vec)
-        }
-        Form::Strided { .. } => 1,
-    };
-    let key = KernelKey {
-        op: "fused".into(),
-        entry: spec.entry_name().into(),
-        dtypes: leaves,
-        rank: spec.form.rank(),
-        index_bits: match spec.index {
-            IndexWidth::Bits32 => 32,
-            IndexWidth::Bits64 => 64,
+    let source = FusedKernel {
+        spec,
+        body: FusedBody {
+            leaves: &leaves,
+            scalars: &program.scalars,
+            instrs: &instrs,
+            results: &program.results,
+            types: program.types(),
         },
-        vector_width,
-        arch: device_arch(ctx)?,
-        options: OPTIONS,
-        source_hash: KernelKey::hash_source(&source),
     };
-    let function = KernelCache::global().function(ctx, &key, || source)?;
-    let loaded = Arc::new(LoadedKernel::new(ctx, function, spec.block())?);
-    let mut map = front().lock().unwrap_or_else(PoisonError::into_inner);
-    Ok(map.entry(slot).or_insert(loaded).clone())
+    KERNELS.kernel(ctx, spec, &source)
 }

@@ -14,7 +14,7 @@
 //!   the launch (the module's `unsafe`); a repeated launch takes its cached plan.
 //! - `signature`: a launch's plan signature for the per-thread plan cache.
 //!
-//! [`plan_checked_outputs`]: crate::engine_gpu::pointwise::plan::plan_checked_outputs
+//! [`plan_checked_outputs`]: crate::engine_gpu::kernel::plan::plan_checked_outputs
 
 pub mod handles;
 pub(crate) mod launch;

@@ -1,5 +1,5 @@
 //! A fused launch's plan signature: everything its kernel, form, grid and packed arguments
-//! depend on, as words for the per-thread plan cache (`engine_gpu::pointwise::plan_cache`).
+//! depend on, as words for the per-thread plan cache (`engine_gpu::kernel::launch`).
 //!
 //! The program's structure (every instruction with its op, argument types and scalar slots,
 //! the leaves' and scalars' element types, the results, the outputs read in place), and per

@@ -5,9 +5,11 @@
 use std::fmt::Write as _;
 
 use crate::element::DType;
-use crate::engine_gpu::compile::Fnv128;
-use crate::engine_gpu::pointwise::plan::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
-use crate::engine_gpu::pointwise::source::{headers, write_entry, Entry, Operand};
+use crate::engine_gpu::compile::{Arch, Fnv128, KernelKey};
+use crate::engine_gpu::kernel::cache::OPTIONS;
+use crate::engine_gpu::kernel::form::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
+use crate::engine_gpu::kernel::source::{headers, write_entry, Entry, KernelSource, Operand};
+use crate::error::GpuError;
 use crate::tensor::expr::program::{Instr, ScalarValue};
 
 /// Ops whose result, computed in `float` from `f16` (or `bf16`) values, is always an `f16`
@@ -85,10 +87,60 @@ impl FusedSpec {
     }
 
     /// The complete NVRTC program: the `kernels/` headers, then the generated tail.
+    #[cfg(test)]
     pub fn source(&self, body: &FusedBody<'_>) -> String {
         let mut s = headers();
         write_tail(&mut s, self, body);
         s
+    }
+}
+
+/// A fused kernel to compile: its spec (the front's key) and the program text it is
+/// generated from.
+pub(crate) struct FusedKernel<'a, 'p> {
+    /// The spec.
+    pub(crate) spec: &'a FusedSpec,
+    /// The program text.
+    pub(crate) body: FusedBody<'p>,
+}
+
+impl KernelSource for FusedKernel<'_, '_> {
+    fn block(&self) -> u32 {
+        self.spec.block()
+    }
+
+    /// Apply entry points start with `ts_pdl_enter()` ([`write_entry`]).
+    fn waits_for_predecessor(&self) -> bool {
+        true
+    }
+
+    /// Every op's name and expression, re-checked against the op table's rules.
+    fn check(&self) -> Result<(), GpuError> {
+        for i in self.body.instrs {
+            if let Instr::Op { name, cuda, .. } = i {
+                crate::ops::op::check_op_source(name, cuda)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_source(&self, s: &mut String) {
+        s.push_str(&headers());
+        write_tail(s, self.spec, &self.body);
+    }
+
+    fn compile_key(&self, arch: Arch, source: &str) -> KernelKey {
+        KernelKey {
+            op: "fused".into(),
+            entry: self.spec.entry_name().into(),
+            dtypes: self.body.leaves.to_vec(),
+            rank: self.spec.form.rank(),
+            index_bits: self.spec.index.bits(),
+            vector_width: self.spec.form.vector_width(),
+            arch,
+            options: OPTIONS,
+            source_hash: KernelKey::hash_source(source),
+        }
     }
 }
 

@@ -1,71 +1,20 @@
-//! Kernel source assembly: the `.cuh` files of `kernels/` in dependency order, plus a short
-//! generated tail (type aliases, the op's functor, one `extern "C"` entry point) for one
-//! [`KernelSpec`]. A spec is also the kernel cache key: one NVRTC module per spec.
+//! A pointwise kernel's spec and its generated tail: type aliases, the op's functor (the op
+//! table's CUDA expression as its body) and one `extern "C"` entry point, after the shared
+//! `kernels/` headers ([`crate::engine_gpu::kernel::source`]). A spec is also the kernel
+//! cache key: one NVRTC module per spec.
 
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
-use crate::element::{DType, Element};
-use crate::engine_gpu::int_divider::INT_DIVIDER_CUH;
-use crate::engine_gpu::offset_calculator::OFFSET_CALCULATOR_CUH;
-
-use super::plan::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
-
-/// `kernels/half.cuh`: the 16-bit float storage types and their conversions.
-pub const HALF_CUH: &str = include_str!("../../../kernels/half.cuh");
-/// `kernels/ops.cuh`: element conversions and the total arithmetic helpers.
-pub const OPS_CUH: &str = include_str!("../../../kernels/ops.cuh");
-/// `kernels/apply.cuh`: the Apply kernel templates.
-pub const APPLY_CUH: &str = include_str!("../../../kernels/apply.cuh");
+use crate::engine_gpu::compile::{Arch, KernelKey};
+use crate::engine_gpu::kernel::cache::OPTIONS;
+use crate::engine_gpu::kernel::form::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
+use crate::engine_gpu::kernel::source::{headers, write_entry, Entry, KernelSource, Operand};
+use crate::error::GpuError;
 
 /// The most inputs a pointwise kernel takes (THC's Apply3 has an output and two inputs; our
 /// ternary ops have three).
 pub const MAX_INPUTS: usize = 3;
-
-/// An operand's element type as the generated source names it.
-///
-/// Hashes its `dtype` only: the names are the dtype's (`Element`'s constants), and equality
-/// still compares them all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Operand {
-    /// The run-time tag.
-    pub dtype: DType,
-    /// [`Element::CUDA_TYPE`]: the type in memory.
-    pub cuda: &'static str,
-    /// [`Element::CUDA_COMPUTE_TYPE`]: the type the op computes in.
-    pub compute: &'static str,
-}
-
-impl Hash for Operand {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.dtype.hash(state);
-    }
-}
-
-impl Operand {
-    /// The operand description of element type `T`.
-    pub fn of<T: Element>() -> Self {
-        Operand {
-            dtype: T::DTYPE,
-            cuda: T::CUDA_TYPE,
-            compute: T::CUDA_COMPUTE_TYPE,
-        }
-    }
-
-    /// The operand description of the element type tagged `dtype`.
-    pub fn from_dtype(dtype: DType) -> Self {
-        match dtype {
-            DType::F32 => Self::of::<f32>(),
-            DType::F64 => Self::of::<f64>(),
-            DType::F16 => Self::of::<half::f16>(),
-            DType::BF16 => Self::of::<half::bf16>(),
-            DType::I32 => Self::of::<i32>(),
-            DType::I64 => Self::of::<i64>(),
-            DType::U8 => Self::of::<u8>(),
-            DType::Bool => Self::of::<bool>(),
-        }
-    }
-}
 
 /// Everything that decides a pointwise kernel's code: the cache key of its module.
 ///
@@ -94,23 +43,6 @@ pub struct KernelSpec {
     pub form: Form,
     /// 32- or 64-bit index math.
     pub index: IndexWidth,
-}
-
-/// The `kernels/` headers every pointwise program starts with, in dependency order.
-pub fn headers() -> String {
-    let parts = [
-        HALF_CUH,
-        OPS_CUH,
-        INT_DIVIDER_CUH,
-        OFFSET_CALCULATOR_CUH,
-        APPLY_CUH,
-    ];
-    let mut src = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 2048);
-    for part in parts {
-        src.push_str(part);
-        src.push('\n');
-    }
-    src
 }
 
 impl Hash for KernelSpec {
@@ -167,17 +99,9 @@ impl KernelSpec {
         name
     }
 
-    /// The complete NVRTC program for this spec: [`headers`] then [`Self::tail`]. It has no
-    /// `#include` and needs no toolkit headers.
-    pub fn source(&self) -> String {
-        let mut src = headers();
-        self.write_tail(&mut src);
-        src
-    }
-
-    /// The generated part of [`Self::source`]: type aliases, the op's functor and the entry
-    /// point. Tails of several specs may share one program if each is wrapped in its own
-    /// namespace (the entry points are `extern "C"`, so their names stay unmangled).
+    /// The generated part of [`KernelSource::source`]: type aliases, the op's functor and the
+    /// entry point. Tails of several specs may share one program if each is wrapped in its
+    /// own namespace (the entry points are `extern "C"`, so their names stay unmangled).
     #[cfg(test)]
     pub fn tail(&self) -> String {
         let mut src = String::with_capacity(2048);
@@ -258,102 +182,42 @@ impl KernelSpec {
     }
 }
 
-/// What an `extern "C"` entry point over the Apply templates needs: shared by the eager
-/// kernels ([`KernelSpec`]) and the fused ones, so that the parameter order the launch packs
-/// (outputs, inputs, `n`, scalars, calculator) is written in one place.
-pub(crate) struct Entry<'a> {
-    /// The entry point's name.
-    pub name: &'a str,
-    /// Threads per block (`__launch_bounds__`).
-    pub block: u32,
-    /// Work per thread per grid-stride step.
-    pub work: u32,
-    /// The kernel form.
-    pub form: Form,
-    /// The index width.
-    pub index: IndexWidth,
-    /// The outputs' element types (C names).
-    pub outputs: &'a [&'a str],
-    /// The outputs' parameter names.
-    pub output_names: &'a [&'a str],
-    /// The inputs' element types (C names).
-    pub inputs: &'a [&'a str],
-    /// The inputs' parameter names.
-    pub input_names: &'a [&'a str],
-    /// The scalar parameters, declared after `n` (may be empty).
-    pub scalar_params: &'a str,
-    /// The statement that declares the functor `op` from the scalars.
-    pub op: &'a str,
-}
+impl KernelSource for KernelSpec {
+    fn block(&self) -> u32 {
+        self.form.block()
+    }
 
-/// Writes `entry` as an `extern "C"` kernel calling the Apply template of its form. Its first
-/// statement is `ts_pdl_enter()` (`kernels/apply.cuh`): on `sm_90` and later the kernel waits
-/// there for the previous kernel on its stream before it touches global memory, which is
-/// what lets a launch be a programmatic dependent ([`super::pdl`]).
-pub(crate) fn write_entry(s: &mut String, entry: &Entry<'_>) {
-    let (index_t, offset_t) = entry.index.cuda_types();
-    let mut params: Vec<String> = Vec::new();
-    for (ty, name) in entry.outputs.iter().zip(entry.output_names) {
-        params.push(format!("{ty}* {name}"));
+    /// Apply entry points start with `ts_pdl_enter()` ([`write_entry`]).
+    fn waits_for_predecessor(&self) -> bool {
+        true
     }
-    for (ty, name) in entry.inputs.iter().zip(entry.input_names) {
-        params.push(format!("const {ty}* {name}"));
+
+    /// The op traits are sealed, so this only re-checks the table; it runs on the compile
+    /// path only.
+    fn check(&self) -> Result<(), GpuError> {
+        crate::ops::op::check_op_source(self.op, self.expr)
     }
-    params.push(format!("{index_t} n"));
-    if !entry.scalar_params.is_empty() {
-        params.push(entry.scalar_params.to_owned());
+
+    /// [`headers`], then the generated tail (the aliases, the functor and the entry point).
+    fn write_source(&self, s: &mut String) {
+        s.push_str(&headers());
+        self.write_tail(s);
     }
-    let nargs = entry.outputs.len() + entry.inputs.len();
-    let calc = |rank: u8| format!("OffsetCalculator<{rank}, {nargs}, {index_t}, {offset_t}> calc");
-    let outs = format!(
-        "ts_outputs<{}>({})",
-        entry.outputs.join(", "),
-        entry.output_names.join(", ")
-    );
-    let ins: String = entry.input_names.iter().map(|n| format!(", {n}")).collect();
-    let (block, work) = (entry.block, entry.work);
-    let call = match entry.form {
-        Form::Contiguous { vec: 1 } => {
-            format!("ts_apply_contiguous<{block}, {work}, {index_t}>(op, n, outs{ins});")
+
+    fn compile_key(&self, arch: Arch, source: &str) -> KernelKey {
+        KernelKey {
+            op: self.op.into(),
+            entry: self.entry_name().into(),
+            dtypes: std::iter::once(self.out.dtype)
+                .chain(self.used_inputs().iter().map(|o| o.dtype))
+                .collect(),
+            rank: self.form.rank(),
+            index_bits: self.index.bits(),
+            vector_width: self.form.vector_width(),
+            arch,
+            options: OPTIONS,
+            // The whole source: it includes the op's expression, which no other field names.
+            source_hash: KernelKey::hash_source(source),
         }
-        Form::Contiguous { vec } => {
-            format!("ts_apply_contiguous_vec<{block}, {work}, {vec}, {index_t}>(op, n, outs{ins});")
-        }
-        Form::Strided { rank } => {
-            params.push(calc(rank));
-            format!(
-                "ts_apply_strided<{block}, {work}, {rank}, {index_t}, {offset_t}>(op, n, calc, outs{ins});"
-            )
-        }
-        Form::StridedVec { rank, vec, bcast } => {
-            params.push(calc(rank));
-            format!(
-                "ts_apply_strided_vec<{block}, {work}, {vec}, {bcast}u, {rank}, {index_t}, {offset_t}>(op, n, calc, outs{ins});"
-            )
-        }
-        Form::Tiled {
-            rank,
-            staged,
-            tile,
-            vec,
-            direct,
-            ..
-        } => {
-            // The calculator's dims are already in the kernel's order (batch, D, C):
-            // `pack_args` reorders them, so `dim` needs no place in the source.
-            params.push(calc(rank));
-            let (tr, tc) = (tile.rows, tile.cols);
-            format!(
-                "ts_apply_tiled<{block}, {tr}, {tc}, {vec}, {staged}u, {direct}u, {rank}, {index_t}, {offset_t}>(op, calc, outs{ins});"
-            )
-        }
-    };
-    let _ = writeln!(
-        s,
-        "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{\n  \
-         ts_pdl_enter();\n  {}\n  const auto outs = {outs};\n  {call}\n}}",
-        entry.name,
-        params.join(", "),
-        entry.op,
-    );
+    }
 }

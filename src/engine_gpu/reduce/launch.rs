@@ -8,81 +8,47 @@
 //! fresh buffer allocated on the launch stream, written by the first launch and read by the
 //! second on that same stream, and freed in stream order after them.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::driver::CudaContext;
 
 use crate::element::Element;
-use crate::engine_gpu::compile::{device_arch, KernelCache};
+use crate::engine_gpu::kernel::args::{KernelArgs, LaunchArgs};
+use crate::engine_gpu::kernel::cache::{KernelFront, LoadedKernel};
+use crate::engine_gpu::kernel::form::IndexWidth;
+use crate::engine_gpu::kernel::launch::launch_kernel;
 use crate::engine_gpu::offset_calculator::OffsetCalculator;
-use crate::engine_gpu::pointwise::plan::IndexWidth;
 use crate::error::{Error, GpuError, LayoutError};
 use crate::layout::reduce::ReduceGeometry;
 use crate::layout::Layout;
 use crate::ops::reduce::Reduction;
-use crate::runtime::{driver, GpuStorage, Stream};
+use crate::runtime::{GpuStorage, Stream};
 
 use super::plan::{self, LaunchShape, RedForm, MAX_THREADS};
 use super::source::ReduceSpec;
 
-/// A loaded reduction kernel and how many of its threads the device keeps resident.
-#[derive(Debug)]
-struct Loaded {
-    function: Arc<CudaFunction>,
-    /// Resident blocks of [`MAX_THREADS`] threads per multiprocessor, times multiprocessors,
-    /// times [`MAX_THREADS`].
-    resident_threads: usize,
+/// The reduction kernels loaded so far, by device and spec.
+static KERNELS: KernelFront<ReduceSpec> = KernelFront::new();
+
+/// The kernel of `spec` loaded in `ctx` (compiled once per process and machine), and how
+/// many of its threads the device keeps resident (resident blocks of [`MAX_THREADS`]
+/// threads, times [`MAX_THREADS`]).
+fn kernel(
+    ctx: &Arc<CudaContext>,
+    spec: &ReduceSpec,
+) -> Result<(Arc<LoadedKernel>, usize), GpuError> {
+    let kernel = KERNELS.kernel(ctx, spec, spec)?;
+    let resident = (kernel.max_blocks as usize).saturating_mul(MAX_THREADS as usize);
+    Ok((kernel, resident))
 }
 
-type Front = Mutex<HashMap<(usize, ReduceSpec), Arc<Loaded>>>;
-
-fn front() -> &'static Front {
-    static FRONT: OnceLock<Front> = OnceLock::new();
-    FRONT.get_or_init(Default::default)
-}
-
-/// The kernel of `spec` loaded in `ctx` (compiled once per process and machine through
-/// [`KernelCache`]), with its occupancy.
-fn kernel(ctx: &Arc<CudaContext>, sms: u32, spec: &ReduceSpec) -> Result<Arc<Loaded>, GpuError> {
-    let slot = (ctx.ordinal(), *spec);
-    if let Some(hit) = front()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&slot)
-    {
-        return Ok(hit.clone());
-    }
-    let source = spec.source();
-    let key = spec.key(device_arch(ctx)?, &source);
-    let function = KernelCache::global().function(ctx, &key, || source)?;
-    let per_sm = driver::max_active_blocks_per_multiprocessor(&function, MAX_THREADS)?;
-    let loaded = Arc::new(Loaded {
-        function,
-        resident_threads: (per_sm.max(1) as usize)
-            .saturating_mul(sms.max(1) as usize)
-            .saturating_mul(MAX_THREADS as usize),
-    });
-    let mut map = front().lock().unwrap_or_else(PoisonError::into_inner);
-    Ok(map.entry(slot).or_insert(loaded).clone())
-}
-
-/// A kernel's parameters, each at an 8-byte aligned slot of one buffer.
+/// A kernel's parameters as they are packed.
 #[derive(Default)]
-struct Params {
-    words: Vec<u64>,
-    starts: Vec<usize>,
-}
+struct Params(KernelArgs);
 
 impl Params {
     fn push(&mut self, bytes: &[u8]) {
-        self.starts.push(self.words.len());
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.words.push(u64::from_le_bytes(w));
-        }
+        self.0.push(bytes);
     }
 
     fn index(&mut self, width: IndexWidth, v: usize) -> Result<(), LayoutError> {
@@ -95,16 +61,6 @@ impl Params {
             IndexWidth::Bits64 => self.push(&(v as u64).to_le_bytes()),
         }
         Ok(())
-    }
-
-    /// The `void**` array; valid while `self` is neither moved nor changed.
-    fn pointers(&mut self) -> Vec<*mut c_void> {
-        let base = self.words.as_mut_ptr();
-        self.starts
-            .iter()
-            // Every parameter has at least one byte, so `start < words.len()`.
-            .map(|&s| base.wrapping_add(s).cast::<c_void>())
-            .collect()
     }
 }
 
@@ -161,11 +117,28 @@ fn address(ptr: u64, offset: usize, size: usize) -> Result<u64, LayoutError> {
         .ok_or_else(|| overflow("device address"))
 }
 
-/// One launch: the kernel, its shape and its packed parameters.
+/// One launch: the kernel, its shape and its frozen parameters (the buffer addresses patched
+/// in once allocated: slots [`IN`], [`OUT`], [`PARTIAL`]).
 struct Launch {
-    kernel: Arc<Loaded>,
+    kernel: Arc<LoadedKernel>,
     shape: LaunchShape,
-    params: Params,
+    args: LaunchArgs,
+}
+
+/// Parameter slots of the input, output and partial-accumulator addresses.
+const IN: usize = 0;
+const OUT: usize = 1;
+const PARTIAL: usize = 2;
+
+impl Launch {
+    /// Puts `addr` into pointer slot `slot`.
+    fn set(&self, slot: usize, addr: u64) -> Result<(), LayoutError> {
+        if self.args.set_word(slot, addr, 8) {
+            Ok(())
+        } else {
+            Err(overflow("a parameter slot"))
+        }
+    }
 }
 
 /// Reduces `src` (viewed through `src_layout`) over `dims` with `op` into `dst` (viewed
@@ -204,7 +177,6 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
     }
     let gpu = src.gpu();
     let ctx = gpu.context();
-    let sms = gpu.multiprocessor_count();
     let in_size = std::mem::size_of::<T>();
     let out_size = std::mem::size_of::<R::Output>();
     let acc_size = R::CUDA_ACC_SIZE;
@@ -225,8 +197,8 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
         let (nk, kept_calc) = calc(width, &kept_sizes, &kept_in, &kept_out)?;
         let (nr, red_calc) = calc(width, &red_sizes, &red_in, &red_log)?;
         let spec = ReduceSpec::of::<T, R>(form, nk, nr, width);
-        let kernel = kernel(ctx, sms, &spec)?;
-        let shape = plan::launch_shape(form, &g, kernel.resident_threads);
+        let (kernel, resident_threads) = kernel(ctx, &spec)?;
+        let shape = plan::launch_shape(form, &g, resident_threads);
         let splits = shape.splits();
         let needed = plan::index_width(&g, splits);
         if needed != width {
@@ -249,7 +221,7 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
             Launch {
                 kernel,
                 shape,
-                params,
+                args: LaunchArgs::new(params.0),
             },
             splits,
         );
@@ -270,7 +242,7 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
             from_acc: true,
         };
         let spec = ReduceSpec::of::<T, R>(form, nk, nr, width);
-        let kernel = kernel(ctx, sms, &spec)?;
+        let (kernel, _) = kernel(ctx, &spec)?;
         let shape = plan::second_pass(g.num_out, splits);
         let mut params = Params::default();
         // Input (the partials) and output are patched in below.
@@ -288,7 +260,7 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
             Launch {
                 kernel,
                 shape,
-                params,
+                args: LaunchArgs::new(params.0),
             },
             partial_len,
         ))
@@ -303,7 +275,7 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
     match second {
         None => {
             let mut first = first;
-            first.params.words[first.params.starts[1]] = out_first;
+            first.set(OUT, out_first)?;
             // SAFETY: see `launch`; one pass, so the kernel writes `dst`'s elements and no
             // partials (gridDim.y == 1).
             unsafe { launch(stream, &mut first) }
@@ -320,11 +292,11 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
             partials.access_write(name, stream)?;
             let p = partials.device_ptr_mut();
             let mut first = first;
-            first.params.words[first.params.starts[2]] = p;
+            first.set(PARTIAL, p)?;
             // SAFETY: see `launch`; the first pass writes only partials (gridDim.y > 1).
             unsafe { launch(stream, &mut first) }?;
-            second.params.words[second.params.starts[0]] = p;
-            second.params.words[second.params.starts[1]] = out_first;
+            second.set(IN, p)?;
+            second.set(OUT, out_first)?;
             // SAFETY: see `launch`; the second pass reads the partials the first wrote (same
             // stream, queued after it) and writes `dst`'s elements.
             unsafe { launch(stream, &mut second) }
@@ -335,7 +307,7 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
 /// Queues `l` on `stream`.
 ///
 /// # Safety
-/// `l.params` are the parameters of `l.kernel`'s entry point, in order and of the declared
+/// `l.args` are the parameters of `l.kernel`'s entry point, in order and of the declared
 /// sizes, and every address in them is valid for the accesses the kernel makes until it has
 /// run on `stream`: the input pointer addresses element `input_offset` of a live storage
 /// whose view, mapped by the calculators in the parameters (made from a [`ReduceGeometry`] of
@@ -345,22 +317,20 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
 /// non-overlapping view the calculators map each output to once; the partial pointer, when
 /// the grid has more than one split, addresses `splits * num_out` accumulators.
 unsafe fn launch(stream: &Stream, l: &mut Launch) -> Result<(), Error> {
-    let mut ptrs = l.params.pointers();
-    // SAFETY: forwarded from this function's contract; `ptrs` points into `l.params`, which
-    // is borrowed unchanged until the call returns, and the driver copies the values. The
-    // function was loaded in the context of the storages' GPU, which `access_read` and
-    // `access_write` checked `stream` belongs to. The block has at most MAX_THREADS threads
-    // (the kernels' __launch_bounds__), the grid at most i32::MAX x 65535 blocks.
+    // SAFETY: forwarded from this function's contract. The function was loaded in the
+    // context of the storages' GPU, which `access_read` and `access_write` checked `stream`
+    // belongs to. The block has at most MAX_THREADS threads (the kernels' __launch_bounds__),
+    // the grid at most i32::MAX x 65535 blocks. The kernel is launched in full stream order
+    // (`ReduceSpec` does not wait for its predecessor, so `pdl` is false).
     unsafe {
-        driver::launch_kernel(
+        launch_kernel(
             stream.cuda(),
-            &l.kernel.function,
+            &l.kernel,
             (l.shape.grid.0, l.shape.grid.1, 1),
             (l.shape.block.0, l.shape.block.1, 1),
-            &mut ptrs,
+            &mut l.args,
         )
     }
-    .map_err(Error::from)
 }
 
 #[cfg(test)]
@@ -390,10 +360,10 @@ mod tests {
         p.push(&7u64.to_le_bytes());
         p.index(IndexWidth::Bits32, 5).unwrap();
         p.push(&[1u8; 20]);
-        let ptrs = p.pointers();
+        let ptrs = p.0.pointers();
         assert_eq!(ptrs.len(), 3);
         assert!(ptrs.iter().all(|q| (*q as usize).is_multiple_of(8)));
-        assert_eq!(p.words[p.starts[1]], 5);
+        assert_eq!(p.0.param(1).unwrap(), 5u32.to_le_bytes());
         assert!(p.index(IndexWidth::Bits32, 1 << 40).is_err());
     }
 }

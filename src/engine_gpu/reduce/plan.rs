@@ -24,7 +24,7 @@
 
 use crate::layout::reduce::ReduceGeometry;
 
-use crate::engine_gpu::pointwise::plan::IndexWidth;
+use crate::engine_gpu::kernel::form::IndexWidth;
 
 /// Most threads per block (the entry points' `__launch_bounds__`, `TS_RED_THREADS`).
 pub const MAX_THREADS: u32 = 512;

@@ -1,4 +1,4 @@
-//! Reduction kernel sources: the pointwise headers (`half.cuh`, `ops.cuh`,
+//! Reduction kernel sources: the shared headers (`half.cuh`, `ops.cuh`,
 //! `int_divider.cuh`, `offset_calculator.cuh`), `kernels/reduce.cuh`, and a generated tail
 //! (the op's functor type, a `static_assert` on its accumulator's size, one `extern "C"`
 //! entry point) for one [`ReduceSpec`]. Every part of the text comes from the crate's own
@@ -10,32 +10,21 @@ use std::fmt::Write as _;
 use crate::element::DType;
 use crate::element::Element;
 use crate::engine_gpu::compile::{Arch, KernelKey};
-use crate::engine_gpu::int_divider::INT_DIVIDER_CUH;
-use crate::engine_gpu::offset_calculator::OFFSET_CALCULATOR_CUH;
-use crate::engine_gpu::pointwise::kernel_cache::OPTIONS;
-use crate::engine_gpu::pointwise::plan::IndexWidth;
-use crate::engine_gpu::pointwise::source::{Operand, HALF_CUH, OPS_CUH};
+use crate::engine_gpu::kernel::cache::OPTIONS;
+use crate::engine_gpu::kernel::form::IndexWidth;
+use crate::engine_gpu::kernel::source::{write_headers, KernelSource, Operand};
 use crate::ops::reduce::{ReduceKind, Reduction};
 
-use super::plan::RedForm;
+use super::plan::{RedForm, MAX_THREADS};
 
 /// `kernels/reduce.cuh`: the reduction kernel templates and op functors.
 pub const REDUCE_CUH: &str = include_str!("../../../kernels/reduce.cuh");
 
 /// The `kernels/` headers every reduction program starts with, in dependency order.
+#[cfg(test)]
 pub fn headers() -> String {
-    let parts = [
-        HALF_CUH,
-        OPS_CUH,
-        INT_DIVIDER_CUH,
-        OFFSET_CALCULATOR_CUH,
-        REDUCE_CUH,
-    ];
-    let mut src = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 2048);
-    for part in parts {
-        src.push_str(part);
-        src.push('\n');
-    }
+    let mut src = String::with_capacity(96 * 1024);
+    write_headers(&mut src, REDUCE_CUH);
     src
 }
 
@@ -147,6 +136,7 @@ impl ReduceSpec {
 
     /// The complete NVRTC program: [`headers`], then [`Self::tail`]. It has no `#include`
     /// and needs no toolkit headers.
+    #[cfg(test)]
     pub fn source(&self) -> String {
         let mut src = headers();
         self.write_tail(&mut src);
@@ -205,10 +195,7 @@ impl ReduceSpec {
             entry: self.entry_name().into(),
             dtypes: vec![self.output.dtype, self.input.dtype],
             rank: usize::from(self.nk) * 64 + usize::from(self.nr),
-            index_bits: match self.index {
-                IndexWidth::Bits32 => 32,
-                IndexWidth::Bits64 => 64,
-            },
+            index_bits: self.index.bits(),
             vector_width: match self.form {
                 RedForm::Row { vec, .. } => u32::from(vec),
                 RedForm::Col { ovec, .. } => u32::from(ovec),
@@ -218,6 +205,28 @@ impl ReduceSpec {
             // The whole source: it names every part of the spec.
             source_hash: KernelKey::hash_source(source),
         }
+    }
+}
+
+impl KernelSource for ReduceSpec {
+    /// Every reduction kernel's `__launch_bounds__(TS_RED_THREADS)`.
+    fn block(&self) -> u32 {
+        MAX_THREADS
+    }
+
+    /// The reduction entry points do not call `ts_pdl_enter()`: they launch in full stream
+    /// order.
+    fn waits_for_predecessor(&self) -> bool {
+        false
+    }
+
+    fn write_source(&self, s: &mut String) {
+        write_headers(s, REDUCE_CUH);
+        self.write_tail(s);
+    }
+
+    fn compile_key(&self, arch: Arch, source: &str) -> KernelKey {
+        self.key(arch, source)
     }
 }
 

@@ -1,8 +1,8 @@
 //! Layouts the GPU kernels cannot take, and offset calculators past their limits: typed
 //! errors that name the fix, never a panic (pure host logic, no GPU needed).
 
+use crate::engine_gpu::kernel::plan::plan_checked;
 use crate::engine_gpu::offset_calculator::{OffsetCalculator, MAX_DIMS as GPU_MAX_DIMS};
-use crate::engine_gpu::pointwise::plan::plan_checked;
 use crate::error::{Error, LayoutError as LE};
 use crate::layout::{collapse, Layout};
 

@@ -20,10 +20,11 @@ use std::sync::Mutex;
 
 use crate::engine_gpu::compile::arch::Target;
 use crate::engine_gpu::compile::nvrtc::{self, compile};
-use crate::engine_gpu::pointwise::kernel_cache::OPTIONS;
-use crate::engine_gpu::pointwise::plan::{tile_shape, TileShape, VECTOR_BLOCK, VECTOR_WORK};
-use crate::engine_gpu::pointwise::plan::{Form, IndexWidth};
-use crate::engine_gpu::pointwise::source::{headers, KernelSpec, Operand, MAX_INPUTS};
+use crate::engine_gpu::kernel::cache::OPTIONS;
+use crate::engine_gpu::kernel::form::{Form, IndexWidth, TileShape, VECTOR_BLOCK, VECTOR_WORK};
+use crate::engine_gpu::kernel::source::{headers, KernelSource, Operand};
+use crate::engine_gpu::kernel::tiled::tile_shape;
+use crate::engine_gpu::pointwise::source::{KernelSpec, MAX_INPUTS};
 use typestate_tensor::element::DType;
 use typestate_tensor::ops::cast::cast_name;
 use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};

@@ -1,5 +1,5 @@
 //! The lean launch path on a real device: repeated launches take the per-thread plan cache
-//! (`gpu::pointwise`'s `plan_cache`), and a cached plan must give the results of a fresh
+//! (`engine_gpu::kernel::launch`), and a cached plan must give the results of a fresh
 //! one whatever changes between launches that the plan does not depend on (the buffers,
 //! their contents, the scalars) and must not be reused when something it does depend on
 //! changes (alignment, views, element types, the op).
@@ -11,7 +11,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine_gpu::pointwise::profile::{profile, Stage};
+use crate::engine_gpu::kernel::profile::{profile, Stage};
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::Tensor;
 use typestate_tensor::Cpu;
@@ -164,6 +164,8 @@ fn the_profiler_sees_the_cached_path() {
             a.add_into(&b, &mut out).unwrap();
         }
     });
+    // `scripts/device/perf.sh launch` prints this (per launch, with the stage timers).
+    println!("stage breakdown of a cached add_into, 1024 f32:\n{p}");
     assert_eq!(p.launches, 50);
     assert!(p.per_launch_us(Stage::Driver) > 0.0);
     assert!(p.per_launch_us(Stage::CacheHit) > 0.0);

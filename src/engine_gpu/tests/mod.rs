@@ -14,7 +14,9 @@ mod int_divider;
 mod kernel_source;
 mod launch_gpu;
 mod offset_calculator;
+mod plan;
 mod pointwise_gpu;
+mod pointwise_host;
 mod reduce_source;
 mod tiled_gpu;
 

@@ -27,7 +27,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use crate::engine_gpu::pointwise::plan::{plan, Form, IndexWidth};
+use crate::engine_gpu::kernel::form::{Form, IndexWidth};
+use crate::engine_gpu::kernel::plan::plan;
 use crate::engine_gpu::pointwise::{self as pw};
 use typestate_tensor::element::Element;
 use typestate_tensor::error::{Error, LayoutError};
@@ -393,7 +394,7 @@ where
         let (before, after) = poisoned_and_expected(&mut rng, &case.out, &values);
         let a_dev = upload(ctx, &a);
         let mut out_dev = upload(ctx, &before);
-        pw::safe::unary(
+        pw::launch::unary(
             &ctx.stream,
             &op,
             &a_dev,
@@ -444,7 +445,7 @@ where
         let (before, after) = poisoned_and_expected(&mut rng, &case.out, &values);
         let (a_dev, b_dev, c_dev) = (upload(ctx, &a), upload(ctx, &b), upload(ctx, &c));
         let mut out_dev = upload(ctx, &before);
-        pw::safe::ternary(
+        pw::launch::ternary(
             &ctx.stream,
             &op,
             (&a_dev, al),
@@ -647,7 +648,7 @@ fn run_binary<T: TestElem, O: BinaryOp<T>>(
     let (before, after) = poisoned_and_expected(rng, out, &values);
     let (a_dev, b_dev) = (upload(ctx, &av), upload(ctx, &bv));
     let mut out_dev = upload(ctx, &before);
-    pw::safe::binary(
+    pw::launch::binary(
         &ctx.stream,
         &op,
         (&a_dev, &a.0),
@@ -724,7 +725,7 @@ fn transposed_inputs_take_the_tiled_form() {
     let (before, after) = poisoned_and_expected(&mut rng, &out, &values);
     let (m_dev, x_dev, y_dev) = (upload(ctx, &m), upload(ctx, &x), upload(ctx, &y));
     let mut out_dev = upload(ctx, &before);
-    pw::safe::ternary(
+    pw::launch::ternary(
         &ctx.stream,
         &Where,
         (&m_dev, &mask.0),
@@ -817,7 +818,7 @@ fn fill_writes_the_view_and_nothing_else() {
             let values = vec![value; out.0.numel()];
             let (before, after) = poisoned_and_expected(rng, &out, &values);
             let mut dev = upload(ctx, &before);
-            pw::safe::fill(&ctx.stream, value, &mut dev, &out.0).unwrap();
+            pw::launch::fill(&ctx.stream, value, &mut dev, &out.0).unwrap();
             let got = dev.to_vec(&ctx.stream).unwrap();
             check_storage(
                 &format!("fill {}", T::NAME),
@@ -858,8 +859,8 @@ fn in_place_ops_read_before_they_write() {
         }
         let mut dev = upload(ctx, &x);
         let b_dev = upload(ctx, &b);
-        pw::safe::binary_inplace(&ctx.stream, &Add, &mut dev, &view, (&b_dev, &b_view)).unwrap();
-        pw::safe::unary_inplace(&ctx.stream, &Exp, &mut dev, &view).unwrap();
+        pw::launch::binary_inplace(&ctx.stream, &Add, &mut dev, &view, (&b_dev, &b_view)).unwrap();
+        pw::launch::unary_inplace(&ctx.stream, &Exp, &mut dev, &view).unwrap();
         let got = dev.to_vec(&ctx.stream).unwrap();
         check_storage(
             "add then exp in place",
@@ -882,13 +883,13 @@ fn bad_layouts_are_errors_and_write_nothing() {
     let mut out = upload(ctx, &[7.0f32; 64]);
     let l8x8 = Layout::contiguous(&[8, 8]).unwrap();
     let l4x16 = Layout::contiguous(&[4, 16]).unwrap();
-    let err = pw::safe::unary(&ctx.stream, &Exp, &a, &l4x16, &mut out, &l8x8).unwrap_err();
+    let err = pw::launch::unary(&ctx.stream, &Exp, &a, &l4x16, &mut out, &l8x8).unwrap_err();
     assert!(matches!(
         err,
         Error::Layout(LayoutError::ShapeMismatch { .. })
     ));
     let too_big = Layout::contiguous(&[9, 8]).unwrap();
-    let err = pw::safe::unary(&ctx.stream, &Exp, &a, &too_big, &mut out, &too_big).unwrap_err();
+    let err = pw::launch::unary(&ctx.stream, &Exp, &a, &too_big, &mut out, &too_big).unwrap_err();
     assert!(matches!(
         err,
         Error::Layout(LayoutError::OutOfStorage { .. })
@@ -897,14 +898,14 @@ fn bad_layouts_are_errors_and_write_nothing() {
         .unwrap()
         .broadcast_to(&[8, 8])
         .unwrap();
-    let err = pw::safe::unary(&ctx.stream, &Exp, &a, &l8x8, &mut out, &overlapping).unwrap_err();
+    let err = pw::launch::unary(&ctx.stream, &Exp, &a, &l8x8, &mut out, &overlapping).unwrap_err();
     assert!(matches!(
         err,
         Error::Layout(LayoutError::OverlappingOutput { .. })
     ));
     // Nothing ran, so nothing changed; an empty view launches nothing.
     let empty = Layout::contiguous(&[0, 8]).unwrap();
-    pw::safe::unary(&ctx.stream, &Exp, &a, &empty, &mut out, &empty).unwrap();
+    pw::launch::unary(&ctx.stream, &Exp, &a, &empty, &mut out, &empty).unwrap();
     assert_eq!(out.to_vec(&ctx.stream).unwrap(), vec![7.0f32; 64]);
 }
 
@@ -942,7 +943,7 @@ fn far_offsets_use_64_bit_index_math() {
         let a_dev = upload(ctx, &src);
         let mut out_dev = upload(ctx, &vec![0u8; 2 * cols]);
         let op = AddScalar(7u8);
-        pw::safe::unary(&ctx.stream, &op, &a_dev, view, &mut out_dev, &near.0).unwrap();
+        pw::launch::unary(&ctx.stream, &op, &a_dev, view, &mut out_dev, &near.0).unwrap();
         assert_eq!(out_dev.to_vec(&ctx.stream).unwrap(), expected, "{name}");
     }
     // The same shape with rows close together takes 32-bit math.
@@ -980,7 +981,7 @@ fn more_than_2_pow_31_elements() {
 
     let a_dev = upload(ctx, &src);
     let mut out_dev = upload(ctx, &vec![0x5Au8; n]);
-    pw::safe::unary(
+    pw::launch::unary(
         &ctx.stream,
         &AddScalar(3u8),
         &a_dev,
@@ -999,7 +1000,7 @@ fn more_than_2_pow_31_elements() {
         "add_scalar over 2^31 + 4097 bytes: first mismatch"
     );
 
-    pw::safe::unary(
+    pw::launch::unary(
         &ctx.stream,
         &Identity,
         &a_dev,

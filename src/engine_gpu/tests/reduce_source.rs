@@ -1,8 +1,8 @@
 //! Every reduction kernel source through NVRTC (no GPU needed).
 use crate::engine_gpu::compile::arch::Target;
 use crate::engine_gpu::compile::nvrtc::{self, compile};
-use crate::engine_gpu::pointwise::kernel_cache::OPTIONS;
-use crate::engine_gpu::pointwise::plan::IndexWidth;
+use crate::engine_gpu::kernel::cache::OPTIONS;
+use crate::engine_gpu::kernel::form::IndexWidth;
 use crate::engine_gpu::reduce::plan::RedForm;
 use crate::engine_gpu::reduce::source::{dtypes_of, headers, ReduceSpec};
 use typestate_tensor::element::DType;

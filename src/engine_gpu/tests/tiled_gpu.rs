@@ -17,8 +17,8 @@
 //! Without a GPU every test prints a skip line and passes.
 
 use super::gpu_or_skip;
-use crate::engine_gpu::pointwise::plan::plan;
-use crate::engine_gpu::pointwise::plan::Form;
+use crate::engine_gpu::kernel::form::Form;
+use crate::engine_gpu::kernel::plan::plan;
 use half::{bf16, f16};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;

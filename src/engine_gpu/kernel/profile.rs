@@ -19,18 +19,22 @@ pub enum Stage {
     /// Stream order: each operand's storage orders the launch stream after the work it must
     /// wait for (an atomic load per operand while one stream is used).
     Order,
-    /// Layout checks: every view inside its buffer, one shape, a writable output.
+    /// Layout checks and the signature: one shape, the signature's words written and hashed;
+    /// on a miss also every view inside its buffer and a writable output.
     Validate,
-    /// The plan cache: the layout signature built, hashed and found, and the cached
-    /// arguments patched with this launch's addresses and scalars (hit path only).
+    /// The plan cache: the plan found by the signature's hash and words, its buffers' lengths
+    /// checked and its arguments patched with this launch's addresses and scalars (hit path
+    /// only).
     CacheHit,
     /// Collapse of the layouts (miss path).
     Collapse,
-    /// Form, index width and vector width, operand addresses and argument packing (miss path).
+    /// Form, index width and vector width, operand addresses and argument packing (miss
+    /// path).
     Plan,
-    /// The compiled kernel found in the process-wide kernel cache (miss path).
+    /// The compiled kernel found in the kernel cache (miss path).
     Lookup,
-    /// Grid size and the driver call: binding the context and `cuLaunchKernel`.
+    /// The driver call: binding the context and `cuLaunchKernelEx` (`cuLaunchKernel` before
+    /// Hopper); on a miss also the plan kept for the next launch.
     Driver,
 }
 
@@ -116,7 +120,7 @@ thread_local! {
 /// other threads are not counted. Nested calls time into the innermost one.
 ///
 /// ```no_run
-/// use typestate_tensor::gpu::pointwise::profile::{profile, Stage};
+/// use crate::engine_gpu::kernel::profile::{profile, Stage};
 /// # fn launch_many() {}
 /// let ((), p) = profile(|| launch_many());
 /// println!("{p}");
@@ -151,6 +155,12 @@ impl Lap {
     #[inline]
     pub(crate) fn start() -> Lap {
         Lap(ACTIVE.with(Cell::get).then(Instant::now))
+    }
+
+    /// A timer that never times: for launches the profile does not count (fused ones).
+    #[inline]
+    pub(crate) fn off() -> Lap {
+        Lap(None)
     }
 
     /// Adds the time since the last lap to `stage` (and counts a launch at [`Stage::Driver`]).

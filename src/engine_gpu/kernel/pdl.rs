@@ -21,7 +21,7 @@
 //! and so is an eager chain of dependent small ops (3.7 against 5.5 µs per op),
 //! docs/PERFORMANCE.md. A launch on an older device is a plain one.
 //!
-//! [`LoadedKernel::pdl`]: super::kernel_cache::LoadedKernel::pdl
+//! [`LoadedKernel::pdl`]: super::cache::LoadedKernel::pdl
 
 /// Whether kernels compiled for the architecture named `arch_name` (`sm_90`, `compute_90a`,
 /// ...) contain the `griddepcontrol` instructions of `ts_pdl_enter` (`__CUDA_ARCH__ >= 900`).

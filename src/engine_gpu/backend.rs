@@ -1,24 +1,29 @@
-//! [`Backend`] for [`Gpu`]: the tensor engine's pointwise operations as Apply kernels.
+//! [`Backend`] for [`Gpu`], the GPU engine's front door: pointwise ops go to
+//! [`super::pointwise`], fused expressions to [`super::fused`], reductions to
+//! [`super::reduce`].
 //!
 //! Every operation is queued on the GPU's default stream ([`Gpu::default_stream`]) and returns
 //! once queued; copies back to the host wait for it. Storage last written (or read) on other
-//! streams orders the launch itself ([`GpuStorage`]'s stream order, inside [`super::safe`]),
-//! so a view of memory that a copy on another stream is still filling is read after the copy. In-place operations run one kernel in place (each element is read by the
-//! thread that writes it, before it writes), not through a temporary.
+//! streams orders the launch itself ([`GpuStorage`]'s stream order, inside
+//! [`super::pointwise::launch`]), so a view of memory that a copy on another stream is still
+//! filling is read after the copy. In-place operations run one kernel in place (each element
+//! is read by the thread that writes it, before it writes), not through a temporary.
 
 use crate::element::Element;
-use crate::error::{GpuError, Result};
-use crate::ops::{Backend, BinaryOp, TernaryOp, UnaryOp};
-use crate::runtime::{Gpu, GpuStorage};
-use crate::tensor::{TensorView, TensorViewMut};
-
-use super::safe;
-use crate::engine_gpu::fused;
-use crate::engine_gpu::fused::handles::{ReadBuffer, WriteBuffer};
-use crate::engine_gpu::reduce;
+use crate::error::{GpuError, LayoutError, Result};
+use crate::layout::Layout;
 use crate::ops::reduce::Reduction;
+use crate::ops::table::Identity;
+use crate::ops::{Backend, BinaryOp, TernaryOp, UnaryOp};
+use crate::runtime::{Gpu, GpuStorage, Stream};
 use crate::tensor::backend::sealed::FusedBackend;
 use crate::tensor::expr::Fused;
+use crate::tensor::{TensorView, TensorViewMut};
+
+use super::fused;
+use super::fused::handles::{ReadBuffer, WriteBuffer};
+use super::pointwise::launch as safe;
+use super::reduce;
 
 // The storage handles fused kernels read and write through, and the fused launch.
 impl FusedBackend for Gpu {
@@ -77,7 +82,7 @@ unsafe impl Backend for Gpu {
     }
 
     fn read_element<T: Element>(&self, data: &GpuStorage<T>, offset: usize) -> Result<T> {
-        reduce::read_element(self.default_stream(), data, offset)
+        read_element(self.default_stream(), data, offset)
     }
 
     fn slice<T: Element>(storage: &GpuStorage<T>) -> &GpuStorage<T> {
@@ -216,4 +221,36 @@ unsafe impl Backend for Gpu {
             (c.storage(), c.layout()),
         )
     }
+}
+
+/// The element at index `offset` of `data`, copied to the host on `stream` (waits for it, and
+/// the copy waits for the last write of `data` on any stream). A one-element storage is
+/// copied as it is; otherwise the element is first copied into one on the device.
+///
+/// # Errors
+/// [`LayoutError::OutOfStorage`] for an offset past the storage; the copies' errors.
+pub(crate) fn read_element<T: Element>(
+    stream: &Stream,
+    data: &GpuStorage<T>,
+    offset: usize,
+) -> Result<T> {
+    let at = Layout::scalar(offset)?;
+    at.check_within("read_element", data.len())?;
+    let one = if data.len() == 1 {
+        data.to_vec(stream)?
+    } else {
+        let mut tmp = GpuStorage::<T>::zeros(data.gpu(), 1, stream)?;
+        safe::unary(stream, &Identity, data, &at, &mut tmp, &Layout::scalar(0)?)?;
+        tmp.to_vec(stream)?
+    };
+    one.first().copied().ok_or_else(|| {
+        LayoutError::OutOfStorage {
+            op: "read_element",
+            shape: vec![],
+            strides: vec![],
+            offset,
+            storage_len: data.len(),
+        }
+        .into()
+    })
 }
