@@ -2,7 +2,14 @@
 //!
 //! [`Backend`] works on views of one shape; broadcasting, shape checks against the caller's
 //! request and allocation of results happen above it, in [`crate::tensor`]. The CPU engine
-//! (`ops::cpu`) and the GPU kernels implement it.
+//! (`engine_cpu/`) and the GPU engine (`engine_gpu/`) implement it.
+//!
+//! The types the contract's signatures name, and which name it back, are defined here too:
+//! the view representations and the [`TensorView`] / [`TensorViewMut`] aliases (a view holds a
+//! [`Backend::Slice`]), and the fused job an engine runs with its program and outputs (they
+//! hold the engine's handles). Below this file are only the `Tensor` struct (`base.rs`) and
+//! the engine-free program (`expr/program.rs`), so the folder imports one way
+//! (docs/ARCHITECTURE.md, "No import circles").
 //!
 //! # Contract
 //!
