@@ -2,7 +2,14 @@
 //!
 //! [`Backend`] works on views of one shape; broadcasting, shape checks against the caller's
 //! request and allocation of results happen above it, in [`crate::tensor`]. The CPU engine
-//! (`ops::cpu`) and the GPU kernels implement it.
+//! (`engine_cpu/`) and the GPU engine (`engine_gpu/`) implement it.
+//!
+//! The types the contract's signatures name, and which name it back, are defined here too:
+//! the view representations and the [`TensorView`] / [`TensorViewMut`] aliases (a view holds a
+//! [`Backend::Slice`]), and the fused job an engine runs with its program and outputs (they
+//! hold the engine's handles). Below this file are only the `Tensor` struct (`base.rs`) and
+//! the engine-free program (`expr/program.rs`), so the folder imports one way
+//! (docs/ARCHITECTURE.md, "No import circles").
 //!
 //! # Contract
 //!
@@ -22,15 +29,71 @@
 //! - **Errors.** A failed call may have written part of the destination; it never leaves the
 //!   storage invalid for its element type.
 
-use crate::device::{Device, Storage};
+use crate::device::{Cpu, Device, Storage};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::reduce::Reduction;
-use crate::tensor::{TensorView, TensorViewMut};
+
+use super::base::Tensor;
+use super::expr::inline::InlineList;
+use super::expr::program::{ProgramOf, MAX_OUTPUTS};
 
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
 use crate::ops::table::Identity;
+
+/// The view types, in a module of their own so that their public paths are the ones
+/// [`crate::tensor`] and [`crate::tensor::repr`] give them.
+pub(crate) mod views {
+    use super::*;
+
+    /// Storage borrowed read-only for `'a`: the representation of
+    /// [`TensorView<'a, T, D>`](TensorView).
+    ///
+    /// Defined beside [`Backend`] because the two name each other: it holds a
+    /// [`Backend::Slice`], and the engine's methods take views of it.
+    pub struct ViewRepr<'a, T: Element, D: Backend> {
+        pub(in crate::tensor) data: &'a D::Slice<T>,
+        pub(in crate::tensor) device: &'a D,
+    }
+
+    /// Storage borrowed exclusively for `'a`: the representation of
+    /// [`TensorViewMut<'a, T, D>`](TensorViewMut).
+    pub struct ViewMutRepr<'a, T: Element, D: Backend> {
+        pub(in crate::tensor) data: &'a mut D::Slice<T>,
+        pub(in crate::tensor) device: &'a D,
+    }
+
+    impl<T: Element, D: Backend> Clone for ViewRepr<'_, T, D> {
+        fn clone(&self) -> Self {
+            ViewRepr {
+                data: self.data,
+                device: self.device,
+            }
+        }
+    }
+
+    /// A read-only view: borrowed storage and a layout into it.
+    ///
+    /// Invariants (besides [`Tensor`]'s):
+    /// 1. `layout` reaches only indices below the borrowed slice's length.
+    /// 2. The layout may alias elements (broadcast views have zero strides).
+    ///
+    /// The borrow keeps the storage alive and unchanged for `'a`. Every read-only method of
+    /// [`Tensor`] works on a view.
+    pub type TensorView<'a, T, D = Cpu> = Tensor<T, D, ViewRepr<'a, T, D>>;
+
+    /// A writable view: exclusively borrowed storage and a layout into it.
+    ///
+    /// Invariants (besides [`Tensor`]'s):
+    /// 1. `layout` reaches only indices below the borrowed slice's length.
+    /// 2. `layout` is non-overlapping ([`Layout::check_writable`]): no two elements share a
+    ///    storage index, so every write is well defined. A broadcast layout is rejected when the
+    ///    view is made, not when it is written.
+    pub type TensorViewMut<'a, T, D = Cpu> = Tensor<T, D, ViewMutRepr<'a, T, D>>;
+}
+
+use views::{TensorView, TensorViewMut};
 
 /// A device with a pointwise engine.
 ///
@@ -235,7 +298,6 @@ pub unsafe trait Backend: Device + Transfer + sealed::FusedBackend {
 
 pub(crate) mod sealed {
     use super::*;
-    use crate::tensor::expr::Fused;
 
     /// The part of [`Backend`] that fused expressions run through, private to the crate: the
     /// storage handles a code generator reads and writes through, and the call that runs a
@@ -286,6 +348,38 @@ pub(crate) mod sealed {
         where
             Self: Backend;
     }
+
+    /// Expressions with the views they write, ready for an engine: what
+    /// [`FusedBackend::fused`] evaluates. Only `Assignment` (`tensor/expr/eval.rs`)
+    /// implements it, and only the evaluators of [`crate::tensor::expr`] make one, after
+    /// checking the shapes, the outputs and the current values.
+    pub trait Fused<D: Backend> {
+        /// The program for a code generator, with the outputs' element types, layouts and
+        /// handles in output order.
+        fn program(&mut self) -> (Program<'_, D>, FusedOutputs<'_, D>);
+
+        /// One pass over the elements on the host: every output element written once, from
+        /// the expressions evaluated at that element.
+        fn run_host(&mut self) -> Result<()>
+        where
+            D: HostBackend;
+    }
+
+    /// A fused expression's program on engine `D`: its leaves hold `D`'s read handles.
+    pub type Program<'s, D> = ProgramOf<'s, <D as FusedBackend>::LeafHandle<'s>>;
+
+    /// An output of a fused program.
+    pub struct FusedOutput<'s, D: Backend> {
+        /// Its element type.
+        pub dtype: crate::element::DType,
+        /// Its layout.
+        pub layout: Layout,
+        /// The engine's handle to its storage.
+        pub handle: D::OutHandle<'s>,
+    }
+
+    /// The outputs of a fused program, in output order.
+    pub type FusedOutputs<'s, D> = InlineList<FusedOutput<'s, D>, MAX_OUTPUTS>;
 }
 
 /// Checks that every layout of one backend call has the shape of the first.

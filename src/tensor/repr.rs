@@ -8,53 +8,18 @@
 //! to lend a writable one. The three representations are sealed: the invariants of
 //! `Tensor` (layout within the storage; non-overlapping where writable) are checked by the
 //! constructors in this folder, and unsafe engine code relies on them.
+//!
+//! [`Repr`] and [`OwnedRepr`] are defined with the struct (`base.rs`), the view
+//! representations with the engine contract (`backend.rs`), whose methods take views; this
+//! file adds what reads and writes through a representation, which needs an engine.
 
-use crate::device::Device;
 use crate::element::Element;
-use crate::tensor::Backend;
 
-mod sealed {
-    pub trait Sealed {}
-}
+pub use super::backend::views::{ViewMutRepr, ViewRepr};
+pub use super::base::{OwnedRepr, Repr};
 
-/// Owned storage and its device: the representation of [`Tensor<T, D>`](super::Tensor).
-pub struct OwnedRepr<T: Element, D: Device> {
-    pub(super) storage: D::Storage<T>,
-    pub(super) device: D,
-}
-
-/// Storage borrowed read-only for `'a`: the representation of
-/// [`TensorView<'a, T, D>`](super::TensorView).
-pub struct ViewRepr<'a, T: Element, D: Backend> {
-    pub(super) data: &'a D::Slice<T>,
-    pub(super) device: &'a D,
-}
-
-/// Storage borrowed exclusively for `'a`: the representation of
-/// [`TensorViewMut<'a, T, D>`](super::TensorViewMut).
-pub struct ViewMutRepr<'a, T: Element, D: Backend> {
-    pub(super) data: &'a mut D::Slice<T>,
-    pub(super) device: &'a D,
-}
-
-impl<T: Element, D: Backend> Clone for ViewRepr<'_, T, D> {
-    fn clone(&self) -> Self {
-        ViewRepr {
-            data: self.data,
-            device: self.device,
-        }
-    }
-}
-
-/// How a tensor holds its storage. Sealed: implemented by [`OwnedRepr`], [`ViewRepr`] and
-/// [`ViewMutRepr`] only.
-pub trait Repr<T: Element, D: Device>: sealed::Sealed {
-    /// The type's name as users write it, for `Debug` (`"Tensor"`, `"TensorView"`, ...).
-    const NAME: &'static str;
-
-    /// The device the storage lives on.
-    fn device(&self) -> &D;
-}
+use super::backend::Backend;
+use super::base::sealed::Sealed;
 
 /// A representation that can lend its storage read-only (all three).
 pub trait ReadRepr<T: Element, D: Backend>: Repr<T, D> {
@@ -73,16 +38,8 @@ pub trait WriteRepr<T: Element, D: Backend>: ReadRepr<T, D> {
     fn slice_mut(&mut self) -> (&mut D::Slice<T>, &D);
 }
 
-impl<T: Element, D: Device> sealed::Sealed for OwnedRepr<T, D> {}
-impl<T: Element, D: Backend> sealed::Sealed for ViewRepr<'_, T, D> {}
-impl<T: Element, D: Backend> sealed::Sealed for ViewMutRepr<'_, T, D> {}
-
-impl<T: Element, D: Device> Repr<T, D> for OwnedRepr<T, D> {
-    const NAME: &'static str = "Tensor";
-    fn device(&self) -> &D {
-        &self.device
-    }
-}
+impl<T: Element, D: Backend> Sealed for ViewRepr<'_, T, D> {}
+impl<T: Element, D: Backend> Sealed for ViewMutRepr<'_, T, D> {}
 
 impl<T: Element, D: Backend> Repr<T, D> for ViewRepr<'_, T, D> {
     const NAME: &'static str = "TensorView";

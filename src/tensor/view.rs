@@ -1,37 +1,35 @@
 //! Borrowed views: storage borrowed for `'a` plus a layout of their own.
 //!
 //! The two view types are [`Tensor`]s whose representation borrows ([`ViewRepr`],
-//! [`ViewMutRepr`]); this file holds what only views do: their checked constructors, the
-//! storage borrowed for `'a`, reborrowing, and the [`AsView`] / [`AsViewMut`] traits that
-//! ops take their operands through.
+//! [`ViewMutRepr`]), defined with the engine contract that takes them (`backend.rs`); this
+//! file holds what views do: lending them ([`Tensor::view`], [`Tensor::view_mut`]), their
+//! checked constructors, the storage borrowed for `'a`, reborrowing, and the [`AsView`] /
+//! [`AsViewMut`] traits that ops take their operands through.
 
-use crate::device::{Cpu, Storage};
+use crate::device::Storage;
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
-use crate::tensor::Backend;
 
-use super::repr::{ReadRepr, ViewMutRepr, ViewRepr, WriteRepr};
-use super::Tensor;
+use super::backend::views::{TensorView, TensorViewMut, ViewMutRepr, ViewRepr};
+use super::backend::Backend;
+use super::base::Tensor;
+use super::repr::{ReadRepr, WriteRepr};
 
-/// A read-only view: borrowed storage and a layout into it.
-///
-/// Invariants (besides [`Tensor`]'s):
-/// 1. `layout` reaches only indices below the borrowed slice's length.
-/// 2. The layout may alias elements (broadcast views have zero strides).
-///
-/// The borrow keeps the storage alive and unchanged for `'a`. Every read-only method of
-/// [`Tensor`] works on a view.
-pub type TensorView<'a, T, D = Cpu> = Tensor<T, D, ViewRepr<'a, T, D>>;
+impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
+    /// A read-only view of all elements, borrowing this tensor.
+    pub fn view(&self) -> TensorView<'_, T, D> {
+        TensorView::from_checked(self.repr.slice(), self.layout.clone(), self.repr.device())
+    }
+}
 
-/// A writable view: exclusively borrowed storage and a layout into it.
-///
-/// Invariants (besides [`Tensor`]'s):
-/// 1. `layout` reaches only indices below the borrowed slice's length.
-/// 2. `layout` is non-overlapping ([`Layout::check_writable`]): no two elements share a
-///    storage index, so every write is well defined. A broadcast layout is rejected when the
-///    view is made, not when it is written.
-pub type TensorViewMut<'a, T, D = Cpu> = Tensor<T, D, ViewMutRepr<'a, T, D>>;
+impl<T: Element, D: Backend, S: WriteRepr<T, D>> Tensor<T, D, S> {
+    /// A writable view of all elements, borrowing this tensor exclusively.
+    pub fn view_mut(&mut self) -> TensorViewMut<'_, T, D> {
+        let (data, device) = self.repr.slice_mut();
+        TensorViewMut::from_checked(data, self.layout.clone(), device)
+    }
+}
 
 impl<'a, T: Element, D: Backend> TensorView<'a, T, D> {
     /// A view of `data` through `layout`, checked to lie within `data`; `data` must live on

@@ -568,18 +568,6 @@ const ALLOWED_CYCLES: &[(&[&str], &str)] = &[
         "not yet broken (issue 25)",
     ),
     (
-        &[
-            "tensor/backend.rs",
-            "tensor/expr/mod.rs",
-            "tensor/expr/node.rs",
-            "tensor/expr/program.rs",
-            "tensor/mod.rs",
-            "tensor/repr.rs",
-            "tensor/view.rs",
-        ],
-        "not yet broken (issue 25)",
-    ),
-    (
         &["synced/any.rs", "synced/synced_memory.rs"],
         "not yet broken (issue 25)",
     ),

@@ -9,12 +9,23 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::element::Element;
+use crate::element::{DType, Element};
+use crate::layout::Layout;
 use crate::ops::{BinaryOp, Cast, TernaryOp, UnaryOp};
-use crate::tensor::{Backend, HostBackend, TensorView};
+use crate::tensor::backend::sealed::FusedBackend;
+use crate::tensor::backend::views::TensorView;
+use crate::tensor::backend::{Backend, HostBackend};
 
-use super::program::Program;
-use super::{CurrentReads, LeafLayouts};
+use super::inline::InlineList;
+use super::program::{Program, ProgramOf};
+
+/// The layouts of an expression's leaves, in build order (a leaf reached twice is listed
+/// twice): inline for up to 16.
+pub(crate) type LeafLayouts<'s> = InlineList<&'s Layout, 16>;
+
+/// The current values an expression reads ([`Current`]): output, element type and the
+/// update that handed the value out.
+pub(crate) type CurrentReads = InlineList<(usize, DType, Brand), 8>;
 
 /// A node of a fused expression on device `D`: the node types of this module, combined by
 /// the operators and op methods of [`Expr`](super::Expr). Name it in bounds and return types
@@ -107,6 +118,20 @@ pub(crate) use sealed::{Brand, Cursor};
 /// A tensor or view read element by element.
 pub struct Leaf<'a, T: Element, D: Backend> {
     pub(crate) view: TensorView<'a, T, D>,
+}
+
+impl<'s, H> ProgramOf<'s, H> {
+    /// A leaf reading `view`, on the engine whose leaf handles are `H`; a view of the same
+    /// storage and layout reached before is loaded once.
+    pub fn leaf<T: Element, D: Backend + FusedBackend<LeafHandle<'s> = H>>(
+        &mut self,
+        view: &'s TensorView<'_, T, D>,
+    ) -> usize {
+        let storage = view.storage();
+        self.leaf_of::<T>(view.layout(), D::leaf_key(storage), || {
+            D::leaf_handle(storage)
+        })
+    }
 }
 
 impl<T: Element, D: Backend> Clone for Leaf<'_, T, D> {

@@ -13,10 +13,15 @@ use std::ops::Deref;
 
 use crate::element::{DType, Element};
 use crate::layout::Layout;
-use crate::tensor::{Backend, TensorView};
 
 use super::inline::InlineList;
-use super::MAX_LEAVES;
+
+pub use crate::tensor::backend::sealed::Program;
+
+/// The most distinct tensors one fused kernel reads.
+pub const MAX_LEAVES: usize = 8;
+/// The most outputs one fused kernel writes.
+pub const MAX_OUTPUTS: usize = 4;
 
 /// A scalar constant of an expression, passed to a kernel as an argument (never part of the
 /// generated code, so a new value does not recompile).
@@ -153,14 +158,14 @@ pub enum Instr {
     },
 }
 
-/// A leaf of a program: an operand read from memory.
-pub struct ProgramLeaf<'s, D: Backend> {
+/// A leaf of a program: an operand read from memory, through an engine's handle `H`.
+pub struct ProgramLeaf<'s, H> {
     /// Its element type.
     pub dtype: DType,
     /// Its layout, not yet broadcast.
     pub layout: &'s Layout,
     /// The engine's handle to its storage.
-    pub handle: D::LeafHandle<'s>,
+    pub handle: H,
 }
 
 /// A fused expression (or several, one per output) as instructions over leaves and scalars.
@@ -168,9 +173,13 @@ pub struct ProgramLeaf<'s, D: Backend> {
 /// Built on every evaluation, so it allocates nothing in the steady state: the leaves are
 /// kept in place (up to [`MAX_LEAVES`], which is all a kernel takes), and the other lists
 /// reuse buffers a dropped program of the same thread gave back.
-pub struct Program<'s, D: Backend> {
+///
+/// Generic over the engine's leaf handle `H`, not the engine, so that the engine contract
+/// (`tensor/backend.rs`), which hands a program to an engine, can name it: engines write
+/// [`Program<'s, D>`](Program), the program whose leaves hold `D`'s handles.
+pub struct ProgramOf<'s, H> {
     /// The leaves, in the order the trees reach them (a view reached twice is one leaf).
-    pub leaves: InlineList<ProgramLeaf<'s, D>, MAX_LEAVES>,
+    pub leaves: InlineList<ProgramLeaf<'s, H>, MAX_LEAVES>,
     /// The scalars, in the order the trees reach them.
     pub scalars: Vec<ScalarValue>,
     /// The instructions; value `k` is the result of `instrs[k]`.
@@ -206,14 +215,14 @@ thread_local! {
     static POOL: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
 }
 
-impl<'s, D: Backend> Default for Program<'s, D> {
+impl<H> Default for ProgramOf<'_, H> {
     fn default() -> Self {
         let b = POOL
             .try_with(|p| p.borrow_mut().pop())
             .ok()
             .flatten()
             .unwrap_or_default();
-        Program {
+        ProgramOf {
             leaves: InlineList::new(),
             scalars: b.scalars,
             instrs: b.instrs,
@@ -225,7 +234,7 @@ impl<'s, D: Backend> Default for Program<'s, D> {
     }
 }
 
-impl<D: Backend> Drop for Program<'_, D> {
+impl<H> Drop for ProgramOf<'_, H> {
     fn drop(&mut self) {
         let mut b = Buffers {
             scalars: std::mem::take(&mut self.scalars),
@@ -252,7 +261,7 @@ impl<D: Backend> Drop for Program<'_, D> {
     }
 }
 
-impl<'s, D: Backend> Program<'s, D> {
+impl<'s, H> ProgramOf<'s, H> {
     fn push(&mut self, instr: Instr, dtype: DType) -> usize {
         self.instrs.push(instr);
         self.types.push(dtype);
@@ -269,22 +278,29 @@ impl<'s, D: Backend> Program<'s, D> {
         &self.types
     }
 
-    /// A leaf reading `view`; a view of the same storage and layout reached before is
-    /// loaded once.
-    pub fn leaf<T: Element>(&mut self, view: &'s TensorView<'_, T, D>) -> usize {
-        let key = D::leaf_key(view.storage());
+    /// A leaf of element type `T` reading storage `key` (the engine's
+    /// [`leaf_key`](crate::tensor::backend::sealed::FusedBackend::leaf_key)) through
+    /// `layout`; `handle` makes the engine's handle to it, called only for a leaf not reached
+    /// before (the same storage and layout reached again is loaded once). The evaluators
+    /// call it through `leaf`, which takes a view (`node.rs`).
+    pub fn leaf_of<T: Element>(
+        &mut self,
+        layout: &'s Layout,
+        key: (u64, usize),
+        handle: impl FnOnce() -> H,
+    ) -> usize {
         let found = self
             .leaves
             .iter()
             .zip(&self.leaf_keys)
-            .position(|(l, k)| *k == key && l.dtype == T::DTYPE && l.layout == view.layout());
+            .position(|(l, k)| *k == key && l.dtype == T::DTYPE && l.layout == layout);
         let leaf = match found {
             Some(i) => i,
             None => {
                 self.leaves.push(ProgramLeaf {
                     dtype: T::DTYPE,
-                    layout: view.layout(),
-                    handle: D::leaf_handle(view.storage()),
+                    layout,
+                    handle: handle(),
                 });
                 self.leaf_keys.push(key);
                 self.leaves.len() - 1
