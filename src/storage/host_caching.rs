@@ -7,7 +7,7 @@
 //! a reused block at once, without waiting for copies still queued on those streams.
 //!
 //! The source is typically pinned (page-locked) host memory from the GPU layer; tests use
-//! [`HostMemorySource`](super::host_source::HostMemorySource).
+//! [`HostMemorySource`].
 
 use super::allocator::{Block, DeviceAllocator};
 use super::bookkeeping::{bookkeeping_methods, Guarded};
@@ -36,7 +36,7 @@ const SIZE_CLASSES: usize = usize::BITS as usize;
 /// (`free_lists[log2(size)]`).
 ///
 /// Each `Gpu` owns one over page-locked memory (`Gpu::host_allocator`); over
-/// [`HostMemorySource`](crate::storage::HostMemorySource), whose streams are simulated, it
+/// [`HostMemorySource`], whose streams are simulated, it
 /// runs anywhere:
 ///
 /// ```

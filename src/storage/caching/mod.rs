@@ -67,7 +67,7 @@ use crate::error::{AllocError, OomHint};
 /// with blocks still handed out stay with the source: their owners hold raw addresses.
 ///
 /// Every `Gpu` uses one over device memory unless told otherwise; over
-/// [`HostMemorySource`](crate::storage::HostMemorySource) it runs anywhere:
+/// [`HostMemorySource`] it runs anywhere:
 ///
 /// ```
 /// use typestate_tensor::storage::{
