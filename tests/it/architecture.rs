@@ -585,16 +585,6 @@ const ALLOWED_CYCLES: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "runtime/event.rs",
-            "runtime/graph/pool.rs",
-            "runtime/graph/state.rs",
-            "runtime/memory_source.rs",
-            "runtime/stream.rs",
-        ],
-        "not yet broken (issue 25)",
-    ),
-    (
-        &[
             "tensor/backend.rs",
             "tensor/expr/mod.rs",
             "tensor/expr/node.rs",
