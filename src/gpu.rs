@@ -43,6 +43,9 @@ pub use crate::engine_gpu::compile::{
     kernel_cache_stats, kernel_cache_warning, Bypass, CacheStats, Distrust,
 };
 pub use crate::runtime::{
+    kernel_cache_dir, set_kernel_cache_dir, KernelCacheDir, KernelCacheInUse, KERNEL_CACHE_ENV,
+};
+pub use crate::runtime::{
     AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,
     Event, Gpu, GpuOptions, GpuStorage, GpuStorageMut, Graph, Outputs, PeerPath, PeerRoute,
     PendingCopy, PinnedBuffer, PinnedHostAllocator, PinnedHostOptions, PinnedHostSource, Stream,

@@ -1,4 +1,4 @@
-//! Several GPUs: peer access and copies between devices (used by `runtime/peer.rs`).
+//! Several GPUs: peer access and copies between devices (used by `runtime/peer/`).
 
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
