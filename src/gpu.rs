@@ -6,7 +6,7 @@
 //! `docs/ARCHITECTURE.md`. Code inside the crate imports from those folders, never from here.
 //!
 //! Layered like cudarc:
-//! - `driver` (private, `src/runtime/driver.rs`) owns every raw driver call and its `unsafe`; each call returns
+//! - `driver` (private, `src/runtime/driver/`) owns every raw driver call and its `unsafe`; each call returns
 //!   `Result<_, GpuError>` naming the call and the driver's error.
 //! - Typed wrappers above it, one concept per module: [`Gpu`] (a device and what it owns),
 //!   [`Stream`], [`Event`], the memory sources [`DeviceMemorySource`] and
@@ -41,6 +41,9 @@
 
 pub use crate::engine_gpu::compile::{
     kernel_cache_stats, kernel_cache_warning, Bypass, CacheStats, Distrust,
+};
+pub use crate::runtime::{
+    kernel_cache_dir, set_kernel_cache_dir, KernelCacheDir, KernelCacheInUse, KERNEL_CACHE_ENV,
 };
 pub use crate::runtime::{
     AllocatorKind, Bound, BoundView, DeviceMemorySource, DriverPoolAllocator, DriverPoolOptions,

@@ -11,7 +11,7 @@ use super::driver;
 use super::error_slot::ErrorSlot;
 use super::event::Event;
 use super::graph::pool::GraphPool;
-use super::graph::state;
+use super::graph::{active, state};
 use super::pinned_buffer::PinnedBuffer;
 use super::stream::Stream;
 use super::stream_order::{Access, StreamOrder};
@@ -91,7 +91,7 @@ impl<T: Element> GpuStorage<T> {
         let bytes = byte_len::<T>(op, len)?;
         // Inside a capture, on the capturing thread: the capture's private pool, with the
         // capture mode relaxed around it (`cuMemAlloc` is refused while capturing otherwise).
-        let pool = state::allocation_pool(op, stream.id(), stream.capture_owner())?;
+        let pool = active::allocation_pool(op, stream.id(), stream.capture_owner())?;
         let block = match &pool {
             None => gpu.allocator().allocate(bytes, stream.id())?,
             Some(pool) => state::relaxed(|| {
@@ -222,9 +222,9 @@ impl<T: Element> GpuStorage<T> {
     fn access(&self, op: &'static str, stream: &Stream, access: Access) -> Result<(), Error> {
         self.gpu.check_stream(op, stream)?;
         if let Some(pool) = &self.pool {
-            state::check_pool(op, pool)?;
+            active::check_pool(op, pool)?;
         }
-        state::check_access(
+        active::check_access(
             op,
             stream.id(),
             stream.capture_owner(),

@@ -14,6 +14,7 @@ use super::error_slot::ErrorSlot;
 use super::event::Event;
 use super::graph::state;
 use super::memory_source::DeviceMemorySource;
+use super::peer::PeerPath;
 use super::pinned_source::{PinnedHostAllocator, PinnedHostOptions, PinnedHostSource};
 use super::stream::Stream;
 use crate::error::{Error, GpuError};
@@ -77,12 +78,21 @@ impl AllocatorKind {
 }
 
 /// How [`Gpu::with_options`] sets a device up.
+///
+/// Each field is the typed twin of an environment variable, which stays the default where
+/// [`Gpu::new`] is used or the field is left unset: `TYPESTATE_TENSOR_ALLOC_CONF`
+/// ([`AllocatorKind::from_env`]) and `TYPESTATE_TENSOR_PEER_PATH` ([`PeerPath::from_env`]).
+/// The kernel cache folder is one per process, not per device: see
+/// [`set_kernel_cache_dir`](super::set_kernel_cache_dir).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GpuOptions {
     /// The device allocator.
     pub allocator: AllocatorKind,
     /// How pinned host memory (staging buffers) is allocated.
     pub pinned: PinnedHostOptions,
+    /// How copies into this GPU's memory from another GPU's go when the call does not say
+    /// ([`Gpu::peer_path`]); `None`: as [`PEER_PATH_ENV`](super::PEER_PATH_ENV) says.
+    pub peer_path: Option<PeerPath>,
 }
 
 /// What the driver says about the device, read once at creation.
@@ -121,6 +131,8 @@ struct GpuInner {
     default_stream: Stream,
     allocator: Arc<dyn DeviceAllocator>,
     pinned: Arc<PinnedHostSource>,
+    /// [`GpuOptions::peer_path`].
+    peer_path: Option<PeerPath>,
     host_allocator: Arc<PinnedHostAllocator>,
     errors: Arc<ErrorSlot>,
     /// The token of the thread capturing a CUDA graph on this handle, 0 if none: on that
@@ -250,7 +262,7 @@ impl Gpu {
     pub fn with_options(ordinal: usize, options: GpuOptions) -> Result<Gpu, GpuError> {
         let ctx = driver::retain_primary_context(ordinal)?;
         let allocator = options.allocator.build(&ctx)?;
-        Gpu::assemble(ctx, allocator, options.pinned)
+        Gpu::assemble(ctx, allocator, options.pinned, options.peer_path)
     }
 
     /// GPU `ordinal` with a device allocator built by the caller, for instance one of the
@@ -286,13 +298,14 @@ impl Gpu {
             }
         }
         let ctx = driver::retain_primary_context(ordinal)?;
-        Gpu::assemble(ctx, allocator, PinnedHostOptions::default())
+        Gpu::assemble(ctx, allocator, PinnedHostOptions::default(), None)
     }
 
     fn assemble(
         ctx: Arc<CudaContext>,
         allocator: Arc<dyn DeviceAllocator>,
         pinned: PinnedHostOptions,
+        peer_path: Option<PeerPath>,
     ) -> Result<Gpu, GpuError> {
         let errors = Arc::new(ErrorSlot::default());
         let pinned = Arc::new(PinnedHostSource::from_context(Arc::clone(&ctx), pinned));
@@ -303,6 +316,7 @@ impl Gpu {
                 allocator,
                 host_allocator: Arc::new(PinnedHostAllocator::new(Arc::clone(&pinned))),
                 pinned,
+                peer_path,
                 errors,
                 ctx,
                 capture_owner: AtomicU64::new(0),
@@ -311,6 +325,20 @@ impl Gpu {
             }),
             stream: None,
         })
+    }
+
+    /// How copies into this GPU's memory from another GPU's go when the call does not say
+    /// (`copy_from_peer_async`, `to_device`, ...): [`GpuOptions::peer_path`] if it was set,
+    /// else [`PeerPath::from_env`].
+    ///
+    /// # Errors
+    /// [`GpuError::InvalidPeerPath`] when the option is unset and the variable holds a value
+    /// it does not know.
+    pub fn peer_path(&self) -> Result<PeerPath, GpuError> {
+        match self.inner.peer_path {
+            Some(path) => Ok(path),
+            None => PeerPath::from_env(),
+        }
     }
 
     /// Whether a CUDA driver is installed and sees at least one GPU. Never panics.

@@ -64,7 +64,7 @@ pub(crate) fn synchronize_context(ctx: &CudaContext) -> Result<(), SourceError> 
 /// recorded on its own context's streams, and is queried from any): memory of one GPU used
 /// by a copy queued on another GPU's stream is then reused only after that copy. (The
 /// crate's own buffers never name another GPU's stream: cross-device copies order
-/// themselves on each buffer's own GPU, see `runtime/peer.rs`; this covers blocks announced
+/// themselves on each buffer's own GPU, see `runtime/peer/`; this covers blocks announced
 /// by hand through `record_stream`.)
 ///
 /// A stream id with no live stream gets an event never recorded, which is complete: every

@@ -13,6 +13,7 @@ mod driver_pool;
 mod error_slot;
 mod event;
 pub(crate) mod graph;
+mod kernel_cache_dir;
 mod memory_source;
 pub(crate) mod peer;
 mod pinned_buffer;
@@ -26,6 +27,9 @@ pub use device::{AllocatorKind, Gpu, GpuOptions};
 pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 pub use event::Event;
 pub use graph::{Bound, BoundView, Graph, Outputs};
+pub use kernel_cache_dir::{
+    kernel_cache_dir, set_kernel_cache_dir, KernelCacheDir, KernelCacheInUse, KERNEL_CACHE_ENV,
+};
 pub(crate) use memory_source::free_lock;
 pub use memory_source::DeviceMemorySource;
 pub use peer::{PeerPath, PeerRoute, PEER_PATH_ENV, STAGE_CHUNK};

@@ -14,6 +14,9 @@
 
 pub mod arch;
 pub mod disk_cache;
+mod disk_entry;
+mod disk_sweep;
+mod disk_trust;
 mod fnv;
 pub(crate) mod image;
 mod key;

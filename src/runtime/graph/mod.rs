@@ -51,6 +51,7 @@
 //! - **`mem::forget`.** Forgetting a [`Graph`] leaks its executable graph and pool; its
 //!   borrows end, but nothing can replay it any more, so no memory is ever written again.
 
+pub(crate) mod active;
 pub(crate) mod bind;
 pub(crate) mod pool;
 pub(crate) mod state;
@@ -60,10 +61,10 @@ use std::sync::Arc;
 
 pub use bind::{Bound, BoundView, Outputs};
 
+use self::active::{Active, BoundRange};
 use self::bind::pool_id;
 use self::bind::sealed::{BoundBuffers, OutputBuffers, Slot};
 use self::pool::GraphPool;
-use self::state::{Active, BoundRange};
 use crate::error::{Error, GpuError};
 use crate::runtime::device::Gpu;
 use crate::runtime::driver::{self, CapturedGraph, GraphExec};
@@ -219,7 +220,7 @@ impl CaptureGuard<'_> {
     fn close(&mut self) {
         if !self.closed {
             self.closed = true;
-            drop(state::close());
+            drop(active::close());
             self.stream.set_capture_owner(0);
             self.gpu.release_capture();
         }
@@ -305,7 +306,7 @@ impl Gpu {
             stream: stream.clone(),
             pool: Arc::clone(&pool),
             capturing: false,
-            // `open` below has not run yet, but closing is harmless: `state::close` returns
+            // `open` below has not run yet, but closing is harmless: `active::close` returns
             // nothing for a thread with no capture, and the marks are ours (claimed above).
             closed: false,
             succeeded: false,
@@ -338,7 +339,7 @@ impl Gpu {
             }
         }
 
-        state::open(Active {
+        active::open(Active {
             stream: stream.id(),
             pool: Arc::clone(&pool),
             bound: ranges,
