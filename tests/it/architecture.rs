@@ -598,18 +598,6 @@ const ALLOWED_CYCLES: &[(&[&str], &str)] = &[
         ],
         "not yet broken (issue 25)",
     ),
-    (
-        &["synced/any.rs", "synced/synced_memory.rs"],
-        "not yet broken (issue 25)",
-    ),
-    (
-        &[
-            "synced/blob/dyn_blob.rs",
-            "synced/blob/math.rs",
-            "synced/blob/mod.rs",
-        ],
-        "not yet broken (issue 25)",
-    ),
 ];
 
 /// One `use` item: the name it binds in its module (none for a glob or `as _`), what it
