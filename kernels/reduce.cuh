@@ -549,4 +549,39 @@ __device__ __forceinline__ void ts_reduce_col(
   }
 }
 
+// ---- sum_abs, sum_sq -----------------------------------------------------------------------
+
+// sum |x| (BLAS / Caffe asum) and sum x * x (Caffe sumsq) of floats, in ts_sum_acc<In> (float
+// for f32 and the half types, double for f64), rounded once to Out: ts_red_sum with the
+// magnitude or square taken in acc_t as each element is folded, so one pass and no temporary.
+// Mirrors `SumAbs` / `SumSq` in src/ops/reduce.rs.
+template <typename In, typename Out>
+struct ts_red_sum_abs {
+  typedef In in_t;
+  typedef Out out_t;
+  typedef typename ts_sum_acc<In>::type acc_t;
+  __device__ __forceinline__ explicit ts_red_sum_abs(double) {}
+  __device__ __forceinline__ acc_t identity() const { return (acc_t)0; }
+  __device__ __forceinline__ acc_t map(In x, long long) const {
+    return ts_abs((acc_t)ts_red_widen(x));
+  }
+  __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  __device__ __forceinline__ Out project(acc_t a) const { return ts_red_out<Out>::from(a); }
+};
+
+template <typename In, typename Out>
+struct ts_red_sum_sq {
+  typedef In in_t;
+  typedef Out out_t;
+  typedef typename ts_sum_acc<In>::type acc_t;
+  __device__ __forceinline__ explicit ts_red_sum_sq(double) {}
+  __device__ __forceinline__ acc_t identity() const { return (acc_t)0; }
+  __device__ __forceinline__ acc_t map(In x, long long) const {
+    const acc_t v = (acc_t)ts_red_widen(x);
+    return v * v;
+  }
+  __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  __device__ __forceinline__ Out project(acc_t a) const { return ts_red_out<Out>::from(a); }
+};
+
 #endif  // TYPESTATE_TENSOR_REDUCE_CUH

@@ -22,7 +22,7 @@ use crate::tensor::{TensorView, TensorViewMut};
 
 use super::fused;
 use super::fused::handles::{ReadBuffer, WriteBuffer};
-use super::pointwise::launch as safe;
+use super::pointwise::launch as pointwise;
 use super::reduce;
 
 // The storage handles fused kernels read and write through, and the fused launch.
@@ -121,7 +121,7 @@ unsafe impl Backend for Gpu {
 
     fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Gpu>, value: T) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::fill(self.default_stream(), value, dst.slice_mut(), &layout)
+        pointwise::fill(self.default_stream(), value, dst.slice_mut(), &layout)
     }
 
     fn unary<T: Element, O: UnaryOp<T>>(
@@ -131,7 +131,7 @@ unsafe impl Backend for Gpu {
         dst: &mut TensorViewMut<'_, O::Output, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::unary(
+        pointwise::unary(
             self.default_stream(),
             &op,
             a.storage(),
@@ -149,7 +149,7 @@ unsafe impl Backend for Gpu {
         dst: &mut TensorViewMut<'_, O::Output, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::binary(
+        pointwise::binary(
             self.default_stream(),
             &op,
             (a.storage(), a.layout()),
@@ -168,7 +168,7 @@ unsafe impl Backend for Gpu {
         dst: &mut TensorViewMut<'_, O::Output, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::ternary(
+        pointwise::ternary(
             self.default_stream(),
             &op,
             (a.storage(), a.layout()),
@@ -185,7 +185,7 @@ unsafe impl Backend for Gpu {
         dst: &mut TensorViewMut<'_, T, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::unary_inplace(self.default_stream(), &op, dst.slice_mut(), &layout)
+        pointwise::unary_inplace(self.default_stream(), &op, dst.slice_mut(), &layout)
     }
 
     fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
@@ -195,7 +195,7 @@ unsafe impl Backend for Gpu {
         b: &TensorView<'_, T, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::binary_inplace(
+        pointwise::binary_inplace(
             self.default_stream(),
             &op,
             dst.slice_mut(),
@@ -212,7 +212,7 @@ unsafe impl Backend for Gpu {
         c: &TensorView<'_, T, Gpu>,
     ) -> Result<()> {
         let layout = dst.layout().clone();
-        safe::ternary_inplace(
+        pointwise::ternary_inplace(
             self.default_stream(),
             &op,
             dst.slice_mut(),
@@ -240,7 +240,7 @@ pub(crate) fn read_element<T: Element>(
         data.to_vec(stream)?
     } else {
         let mut tmp = GpuStorage::<T>::zeros(data.gpu(), 1, stream)?;
-        safe::unary(stream, &Identity, data, &at, &mut tmp, &Layout::scalar(0)?)?;
+        pointwise::unary(stream, &Identity, data, &at, &mut tmp, &Layout::scalar(0)?)?;
         tmp.to_vec(stream)?
     };
     one.first().copied().ok_or_else(|| {

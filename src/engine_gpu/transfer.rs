@@ -26,7 +26,7 @@ use crate::runtime::peer::{copy_range, peer_copy_range};
 use crate::runtime::{Gpu, GpuStorage, PeerPath, PeerRoute, PendingCopy, Stream};
 use crate::tensor::{AsView, ReadRepr, Tensor, TensorView, TensorViewMut, Transfer, WriteRepr};
 
-use super::pointwise::launch as safe;
+use super::pointwise::launch as pointwise;
 
 /// Uploads, on every host representation: owned tensors and views (`x.t().to_gpu(&gpu)?`).
 impl<T: Element, S: ReadRepr<T, Cpu>> Tensor<T, Cpu, S> {
@@ -365,7 +365,7 @@ impl<T: Element, S: WriteRepr<T, Gpu>> Tensor<T, Gpu, S> {
         let dst_layout = dst.layout().clone();
         let same = src.device().ordinal() == dst.device().ordinal();
         if same && path == PeerPath::Auto {
-            safe::unary(
+            pointwise::unary(
                 stream,
                 &Identity,
                 src.storage(),
@@ -407,7 +407,7 @@ impl<T: Element, S: WriteRepr<T, Gpu>> Tensor<T, Gpu, S> {
         } else {
             dst_gpu.default_stream()
         };
-        safe::unary(
+        pointwise::unary(
             dst_stream,
             &Identity,
             &temp,

@@ -1,5 +1,5 @@
-//! Reductions: what `sum`, `prod`, `mean`, `max`, `min`, `argmax` and `argmin` compute, per
-//! element type. The CPU semantics (identity, map, combine, project) and the name of the CUDA
+//! Reductions: what `sum`, `prod`, `mean`, `max`, `min`, `argmax`, `argmin`, `sum_abs` and
+//! `sum_sq` compute, per element type. The CPU semantics (identity, map, combine, project) and the name of the CUDA
 //! functor (`kernels/reduce.cuh`) of each op sit side by side, as the pointwise table does for
 //! its ops; the engines run them (`src/engine_cpu/reduce.rs`, `src/engine_gpu/reduce/`), the
 //! tensor methods are in [`crate::tensor::reduce`], and docs/REDUCTIONS.md gives the design.
@@ -13,6 +13,13 @@
 //! | `f16`, `bf16` | same type | `f32`, rounded once at the end | same type | same type | `i64` |
 //! | `i32`, `i64`, `u8` | `i64` | `i64`, wrapping | not defined | same type | `i64` |
 //! | `bool` | `i64` (counts `true`) | `i64` | not defined | not defined | not defined |
+//!
+//! `sum_abs` (`Σ |x|`, BLAS/Caffe `asum`, PyTorch's `x.abs().sum()` or
+//! `torch.linalg.vector_norm(x, 1)`) and `sum_sq` (`Σ x²`, Caffe `sumsq`, PyTorch's
+//! `(x * x).sum()` or `vector_norm(x) ** 2`) take floats only, like `mean`, and accumulate as
+//! `sum` does: `f32` and `f64` in their own type (as Caffe's `asum` / `dot` do), `f16` and
+//! `bf16` in `f32`, rounded once at the end. Each is one pass with no temporary: the absolute
+//! value or square is taken in the accumulation type as the element is folded.
 //!
 //! - **Integer sums and products** are `i64` and wrap on overflow, as PyTorch's `int64`
 //!   results do (PyTorch promotes every integer and `bool` sum to `int64`); the result is the
@@ -29,7 +36,7 @@
 //!   row-major order of the reduced dims; a NaN counts as larger (for `argmax`) and smaller
 //!   (for `argmin`) than every number, so the first NaN wins, as in PyTorch. Ties between
 //!   `0.0` and `-0.0` are ties.
-//! - **Empty reductions**: `sum` gives 0, `prod` 1, `mean` NaN; `max`, `min`, `argmax` and
+//! - **Empty reductions**: `sum`, `sum_abs` and `sum_sq` give 0, `prod` 1, `mean` NaN; `max`, `min`, `argmax` and
 //!   `argmin` have no identity and return
 //!   [`LayoutError::EmptyReduction`](crate::error::LayoutError::EmptyReduction).
 //!
@@ -62,6 +69,10 @@ pub enum ReduceKind {
     ArgMax,
     /// The index of the first smallest element.
     ArgMin,
+    /// `Σ |x|` (floats).
+    SumAbs,
+    /// `Σ x²` (floats).
+    SumSq,
 }
 
 impl ReduceKind {
@@ -75,12 +86,22 @@ impl ReduceKind {
             ReduceKind::Min => "min",
             ReduceKind::ArgMax => "argmax",
             ReduceKind::ArgMin => "argmin",
+            ReduceKind::SumAbs => "sum_abs",
+            ReduceKind::SumSq => "sum_sq",
         }
     }
 
-    /// Whether the op has a value for no elements (`sum`, `prod`, `mean`).
+    /// Whether the op has a value for no elements (`sum`, `prod`, `mean`, `sum_abs`,
+    /// `sum_sq`).
     pub const fn has_identity(self) -> bool {
-        matches!(self, ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Mean)
+        matches!(
+            self,
+            ReduceKind::Sum
+                | ReduceKind::Prod
+                | ReduceKind::Mean
+                | ReduceKind::SumAbs
+                | ReduceKind::SumSq
+        )
     }
 
     /// Whether the result is an index (`argmax`, `argmin`).
@@ -98,6 +119,8 @@ impl ReduceKind {
             ReduceKind::Min => "ts_red_min",
             ReduceKind::ArgMax => "ts_red_argmax",
             ReduceKind::ArgMin => "ts_red_argmin",
+            ReduceKind::SumAbs => "ts_red_sum_abs",
+            ReduceKind::SumSq => "ts_red_sum_sq",
         }
     }
 }
@@ -122,6 +145,8 @@ pub trait Accumulator: sealed::Sealed + Copy + Send + Sync + Debug + PartialEq +
     fn add(self, rhs: Self) -> Self;
     /// `self * rhs` (wrapping for `i64`).
     fn mul(self, rhs: Self) -> Self;
+    /// `|self|` (wrapping for `i64`: `i64::MIN` stays itself).
+    fn abs(self) -> Self;
     /// `self / count` with the count converted as the kernels do (`(float)(double)count`):
     /// the mean. (For `i64`, truncating, 0 for no elements; `mean` takes floats only.)
     fn div_count(self, count: usize) -> Self;
@@ -143,6 +168,10 @@ impl Accumulator for f32 {
     fn mul(self, rhs: Self) -> Self {
         self * rhs
     }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f32::abs(self)
+    }
     fn div_count(self, count: usize) -> Self {
         self / (count as f64) as f32
     }
@@ -160,6 +189,10 @@ impl Accumulator for f64 {
     fn mul(self, rhs: Self) -> Self {
         self * rhs
     }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f64::abs(self)
+    }
     fn div_count(self, count: usize) -> Self {
         self / count as f64
     }
@@ -176,6 +209,10 @@ impl Accumulator for i64 {
     #[inline(always)]
     fn mul(self, rhs: Self) -> Self {
         self.wrapping_mul(rhs)
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        self.wrapping_abs()
     }
     fn div_count(self, count: usize) -> Self {
         i64::try_from(count)
@@ -254,7 +291,7 @@ reduce_element!(bool, sum: i64, acc: i64, lowest: false, highest: true, compute:
     to_acc: |x| i64::from(x), from_acc: |a| a);
 
 /// A reduction of `T` elements: the op types [`Sum`], [`Prod`], [`Mean`], [`Max`], [`Min`],
-/// [`ArgMax`], [`ArgMin`]. Sealed.
+/// [`ArgMax`], [`ArgMin`], [`SumAbs`], [`SumSq`]. Sealed.
 ///
 /// An engine folds the elements of each output into an accumulator: it starts from
 /// [`identity`](Reduction::identity) (neutral: `combine(identity, a) == a`), turns each
@@ -267,7 +304,7 @@ reduce_element!(bool, sum: i64, acc: i64, lowest: false, highest: true, compute:
 /// same in the same types.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not reduce `{T}` tensors",
-    note = "`sum` takes every element type and `prod` the numeric ones; `mean` takes floats (call `.cast::<f32>()` first); `max`, `min`, `argmax` and `argmin` take numeric types (f32, f64, f16, bf16, i32, i64, u8)"
+    note = "`sum` takes every element type and `prod` the numeric ones; `mean`, `sum_abs` and `sum_sq` take floats (call `.cast::<f32>()` first); `max`, `min`, `argmax` and `argmin` take numeric types (f32, f64, f16, bf16, i32, i64, u8)"
 )]
 pub trait Reduction<T: Element>: sealed::Sealed + Copy + Send + Sync + Debug + 'static {
     /// The result's element type.
@@ -326,6 +363,16 @@ op_type!(
 op_type!(
     /// The `i64` index of the first smallest element (a NaN is smaller than every number).
     ArgMin
+);
+op_type!(
+    /// `Σ |x|` for floats (BLAS/Caffe `asum`), accumulated in [`ReduceElement::Acc`], as the
+    /// element type.
+    SumAbs
+);
+op_type!(
+    /// `Σ x²` for floats (Caffe `sumsq`), accumulated in [`ReduceElement::Acc`], as the
+    /// element type.
+    SumSq
 );
 
 impl<T: ReduceElement> Reduction<T> for Sum {
@@ -413,6 +460,53 @@ impl<T: MeanElement> Reduction<T> for Mean {
     }
     fn project(&self, a: T::Acc, count: usize) -> T {
         T::mean_of(a, count)
+    }
+}
+
+impl<T: ReduceElement<Sum = T> + FloatElement> Reduction<T> for SumAbs {
+    type Output = T;
+    type Acc = T::Acc;
+    const KIND: ReduceKind = ReduceKind::SumAbs;
+    const CUDA_ACC_SIZE: usize = std::mem::size_of::<T::Acc>();
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    /// `|x|` in the accumulation type (exact: widening a float is).
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T::Acc {
+        x.to_acc().abs()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn project(&self, a: T::Acc, _: usize) -> T {
+        T::acc_to_sum(a)
+    }
+}
+
+impl<T: ReduceElement<Sum = T> + FloatElement> Reduction<T> for SumSq {
+    type Output = T;
+    type Acc = T::Acc;
+    const KIND: ReduceKind = ReduceKind::SumSq;
+    const CUDA_ACC_SIZE: usize = std::mem::size_of::<T::Acc>();
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    /// `x * x` in the accumulation type (one rounding, as the kernels' `v * v`).
+    #[inline(always)]
+    fn map(&self, x: T, _: i64) -> T::Acc {
+        let v = x.to_acc();
+        v.mul(v)
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn project(&self, a: T::Acc, _: usize) -> T {
+        T::acc_to_sum(a)
     }
 }
 
@@ -601,6 +695,23 @@ mod tests {
         assert_eq!(fold(Sum, &[i64::MAX, 1]), i64::MIN);
         assert_eq!(fold(Prod, &[i64::MAX, 2]), -2);
         assert_eq!(fold(Prod, &[] as &[u8]), 1i64);
+    }
+
+    #[test]
+    fn sum_abs_and_sum_sq_fold_magnitudes_and_squares() {
+        assert_eq!(fold(SumAbs, &[1.5f32, -2.0, 0.5]), 4.0);
+        assert_eq!(fold(SumSq, &[3.0f64, -4.0]), 25.0);
+        assert_eq!(fold(SumAbs, &[] as &[f32]), 0.0);
+        assert_eq!(fold(SumSq, &[] as &[f64]), 0.0);
+        assert!(fold(SumAbs, &[1.0f32, f32::NAN]).is_nan());
+        assert!(fold(SumSq, &[f64::NAN]).is_nan());
+        assert_eq!(fold(SumAbs, &[-0.0f32]).to_bits(), 0.0f32.to_bits());
+        // The half types accumulate in f32: in bf16 steps 256 + 1 + 1 stays 256 (ulp 2).
+        let xs = [256.0f32, -1.0, 1.0].map(half::bf16::from_f32);
+        assert_eq!(fold(SumAbs, &xs).to_f32(), 258.0);
+        // In f16 steps 1024 + 1024 + 1 + 1 stays 2048 (ulp 2); in f32 it is 2050.
+        let ys = [32.0f32, -32.0, 1.0, -1.0].map(half::f16::from_f32);
+        assert_eq!(fold(SumSq, &ys).to_f32(), 2050.0);
     }
 
     #[test]

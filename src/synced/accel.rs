@@ -53,6 +53,10 @@ pub(crate) trait Accel: Clone + std::fmt::Debug + Send + Sync + 'static {
 
 /// The GPU a memory is tied to and its stream: every copy a transition makes runs on that
 /// stream and is waited for, and device memory is allocated (zero-filled) on it.
+///
+/// Invariant: `gpu` queues on `stream` (`gpu.default_stream()` is `stream` outside a
+/// capture), so tensor ops on views of the memory through `gpu` (Blob math, the blob's
+/// views) run in order with its copies.
 #[derive(Clone, Debug)]
 pub(crate) struct GpuAccel {
     gpu: Gpu,
@@ -71,7 +75,7 @@ impl GpuAccel {
             .into());
         }
         Ok(GpuAccel {
-            gpu: gpu.clone(),
+            gpu: gpu.on(stream)?,
             stream: stream.clone(),
         })
     }
@@ -84,6 +88,7 @@ impl GpuAccel {
         }
     }
 
+    /// The GPU, as a handle that queues on [`stream`](Self::stream).
     pub(crate) fn gpu(&self) -> &Gpu {
         &self.gpu
     }

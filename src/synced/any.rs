@@ -102,6 +102,15 @@ impl<T: Element, H: HostSlot<T>> AnySyncedMemory<T, H> {
     }
 }
 
+/// Erasure lives with the erased type, so the typed memory needs nothing from this file.
+impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
+    /// Forgets the type-level state; the run-time [`AnySyncedMemory`] keeps it as a value
+    /// (for collections of memories in different states).
+    pub fn erase(self) -> AnySyncedMemory<T, H> {
+        AnySyncedMemory::from_typed(self.raw, S::HEAD)
+    }
+}
+
 impl<T: Element, S: HeadState, H: HostSlot<T>> From<SyncedMemory<T, S, H>>
     for AnySyncedMemory<T, H>
 {

@@ -254,12 +254,6 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
             None => unreachable!("invariant 2: a CpuWritable state has a CPU copy"),
         }
     }
-
-    /// Forgets the type-level state; the run-time [`super::AnySyncedMemory`] keeps it as a
-    /// value (for collections of memories in different states).
-    pub fn erase(self) -> super::AnySyncedMemory<T, H> {
-        super::AnySyncedMemory::from_typed(self.raw, S::HEAD)
-    }
 }
 
 impl<T: Element, S: HeadState> SyncedMemory<T, S> {

@@ -1,5 +1,6 @@
 //! Reductions on every tensor, on both engines: `sum`, `prod`, `mean`, `max`, `min`,
-//! `argmax`, `argmin`, over all elements or chosen dims, with `keepdim`; and
+//! `argmax`, `argmin`, `sum_abs` (`Σ |x|`) and `sum_sq` (`Σ x²`), over all elements or chosen
+//! dims, with `keepdim`; and
 //! [`item`](Tensor::item), the value of a one-element tensor on the host.
 //!
 //! # Design
@@ -31,6 +32,12 @@
 //!   every method above is one line over it. Engines implement one backend method,
 //!   [`Backend::reduce`].
 //!
+//! - **`sum_abs` and `sum_sq`** are PyTorch's `x.abs().sum()` (`torch.linalg.vector_norm(x,
+//!   1)`) and `(x * x).sum()` (`vector_norm(x) ** 2`) in one pass with no temporary, for
+//!   floats, accumulated as `sum` is (`f32` and `f64` in their own type, as Caffe's `asum`
+//!   does; `f16` / `bf16` in `f32`). Named after `sum` so the forms line up (`sum_sq_dim`);
+//!   the L1 / L2 norms are `sum_abs()` and `sum_sq()?.sqrt()`.
+//!
 //! For an `f64` accumulation, cast first: `x.cast::<f64>()?.sum()?`; the CPU's `asum` and
 //! `sumsq` (Caffe's names) return `f64` directly.
 //!
@@ -48,11 +55,11 @@
 //! ```
 
 use super::{ReadRepr, Tensor, TensorViewMut};
-use crate::element::{Element, Numeric};
+use crate::element::{Element, FloatElement, Numeric};
 use crate::error::{LayoutError, Result};
 use crate::layout::{normalize_dim, Layout};
 use crate::ops::reduce::{
-    ArgMax, ArgMin, Max, Mean, MeanElement, Min, Prod, ReduceElement, Reduction, Sum,
+    ArgMax, ArgMin, Max, Mean, MeanElement, Min, Prod, ReduceElement, Reduction, Sum, SumAbs, SumSq,
 };
 use crate::tensor::Backend;
 use crate::tensor::Dim;
@@ -332,5 +339,66 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
         T: ReduceElement + Numeric,
     {
         self.reduce_over(ArgMin, Dims::Some(&[dim]), keepdim)
+    }
+
+    /// `Σ |x|` over every element, as a 0-d tensor (floats; PyTorch's `x.abs().sum()`, BLAS
+    /// `asum`): one pass, no temporary; `f16` / `bf16` accumulated in `f32`; 0 for no
+    /// elements, NaN if any element is NaN.
+    ///
+    /// ```
+    /// use typestate_tensor::tensor::Tensor;
+    ///
+    /// let x = Tensor::from_vec(&[2, 2], vec![1.0f32, -2.0, 3.0, -4.0])?;
+    /// assert_eq!(x.sum_abs()?.item()?, 10.0);
+    /// assert_eq!(x.sum_sq()?.item()?, 30.0);
+    /// assert_eq!(x.sum_sq_dim(1, false)?.to_vec(), [5.0, 25.0]);
+    /// # Ok::<(), typestate_tensor::Error>(())
+    /// ```
+    pub fn sum_abs(&self) -> Result<Tensor<T, D>>
+    where
+        T: ReduceElement<Sum = T> + FloatElement,
+    {
+        self.reduce_over(SumAbs, ALL, false)
+    }
+
+    /// `Σ |x|` along `dim`; `keepdim` keeps it with size 1.
+    pub fn sum_abs_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T, D>>
+    where
+        T: ReduceElement<Sum = T> + FloatElement,
+    {
+        self.reduce_over(SumAbs, Dims::Some(&[dim]), keepdim)
+    }
+
+    /// `Σ |x|` over `dims` (none twice; `&[]` reduces nothing).
+    pub fn sum_abs_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T, D>>
+    where
+        T: ReduceElement<Sum = T> + FloatElement,
+    {
+        self.reduce_over(SumAbs, Dims::Some(dims), keepdim)
+    }
+
+    /// `Σ x²` over every element, as a 0-d tensor (floats; PyTorch's `(x * x).sum()`, Caffe
+    /// `sumsq`): one pass, no temporary; accumulated as [`sum_abs`](Self::sum_abs).
+    pub fn sum_sq(&self) -> Result<Tensor<T, D>>
+    where
+        T: ReduceElement<Sum = T> + FloatElement,
+    {
+        self.reduce_over(SumSq, ALL, false)
+    }
+
+    /// `Σ x²` along `dim`; `keepdim` keeps it with size 1.
+    pub fn sum_sq_dim(&self, dim: impl Dim, keepdim: bool) -> Result<Tensor<T, D>>
+    where
+        T: ReduceElement<Sum = T> + FloatElement,
+    {
+        self.reduce_over(SumSq, Dims::Some(&[dim]), keepdim)
+    }
+
+    /// `Σ x²` over `dims` (none twice; `&[]` reduces nothing).
+    pub fn sum_sq_dims<P: Dim>(&self, dims: &[P], keepdim: bool) -> Result<Tensor<T, D>>
+    where
+        T: ReduceElement<Sum = T> + FloatElement,
+    {
+        self.reduce_over(SumSq, Dims::Some(dims), keepdim)
     }
 }

@@ -562,21 +562,7 @@ fn check_nccl(rel: &str, src: &str) -> Vec<String> {
 
 /// Cycles that are known and allowed, each with its reason: the files of one strongly
 /// connected component, exactly (a cycle that grows or changes fails again).
-const ALLOWED_CYCLES: &[(&[&str], &str)] = &[
-    // Found by this test and not yet broken (issue 25, listed in docs/ARCHITECTURE.md).
-    (
-        &["synced/any.rs", "synced/synced_memory.rs"],
-        "not yet broken (issue 25)",
-    ),
-    (
-        &[
-            "synced/blob/dyn_blob.rs",
-            "synced/blob/math.rs",
-            "synced/blob/mod.rs",
-        ],
-        "not yet broken (issue 25)",
-    ),
-];
+const ALLOWED_CYCLES: &[(&[&str], &str)] = &[];
 
 /// One `use` item: the name it binds in its module (none for a glob or `as _`), what it
 /// names as written, and whether other modules may name it through this one.

@@ -592,6 +592,32 @@ fn large_gpu_sums_match_the_reference() {
     assert_near(sumsq64(&data), blob.sumsq_data().unwrap().to_f64(), "sumsq");
 }
 
+/// A blob made with a device handle on a side stream (`gpu.on(&stream)`) runs its math on that
+/// stream, through the same methods: sums, a scale and `update()` give the reference values.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn blob_math_runs_on_a_side_stream() {
+    let Some(gpu) = gpu_or_skip("blob_math_runs_on_a_side_stream") else {
+        return;
+    };
+    let stream = gpu.new_stream().unwrap();
+    let side = gpu.on(&stream).unwrap();
+    let (blob, data, diff) = filled::<f32>(Some(&side), 46);
+    let blob = blob.into_gpu_data_mut().unwrap().into_gpu_diff().unwrap();
+    check_sums(&blob, &data, &diff, "side stream");
+    let blob = blob.scale_data(2.0).unwrap().update().unwrap();
+    let blob = blob.into_cpu_data().unwrap();
+    let want: Vec<f32> = data
+        .iter()
+        .zip(&diff)
+        .map(|(&d, &g)| (2.0 * f64::from(d) - f64::from(g)) as f32)
+        .collect();
+    assert_eq!(blob.cpu_data(), want.as_slice());
+}
+
 // ---- Tensor views of either side ------------------------------------------------------
 
 /// A device with a blob state that holds both heads there, and the blob's views on it.

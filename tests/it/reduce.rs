@@ -42,7 +42,9 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use typestate_tensor::element::{DType, Element};
 use typestate_tensor::error::{Error, LayoutError};
-use typestate_tensor::ops::reduce::{ArgMax, ArgMin, Max, Mean, Min, Prod, Reduction, Sum};
+use typestate_tensor::ops::reduce::{
+    ArgMax, ArgMin, Max, Mean, Min, Prod, Reduction, Sum, SumAbs, SumSq,
+};
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::Cpu;
 
@@ -480,6 +482,90 @@ fn mean_matches_reference<D: TestDevice>(dev: &D) {
         };
     }
     for_floats!(float);
+}
+
+test_device!(
+    sum_abs_and_sum_sq_match_reference,
+    sum_abs_and_sum_sq_match_reference_cpu,
+    sum_abs_and_sum_sq_match_reference_gpu
+);
+/// `sum_abs` and `sum_sq` over random strided views against `f64` references: exact on small
+/// integers (every partial sum is representable in the accumulator, so only the final rounding
+/// to `T` remains), within Higham's bound on values in [-4, 4] with NaN, ±inf and -0.
+fn sum_abs_and_sum_sq_match_reference<D: TestDevice>(dev: &D) {
+    macro_rules! float {
+        ($t:ty) => {
+            let exact = |want: f64, got: $t| {
+                let want: $t = round_once(want);
+                (got == want)
+                    .then_some(())
+                    .ok_or(format!("got {got:?}, want {want:?}"))
+            };
+            let mut rng = rng_for("sum_abs exact", stringify!($t));
+            run_cases::<D, $t, _>(dev, &mut rng, SumAbs, small_int, |g, got| {
+                exact(g.iter().map(|x| x.to_f64().abs()).sum(), got)
+            });
+            let mut rng = rng_for("sum_sq exact", stringify!($t));
+            run_cases::<D, $t, _>(dev, &mut rng, SumSq, small_int, |g, got| {
+                exact(g.iter().map(|x| x.to_f64() * x.to_f64()).sum(), got)
+            });
+            let mut rng = rng_for("sum_abs", stringify!($t));
+            run_cases::<D, $t, _>(
+                dev,
+                &mut rng,
+                SumAbs,
+                |r| <$t>::random(r, Domain::Any),
+                |g, got| {
+                    let a: f64 = g.iter().map(|x| x.to_f64().abs()).sum();
+                    close_f64(got, a, gamma(g.len(), acc_u::<$t>()) * a)
+                },
+            );
+            let mut rng = rng_for("sum_sq", stringify!($t));
+            run_cases::<D, $t, _>(
+                dev,
+                &mut rng,
+                SumSq,
+                |r| <$t>::random(r, Domain::Any),
+                |g, got| {
+                    let q: f64 = g.iter().map(|x| x.to_f64() * x.to_f64()).sum();
+                    // One more rounding per element: the square.
+                    close_f64(got, q, gamma(g.len() + 1, acc_u::<$t>()) * q)
+                },
+            );
+        };
+    }
+    for_floats!(float);
+}
+
+test_device!(
+    sum_abs_and_sum_sq_methods,
+    sum_abs_and_sum_sq_methods_cpu,
+    sum_abs_and_sum_sq_methods_gpu
+);
+/// The method forms: all elements, one dim, several dims, keepdim, empty tensors, a transposed
+/// view.
+fn sum_abs_and_sum_sq_methods<D: TestDevice>(dev: &D) {
+    let x = upload(dev, &[2, 3], vec![1.0f32, -2.0, 3.0, -4.0, 5.0, -6.0]);
+    assert_eq!(x.sum_abs().unwrap().item().unwrap(), 21.0);
+    assert_eq!(x.sum_sq().unwrap().item().unwrap(), 91.0);
+    assert_eq!(host(&x.sum_abs_dim(1, false).unwrap()), [6.0, 15.0]);
+    assert_eq!(host(&x.sum_sq_dim(-2, true).unwrap()), [17.0, 29.0, 45.0]);
+    assert_eq!(x.sum_sq_dim(0, true).unwrap().shape(), &[1, 3]);
+    assert_eq!(host(&x.t().sum_abs_dim(0, false).unwrap()), [6.0, 15.0]);
+    assert_eq!(host(&x.sum_abs_dims(&[0, 1], false).unwrap()), [21.0]);
+    assert_eq!(
+        host(&x.sum_sq_dims::<isize>(&[], false).unwrap()),
+        host(&x.mul(&x).unwrap())
+    );
+    let e = upload(dev, &[0, 4], Vec::<f64>::new());
+    assert_eq!(e.sum_abs().unwrap().item().unwrap(), 0.0);
+    assert_eq!(host(&e.sum_sq_dim(0, false).unwrap()), [0.0; 4]);
+    let h = upload(
+        dev,
+        &[3],
+        vec![f16::from_f32(-1.5), f16::from_f32(2.0), f16::NAN],
+    );
+    assert!(h.sum_abs().unwrap().item().unwrap().is_nan());
 }
 
 /// The reference `max` (`LARGER`) or `min` of `g`: NaN if any element is NaN.

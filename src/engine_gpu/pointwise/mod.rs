@@ -21,5 +21,3 @@ pub(crate) mod plan;
 pub(crate) mod signature;
 pub mod source;
 
-/// The launches over storage views under the name Blob math imports them by.
-pub(crate) use launch as safe;

@@ -1,6 +1,6 @@
 //! Reductions on the GPU: the tensor reductions of [`crate::ops::reduce`] as NVRTC-compiled
-//! CUDA kernels (`kernels/reduce.cuh`), and the Blob's `asum` / `sumsq` (`blob`,
-//! `kernels/blob_reduce.cu`).
+//! CUDA kernels (`kernels/reduce.cuh`); the Blob's `asum` / `sumsq` are two of them
+//! (`sum_abs`, `sum_sq`).
 //!
 //! - [`plan`]: the kernel form (row or column), vector widths, block and grid, splits and
 //!   index width of a launch (pure host logic).
@@ -11,10 +11,8 @@
 //!
 //! See docs/REDUCTIONS.md for the design and the figures beside PyTorch's.
 
-mod blob;
 mod launch;
 pub mod plan;
 pub mod source;
 
-pub(crate) use blob::{reduce, Term};
 pub(crate) use launch::reduce as reduce_view;

@@ -82,7 +82,7 @@ impl ReduceSpec {
         nr: usize,
         index: IndexWidth,
     ) -> Option<Self> {
-        use crate::ops::reduce::{ArgMax, ArgMin, Max, Mean, Min, Prod, Sum};
+        use crate::ops::reduce::{ArgMax, ArgMin, Max, Mean, Min, Prod, Sum, SumAbs, SumSq};
         macro_rules! numeric {
             ($t:ty) => {
                 Some(match kind {
@@ -92,7 +92,7 @@ impl ReduceSpec {
                     ReduceKind::Min => Self::of::<$t, Min>(form, nk, nr, index),
                     ReduceKind::ArgMax => Self::of::<$t, ArgMax>(form, nk, nr, index),
                     ReduceKind::ArgMin => Self::of::<$t, ArgMin>(form, nk, nr, index),
-                    ReduceKind::Mean => return None,
+                    ReduceKind::Mean | ReduceKind::SumAbs | ReduceKind::SumSq => return None,
                 })
             };
         }
@@ -100,6 +100,8 @@ impl ReduceSpec {
             ($t:ty) => {
                 match kind {
                     ReduceKind::Mean => Some(Self::of::<$t, Mean>(form, nk, nr, index)),
+                    ReduceKind::SumAbs => Some(Self::of::<$t, SumAbs>(form, nk, nr, index)),
+                    ReduceKind::SumSq => Some(Self::of::<$t, SumSq>(form, nk, nr, index)),
                     _ => numeric!($t),
                 }
             };
@@ -237,7 +239,7 @@ pub fn dtypes_of(kind: ReduceKind) -> &'static [DType] {
     use DType::*;
     match kind {
         ReduceKind::Sum => &[F32, F64, F16, BF16, I32, I64, U8, Bool],
-        ReduceKind::Mean => &[F32, F64, F16, BF16],
+        ReduceKind::Mean | ReduceKind::SumAbs | ReduceKind::SumSq => &[F32, F64, F16, BF16],
         _ => &[F32, F64, F16, BF16, I32, I64, U8],
     }
 }

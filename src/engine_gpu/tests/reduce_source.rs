@@ -8,7 +8,7 @@ use crate::engine_gpu::reduce::source::{dtypes_of, headers, ReduceSpec};
 use typestate_tensor::element::DType;
 use typestate_tensor::ops::reduce::ReduceKind;
 
-const KINDS: [ReduceKind; 7] = [
+const KINDS: [ReduceKind; 9] = [
     ReduceKind::Sum,
     ReduceKind::Prod,
     ReduceKind::Mean,
@@ -16,6 +16,8 @@ const KINDS: [ReduceKind; 7] = [
     ReduceKind::Min,
     ReduceKind::ArgMax,
     ReduceKind::ArgMin,
+    ReduceKind::SumAbs,
+    ReduceKind::SumSq,
 ];
 
 fn size_of(d: DType) -> usize {

@@ -6,46 +6,26 @@
 //! as Caffe does (copying when stale) and returns errors instead of `CHECK` failures, and
 //! converts back to a typed [`Blob`] with [`DynBlob::try_into_blob`].
 
-use super::math::{place_of, reduce_at, write_raw, BlobElement, MathPlace, Raw, Write};
-use super::side::AnySide;
-use super::{Blob, BlobShape, BlobSide};
+use super::base::{cpu_prefix, gpu_of, Blob, Raw};
+use super::math::{place_of, reduce_at, write_raw, BlobElement, MathPlace, Write};
+use super::shape::BlobShape;
+use super::side::{AnySide, BlobSide, SideState};
 use crate::element::Element;
-use crate::engine_gpu::reduce::Term;
 use crate::error::{Error, StateError};
+use crate::ops::reduce::{Reduction, SumAbs, SumSq};
 use crate::runtime::{GpuStorage, GpuStorageMut};
 use crate::synced::state::Head;
 use crate::synced::transition_error::TransitionError;
 use crate::synced::TransferStats;
 
-/// A side's state at run time: its head, and whether it is shared ([`super::Frozen`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SideState {
-    /// The head.
-    pub head: Head,
-    /// Whether the side is frozen and shared.
-    pub frozen: bool,
-}
-
-impl SideState {
-    /// The state's type name, e.g. `"HeadAtCpu"` or `"Frozen<Synced>"`.
-    pub const fn name(self) -> &'static str {
-        if !self.frozen {
-            return self.head.name();
-        }
-        match self.head {
-            Head::Uninitialized => "Frozen<Uninitialized>",
-            Head::HeadAtCpu => "Frozen<HeadAtCpu>",
-            Head::HeadAtGpu => "Frozen<HeadAtGpu>",
-            Head::Synced => "Frozen<Synced>",
-            Head::InFlight => "Frozen<InFlight>",
-        }
-    }
-
-    pub(super) fn of<S: BlobSide>() -> Self {
-        SideState {
-            head: S::HEAD,
-            frozen: S::FROZEN,
-        }
+impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
+    /// Erases both sides' states for a collection of blobs (a net's).
+    pub fn erase(self) -> DynBlob<T> {
+        DynBlob::from_sides(
+            self.shape,
+            (D::HEAD, D::into_any(self.data)),
+            (G::HEAD, G::into_any(self.diff)),
+        )
     }
 }
 
@@ -219,7 +199,7 @@ fn cpu_read<'s, T: Element>(
     name: &'static str,
 ) -> Result<&'s [T], Error> {
     step_side(side, op, name, Head::cpu_readable, Raw::ensure_cpu_readable)?;
-    Ok(super::cpu_prefix(side.1.raw(), count))
+    Ok(cpu_prefix(side.1.raw(), count))
 }
 
 /// Caffe's `mutable_cpu_data()` / `mutable_cpu_diff()` on one side.
@@ -244,7 +224,7 @@ fn gpu_read<'s, T: Element>(
     name: &'static str,
 ) -> Result<&'s GpuStorage<T>, Error> {
     step_side(side, op, name, Head::gpu_readable, Raw::ensure_gpu_readable)?;
-    Ok(super::gpu_of(side.1.raw()))
+    Ok(gpu_of(side.1.raw()))
 }
 
 /// Caffe's `mutable_gpu_data()` / `mutable_gpu_diff()` on one side.
@@ -259,14 +239,14 @@ fn gpu_write<'s, T: Element>(
 }
 
 /// Caffe's `asum_*` / `sumsq_*` on one side, where its head is.
-fn reduce_side<T: BlobElement>(
+fn reduce_side<T: BlobElement, R: Reduction<T, Output = T>>(
     side: &Side<T>,
     count: usize,
     op: &'static str,
-    term: Term,
+    reduction: R,
 ) -> Result<T, Error> {
     let place = place_of(op, side.0.head)?;
-    reduce_at(side.1.raw(), place, count, term)
+    reduce_at(side.1.raw(), place, count, reduction)
 }
 
 /// Caffe's `scale_*` on one side: `x *= factor` where its head is.
@@ -319,7 +299,7 @@ macro_rules! side_accessors {
         where
             T: BlobElement,
         {
-            reduce_side(&self.inner.$side, self.count(), concat!("DynBlob::", stringify!($asum)), Term::Abs)
+            reduce_side(&self.inner.$side, self.count(), concat!("DynBlob::", stringify!($asum)), SumAbs)
         }
 
         #[doc = concat!("Caffe `", stringify!($sumsq), "()`: the sum of squares of the ", $name, ", computed where its head is.")]
@@ -327,7 +307,7 @@ macro_rules! side_accessors {
         where
             T: BlobElement,
         {
-            reduce_side(&self.inner.$side, self.count(), concat!("DynBlob::", stringify!($sumsq)), Term::Square)
+            reduce_side(&self.inner.$side, self.count(), concat!("DynBlob::", stringify!($sumsq)), SumSq)
         }
 
         #[doc = concat!("Caffe `", stringify!($scale), "(factor)`: multiplies the ", $name, " where its head is; `Synced` is scaled on the GPU, which becomes the head (no copy). On error the ", $name, " is unchanged.")]

@@ -4,29 +4,28 @@
 //! `Uninitialized` (sums are 0, a scale does nothing). The state after a write is the type
 //! Caffe's `mutable_*_data()` leaves: a scale of `Synced` data makes the GPU side the head.
 //!
-//! `update()` and `scale_*` are one in-place pass each already (the engines' in-place ops:
-//! one kernel that reads and writes the side through one layout, no temporary), which is all
-//! a fused kernel would do for a single op, so they stay so. [`Blob::sgd_update`] is where
-//! fusion pays: Caffe's L2 regularization, learning-rate scaling and `Update()` (three
-//! passes, two of them writing the diff) become one fused in-place pass over the data
-//! ([`crate::tensor::Tensor::update`]). `asum` / `sumsq` stay reductions. For other fused
-//! steps (momentum, Adam), `cpu_data_mut_with_diff` / `gpu_data_mut_with_diff` lend the
-//! data writable and the diff readable at once, under the same state bounds (and
-//! `*_diff_mut_with_data`, `*_data_diff_mut` the other splits, `views.rs`).
+//! The math is tensor ops and reductions over 1-D tensor views of the side's first
+//! `count()` elements, on the side's device: [`Cpu`], or the blob's [`Gpu`] queuing on the
+//! blob's stream (the handle `gpu.on(&stream)` gives), so the same methods and kernels serve
+//! every tensor and every stream. `asum` / `sumsq` are the reductions
+//! [`sum_abs`](crate::tensor::Tensor::sum_abs) / [`sum_sq`](crate::tensor::Tensor::sum_sq)
+//! (one pass, accumulated in the element type as Caffe's are); `scale` is `mul_scalar_` and
+//! `update()` is `sub_`, one in-place pass each. [`Blob::sgd_update`] is where fusion pays:
+//! Caffe's L2 regularization, learning-rate scaling and `Update()` (three passes, two of them
+//! writing the diff) become one fused in-place pass over the data
+//! ([`crate::tensor::Tensor::update`]). For other fused steps (momentum, Adam),
+//! `cpu_data_mut_with_diff` / `gpu_data_mut_with_diff` lend the data writable and the diff
+//! readable at once, under the same state bounds (and `*_diff_mut_with_data`,
+//! `*_data_diff_mut` the other splits, `views.rs`).
 
-use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
+use super::base::{cpu_prefix, gpu_of, gpu_of_raw, Blob, Raw};
+use super::side::{BlobSide, OwnedSide};
 use crate::device::Cpu;
 use crate::element::FloatElement;
-use crate::engine_gpu::pointwise;
-use crate::engine_gpu::reduce::{self as gpu_reduce, Term};
 use crate::error::{Error, StateError};
 use crate::layout::Layout;
-use crate::ops::table::{MulScalar, Sub};
+use crate::ops::reduce::{ReduceElement, Reduction, SumAbs, SumSq};
 use crate::runtime::Gpu;
-use crate::runtime::{GpuStorage, Stream};
-use crate::synced::accel::GpuAccel;
-use crate::synced::host::OwnedHost;
-use crate::synced::raw::RawSynced;
 use crate::synced::state::{
     CpuReadable, GpuReadable, Head, HeadAtCpu, HeadAtGpu, HeadState, Settled, Synced, Uninitialized,
 };
@@ -46,7 +45,10 @@ mod sealed {
     message = "blob math takes `f32` or `f64` elements, not `{Self}`",
     note = "Caffe's blobs hold float or double; cast the data first"
 )]
-pub trait BlobElement: FloatElement + cudarc::driver::DeviceRepr + sealed::Sealed {}
+pub trait BlobElement:
+    FloatElement + ReduceElement<Sum = Self> + cudarc::driver::DeviceRepr + sealed::Sealed
+{
+}
 impl sealed::Sealed for f32 {}
 impl sealed::Sealed for f64 {}
 impl BlobElement for f32 {}
@@ -141,56 +143,24 @@ impl InPlaceMath for Uninitialized {}
 impl InPlaceMath for HeadAtCpu {}
 impl InPlaceMath for HeadAtGpu {}
 
-pub(super) type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
-
-/// The memory's stream; a GPU-side state implies the memory is tied to a GPU.
-fn stream_of<T: BlobElement>(raw: &Raw<T>) -> &Stream {
-    match raw.accel() {
-        Some(a) => a.stream(),
-        None => unreachable!("a GPU-side state implies a GPU"),
-    }
-}
-
-/// Caffe's `asum` / `sumsq` of the first `count` elements of a side whose math runs at
-/// `place`.
-pub(super) fn reduce_at<T: BlobElement>(
+/// Caffe's `asum` / `sumsq` (the reduction `op`) of the first `count` elements of a side
+/// whose math runs at `place`, on that side's device.
+pub(super) fn reduce_at<T: BlobElement, R: Reduction<T, Output = T>>(
     raw: &Raw<T>,
     place: MathPlace,
     count: usize,
-    term: Term,
+    op: R,
 ) -> Result<T, Error> {
-    let sum = match place {
-        MathPlace::Nowhere => 0.0,
-        MathPlace::Cpu => cpu_reduce(cpu_prefix(raw, count), term)?,
-        MathPlace::Gpu => gpu_reduce::reduce(gpu_of(raw), count, term, stream_of(raw))?,
-    };
-    Ok(T::from_f64(sum))
-}
-
-/// The sum in double of `|x|` or `x²`, by the CPU engine.
-fn cpu_reduce<T: BlobElement>(x: &[T], term: Term) -> Result<f64, Error> {
-    let view = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
-    Ok(match term {
-        Term::Abs => view.asum(),
-        Term::Square => view.sumsq(),
-    })
-}
-
-/// `x` as a writable 1-D CPU tensor view.
-fn cpu_view_mut<T: BlobElement>(x: &mut [T]) -> Result<TensorViewMut<'_, T, Cpu>, Error> {
-    let layout = Layout::contiguous(&[x.len()])?;
-    TensorViewMut::new(x, layout, &Cpu)
-}
-
-/// `x[..count] *= factor` on the CPU engine.
-fn cpu_scale<T: BlobElement>(x: &mut [T], factor: T) -> Result<(), Error> {
-    Cpu.unary_inplace(MulScalar(factor), &mut cpu_view_mut(x)?)
-}
-
-/// `y -= x` on the CPU engine.
-fn cpu_sub<T: BlobElement>(y: &mut [T], x: &[T]) -> Result<(), Error> {
-    let x = TensorView::<T, Cpu>::new(x, Layout::contiguous(&[x.len()])?, &Cpu)?;
-    Cpu.binary_inplace(Sub, &mut cpu_view_mut(y)?, &x)
+    let layout = Layout::contiguous(&[count])?;
+    match place {
+        MathPlace::Nowhere => Ok(T::from_f64(0.0)),
+        MathPlace::Cpu => TensorView::new(cpu_prefix(raw, count), layout, &Cpu)?
+            .reduce(op, None, false)?
+            .item(),
+        MathPlace::Gpu => TensorView::new(gpu_of(raw), layout, gpu_of_raw(raw))?
+            .reduce(op, None, false)?
+            .item(),
+    }
 }
 
 /// `w - (g + w * weight_decay) * lr`, the fused SGD step of [`Blob::sgd_update`].
@@ -219,44 +189,24 @@ pub(super) enum Write<'d, T: BlobElement> {
     },
 }
 
-impl<T: BlobElement> Write<'_, T> {
-    fn cpu(self, x: &mut [T]) -> Result<(), Error> {
-        let count = x.len();
+impl<'d, T: BlobElement> Write<'d, T> {
+    /// Runs the write on `x` through the tensor ops of `x`'s device; `diff_view` views a
+    /// diff on that device with `x`'s layout.
+    fn run<Dev: Backend>(
+        self,
+        x: &mut TensorViewMut<'_, T, Dev>,
+        diff_view: impl FnOnce(&'d Raw<T>) -> Result<TensorView<'d, T, Dev>, Error>,
+    ) -> Result<(), Error> {
         match self {
-            Write::Scale(factor) => cpu_scale(x, factor),
-            Write::SubDiff(diff) => cpu_sub(x, cpu_prefix(diff, count)),
+            Write::Scale(factor) => x.mul_scalar_(factor),
+            Write::SubDiff(diff) => x.sub_(&diff_view(diff)?),
             Write::Sgd {
                 diff,
                 lr,
                 weight_decay,
             } => {
-                let layout = Layout::contiguous(&[count])?;
-                let g = TensorView::<T, Cpu>::new(cpu_prefix(diff, count), layout, &Cpu)?;
-                cpu_view_mut(x)?.update(|w| sgd_step(w, &g, lr, weight_decay))
-            }
-        }
-    }
-
-    fn gpu(self, x: &mut GpuStorage<T>, layout: &Layout, stream: &Stream) -> Result<(), Error> {
-        match self {
-            Write::Scale(factor) => {
-                pointwise::safe::unary_inplace(stream, &MulScalar(factor), x, layout)
-            }
-            Write::SubDiff(diff) => {
-                pointwise::safe::binary_inplace(stream, &Sub, x, layout, (gpu_of(diff), layout))
-            }
-            Write::Sgd {
-                diff,
-                lr,
-                weight_decay,
-            } => {
-                let gpu = match diff.accel() {
-                    Some(a) => a.gpu(),
-                    None => unreachable!("a GPU-side state implies a GPU"),
-                };
-                let g = TensorView::<T, Gpu>::new(gpu_of(diff), layout.clone(), gpu)?;
-                TensorViewMut::new(x, layout.clone(), gpu)?
-                    .update(|w| sgd_step(w, &g, lr, weight_decay))
+                let g = diff_view(diff)?;
+                x.update(|w| sgd_step(w, &g, lr, weight_decay))
             }
         }
     }
@@ -288,19 +238,28 @@ pub(super) fn write_raw<T: BlobElement>(
     match place_of(op, head)? {
         MathPlace::Nowhere => Ok(head),
         MathPlace::Cpu => {
+            let layout = Layout::contiguous(&[count])?;
             let x = match raw.host_mut().and_then(|h| h.get_mut(..count)) {
                 Some(x) => x,
                 None => unreachable!("a HeadAtCpu side holds at least count elements"),
             };
-            write.cpu(x)?;
+            let mut x = TensorViewMut::new(x, layout.clone(), &Cpu)?;
+            write.run(&mut x, |diff| {
+                TensorView::new(cpu_prefix(diff, count), layout, &Cpu)
+            })?;
             Ok(Head::HeadAtCpu)
         }
         MathPlace::Gpu => {
             let layout = Layout::contiguous(&[count])?;
-            // `HeadAtGpu` and `Synced` hold a device copy (and so a device).
-            let (x, accel) = raw.device_mut_and_accel();
-            let stream = accel.stream().clone();
-            write.gpu(x, &layout, &stream)?;
+            // `HeadAtGpu` and `Synced` hold a device copy (and so a device, which queues on
+            // the memory's stream).
+            {
+                let (x, accel) = raw.device_mut_and_accel();
+                let mut x = TensorViewMut::<T, Gpu>::new(x, layout.clone(), accel.gpu())?;
+                write.run(&mut x, |diff| {
+                    TensorView::new(gpu_of(diff), layout, gpu_of_raw(diff))
+                })?;
+            }
             // No copy: the GPU copy is current in both states; the GPU side becomes the head.
             raw.make_gpu_head(head)
         }
@@ -344,7 +303,7 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         D::Base: MathSide,
     {
-        reduce_at(D::raw(&self.data), D::Base::PLACE, self.count(), Term::Abs)
+        reduce_at(D::raw(&self.data), D::Base::PLACE, self.count(), SumAbs)
     }
 
     /// Caffe `asum_diff()`.
@@ -352,7 +311,7 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         G::Base: MathSide,
     {
-        reduce_at(G::raw(&self.diff), G::Base::PLACE, self.count(), Term::Abs)
+        reduce_at(G::raw(&self.diff), G::Base::PLACE, self.count(), SumAbs)
     }
 
     /// Caffe `sumsq_data()`: the sum of squares of the data, computed where its head is.
@@ -360,12 +319,7 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         D::Base: MathSide,
     {
-        reduce_at(
-            D::raw(&self.data),
-            D::Base::PLACE,
-            self.count(),
-            Term::Square,
-        )
+        reduce_at(D::raw(&self.data), D::Base::PLACE, self.count(), SumSq)
     }
 
     /// Caffe `sumsq_diff()`.
@@ -373,12 +327,7 @@ impl<T: BlobElement, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     where
         G::Base: MathSide,
     {
-        reduce_at(
-            G::raw(&self.diff),
-            G::Base::PLACE,
-            self.count(),
-            Term::Square,
-        )
+        reduce_at(G::raw(&self.diff), G::Base::PLACE, self.count(), SumSq)
     }
 
     /// Caffe `scale_data(factor)`: multiplies the data where its head is; `Synced` data is

@@ -141,3 +141,35 @@ impl<S: HeadState> BlobSide for Frozen<S> {
 }
 
 static_assertions::assert_eq_size!(Frozen<crate::synced::Synced>, ());
+
+/// A side's state at run time: its head, and whether it is shared ([`Frozen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SideState {
+    /// The head.
+    pub head: Head,
+    /// Whether the side is frozen and shared.
+    pub frozen: bool,
+}
+
+impl SideState {
+    /// The state's type name, e.g. `"HeadAtCpu"` or `"Frozen<Synced>"`.
+    pub const fn name(self) -> &'static str {
+        if !self.frozen {
+            return self.head.name();
+        }
+        match self.head {
+            Head::Uninitialized => "Frozen<Uninitialized>",
+            Head::HeadAtCpu => "Frozen<HeadAtCpu>",
+            Head::HeadAtGpu => "Frozen<HeadAtGpu>",
+            Head::Synced => "Frozen<Synced>",
+            Head::InFlight => "Frozen<InFlight>",
+        }
+    }
+
+    pub(crate) fn of<S: BlobSide>() -> Self {
+        SideState {
+            head: S::HEAD,
+            frozen: S::FROZEN,
+        }
+    }
+}

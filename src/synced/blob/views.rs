@@ -2,30 +2,19 @@
 //! the GPU, borrowed where its state allows (reads where the side is current, writes where it
 //! is the head), shaped as the blob.
 //!
-//! GPU views run their ops on the GPU's default stream (the `Gpu` backend's); a blob made with
-//! another stream must order that stream with it.
+//! GPU views are on the blob's device handle, which queues on the blob's stream (the one its
+//! transitions copy on: the GPU's default stream unless the blob was made with another), so
+//! ops on them run in order with the blob's own copies and math.
 
-use super::{cpu_prefix, gpu_of, Blob, BlobSide, OwnedSide};
+use super::base::{cpu_prefix, gpu_of, gpu_of_raw, Blob};
+use super::side::{BlobSide, OwnedSide};
 use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::Error;
 use crate::layout::Layout;
 use crate::runtime::Gpu;
-use crate::synced::accel::GpuAccel;
-use crate::synced::host::OwnedHost;
-use crate::synced::raw::RawSynced;
 use crate::synced::state::{CpuReadable, CpuWritable, GpuReadable, GpuWritable};
 use crate::tensor::{TensorView, TensorViewMut};
-
-type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
-
-/// The GPU a GPU-side state's memory is tied to.
-fn gpu_of_raw<T: Element>(raw: &Raw<T>) -> &Gpu {
-    match raw.accel() {
-        Some(a) => a.gpu(),
-        None => unreachable!("a GPU-side state implies a GPU"),
-    }
-}
 
 impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// The blob's shape as a contiguous layout over the first `count()` elements (Caffe's
@@ -127,7 +116,7 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// The GPU form of [`cpu_data_mut_with_diff`](Self::cpu_data_mut_with_diff): the data
     /// writable on the GPU (the GPU side the head: `HeadAtGpu`, e.g. after
     /// `into_gpu_data_mut()`, which copies nothing for `Synced` data) and the diff current on
-    /// the GPU. A fused update through them is one kernel, on the GPU's default stream.
+    /// the GPU. A fused update through them is one kernel, on the blob's stream.
     #[allow(clippy::type_complexity)] // the two views
     pub fn gpu_data_mut_with_diff(
         &mut self,
