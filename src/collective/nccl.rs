@@ -1,4 +1,4 @@
-//! The one module that talks to NCCL (as `runtime/driver.rs` is for the driver).
+//! The one module that talks to NCCL (as `runtime/driver/` is for the driver).
 //!
 //! Every function is a thin wrapper over one NCCL call through cudarc's bindings
 //! (`cudarc::nccl::sys`, loaded at run time like libcuda), returning

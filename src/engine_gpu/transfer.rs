@@ -236,12 +236,12 @@ macro_rules! view_to_device {
         impl<'a, T: Element> $ty {
             /// Consumes the view and returns a copy of its elements on `gpu` (this GPU
             /// included: then a row-major copy), made on this view's GPU's default stream
-            /// the way [`PeerPath::from_env`] says. The view's borrow ends here; a failure
+            /// the way the destination GPU's [`peer_path`](Gpu::peer_path) says. The view's borrow ends here; a failure
             /// hands the view back. See [`Tensor::to_device`].
             #[allow(clippy::result_large_err)] // hands the view back
             pub fn to_device(self, gpu: &Gpu) -> Result<Tensor<T, Gpu>, Handback<Self>> {
                 let stream = self.device().default_stream().clone();
-                match PeerPath::from_env() {
+                match gpu.peer_path() {
                     Ok(path) => self.to_device_via(gpu, &stream, path),
                     Err(e) => Err(Handback::new(self, e)),
                 }
@@ -274,7 +274,7 @@ impl<T: Element> Tensor<T, Gpu> {
     /// back as it is, with no copy. On another GPU the copy is made on this GPU's default
     /// stream (as PyTorch's cross-device `copy_`), directly (`cuMemcpyPeerAsync`, peer access
     /// enabled on first use) where the two GPUs allow it and staged through pinned host memory
-    /// otherwise, or as [`PEER_PATH_ENV`](crate::gpu::PEER_PATH_ENV) says. A tensor that is
+    /// otherwise, or as the destination GPU's [`peer_path`](Gpu::peer_path) says. A tensor that is
     /// its whole storage keeps its strides; any other is made row-major first.
     ///
     /// Returns once the copy is queued: the new tensor orders every use after it, on any
@@ -296,7 +296,7 @@ impl<T: Element> Tensor<T, Gpu> {
     #[allow(clippy::result_large_err)] // hands the tensor back
     pub fn to_device(self, gpu: &Gpu) -> Result<Tensor<T, Gpu>, Handback<Self>> {
         let stream = self.device().default_stream().clone();
-        match PeerPath::from_env() {
+        match gpu.peer_path() {
             Ok(path) => self.to_device_via(gpu, &stream, path),
             Err(e) => Err(Handback::new(self, e)),
         }
@@ -325,7 +325,7 @@ impl<T: Element> Tensor<T, Gpu> {
 impl<T: Element, S: WriteRepr<T, Gpu>> Tensor<T, Gpu, S> {
     /// Copies `src` (the same shape, on any GPU) into these elements, like PyTorch's
     /// `dst.copy_(src)` across devices: made on `src`'s GPU's default stream, the way
-    /// [`PeerPath::from_env`] says, and returns once queued, with the way it went. Both sides
+    /// the destination GPU's [`peer_path`](Gpu::peer_path) says, and returns once queued, with the way it went. Both sides
     /// order it on their own GPUs (docs/STREAMS.md): later work on these elements, on any
     /// stream, runs after it, and `src` is not overwritten or freed before it has read it.
     ///
@@ -340,7 +340,8 @@ impl<T: Element, S: WriteRepr<T, Gpu>> Tensor<T, Gpu, S> {
     pub fn copy_from_peer(&mut self, src: &impl AsView<T, Gpu>) -> Result<PeerRoute> {
         let src = src.view();
         let stream = src.device().default_stream().clone();
-        self.copy_from_peer_via(&src, &stream, PeerPath::from_env()?)
+        let path = self.device().peer_path()?;
+        self.copy_from_peer_via(&src, &stream, path)
     }
 
     /// [`copy_from_peer`](Self::copy_from_peer) on `stream` (a stream of either GPU), going as

@@ -114,7 +114,7 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
     /// [`into_gpu`](Self::into_gpu); on another GPU the device copy is rebuilt there, with
     /// the same resulting state as `into_gpu` (the table in this module's docs), and the
     /// memory's stream becomes `gpu`'s default stream. CPU-only memory becomes tied to `gpu`.
-    /// A GPU-to-GPU copy goes as [`PeerPath::from_env`] says (directly where the GPUs allow
+    /// A GPU-to-GPU copy goes as the destination GPU's [`peer_path`](Gpu::peer_path) says (directly where the GPUs allow
     /// it, else through pinned host memory) and is counted in [`stats`](Self::stats)
     /// (`peer_copies`).
     ///
@@ -144,7 +144,7 @@ impl<T: Element, S: HeadState, H: HostSlot<T>> SyncedMemory<T, S, H> {
     where
         S: ToGpu<Next = N>,
     {
-        match PeerPath::from_env() {
+        match gpu.peer_path() {
             Ok(path) => self.into_gpu_of_via(gpu, path),
             Err(e) => Err(TransitionError::new(self, e)),
         }

@@ -20,4 +20,3 @@ pub mod launch;
 pub(crate) mod plan;
 pub(crate) mod signature;
 pub mod source;
-

@@ -13,7 +13,7 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
     /// each side ends in the state `into_gpu_data()` / `into_gpu_diff()` would give, on
     /// `gpu`, and the blob's transitions then copy on `gpu`'s default stream. On the blob's
     /// own GPU this is `into_gpu_data()` then `into_gpu_diff()`. GPU-to-GPU copies go as
-    /// [`PeerPath::from_env`] says. Shared ([`Frozen`](super::Frozen)) sides cannot move:
+    /// the destination GPU's [`peer_path`](Gpu::peer_path) says. Shared ([`Frozen`](super::Frozen)) sides cannot move:
     /// thaw them first.
     ///
     /// Both sides are rebuilt on `gpu` before either changes, so a failure hands the blob
@@ -45,7 +45,7 @@ impl<T: Element, D: BlobSide, G: BlobSide> Blob<T, D, G> {
         D::Base: ToGpu<Next = D2>,
         G::Base: ToGpu<Next = G2>,
     {
-        match PeerPath::from_env() {
+        match gpu.peer_path() {
             Ok(path) => self.into_gpu_of_via(gpu, path),
             Err(e) => Err(TransitionError::new(self, e)),
         }
