@@ -1,7 +1,7 @@
 //! Moving tensors between the CPU and a GPU: host-to-device, device-to-host and
 //! device-to-device copies on a stream, synchronous and asynchronous; and between GPUs
 //! (`Tensor::to_device`, consuming, and `copy_from_peer`, into existing elements), through the
-//! runtime's peer copies (`runtime/peer.rs`: direct where the GPUs allow it, staged through
+//! runtime's peer copies (`runtime/peer/`: direct where the GPUs allow it, staged through
 //! pinned host memory otherwise, ordered on both GPUs' streams).
 //!
 //! The synchronous forms take any layout and return a row-major tensor on the other side.

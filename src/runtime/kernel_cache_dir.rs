@@ -68,7 +68,7 @@ static SETTING: OnceLock<KernelCacheDir> = OnceLock::new();
 /// use typestate_tensor::gpu::{kernel_cache_dir, set_kernel_cache_dir, KernelCacheDir};
 ///
 /// set_kernel_cache_dir(KernelCacheDir::Off)?;
-/// assert_eq!(kernel_cache_dir(), &KernelCacheDir::Off);
+/// assert_eq!(kernel_cache_dir(), KernelCacheDir::Off);
 /// // Fixed from now on: another folder is refused, the same one accepted.
 /// assert!(set_kernel_cache_dir(KernelCacheDir::Default).is_err());
 /// set_kernel_cache_dir(KernelCacheDir::Off)?;
@@ -78,7 +78,7 @@ pub fn set_kernel_cache_dir(dir: KernelCacheDir) -> Result<(), KernelCacheInUse>
     match SETTING.set(dir) {
         Ok(()) => Ok(()),
         Err(asked) => {
-            let in_effect = kernel_cache_dir();
+            let in_effect = fixed_kernel_cache_dir();
             if *in_effect == asked {
                 Ok(())
             } else {
@@ -91,13 +91,24 @@ pub fn set_kernel_cache_dir(dir: KernelCacheDir) -> Result<(), KernelCacheInUse>
     }
 }
 
-/// The setting in effect, fixing it: the one [`set_kernel_cache_dir`] gave, else what
-/// [`KERNEL_CACHE_ENV`] says now. The kernel cache asks this when it is first used.
-pub fn kernel_cache_dir() -> &'static KernelCacheDir {
+/// The setting in effect, or the one the kernel cache would take if it were first used now:
+/// the one [`set_kernel_cache_dir`] gave or the cache fixed, else what [`KERNEL_CACHE_ENV`]
+/// says now. Reading it fixes nothing: [`set_kernel_cache_dir`] may still be called after.
+pub fn kernel_cache_dir() -> KernelCacheDir {
+    SETTING
+        .get()
+        .cloned()
+        .unwrap_or_else(KernelCacheDir::from_env)
+}
+
+/// The setting in effect, fixing it for the rest of the process: what the kernel cache asks
+/// when it is first used.
+pub(crate) fn fixed_kernel_cache_dir() -> &'static KernelCacheDir {
     SETTING.get_or_init(KernelCacheDir::from_env)
 }
 
-/// [`set_kernel_cache_dir`] was called once the kernel cache was in use with another setting.
+/// [`set_kernel_cache_dir`] asked for another setting than the one already fixed (by an
+/// earlier call, or by the kernel cache's first use).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelCacheInUse {
     /// The setting the cache uses, for the rest of the process.
@@ -110,8 +121,9 @@ impl fmt::Display for KernelCacheInUse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "the kernel cache is already in use with {:?}, so it cannot move to {:?}; call \
-             `set_kernel_cache_dir` before the first kernel is compiled",
+            "the kernel cache folder is already fixed as {:?} (by an earlier \
+             `set_kernel_cache_dir` or by the cache's first use), so it cannot become {:?}; \
+             call `set_kernel_cache_dir` once, before the first kernel is compiled",
             self.in_effect, self.asked
         )
     }

@@ -27,6 +27,7 @@ pub use device::{AllocatorKind, Gpu, GpuOptions};
 pub use driver_pool::{DriverPoolAllocator, DriverPoolOptions};
 pub use event::Event;
 pub use graph::{Bound, BoundView, Graph, Outputs};
+pub(crate) use kernel_cache_dir::fixed_kernel_cache_dir;
 pub use kernel_cache_dir::{
     kernel_cache_dir, set_kernel_cache_dir, KernelCacheDir, KernelCacheInUse, KERNEL_CACHE_ENV,
 };

@@ -17,7 +17,7 @@
 //! Everything the move needs is built first (the new device copy, filled); only then is the
 //! memory retied, so a failure hands it back exactly as it was (`TransitionError`). The peer
 //! copy is queued on the memory's stream (the source's GPU) and ordered on both GPUs by the
-//! device buffers themselves (`runtime/peer.rs`); the old device copy is freed in stream
+//! device buffers themselves (`runtime/peer/`); the old device copy is freed in stream
 //! order after it has been read. The memory's stream becomes the new GPU's default stream.
 
 use super::accel::GpuAccel;

@@ -81,7 +81,7 @@ use super::disk_trust::{
 pub use super::disk_trust::{Bypass, Distrust};
 use super::image::KernelImage;
 use crate::error::GpuError;
-use crate::runtime::{kernel_cache_dir, KernelCacheDir};
+use crate::runtime::{fixed_kernel_cache_dir, KernelCacheDir};
 
 /// Result of looking up an entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,13 +137,13 @@ impl PartialEq for DiskCache {
 impl Eq for DiskCache {}
 
 impl DiskCache {
-    /// The cache the process's setting asks for ([`kernel_cache_dir`]: the one
+    /// The cache the process's setting asks for (the one
     /// [`set_kernel_cache_dir`](crate::runtime::set_kernel_cache_dir) gave, else
     /// [`KERNEL_CACHE_ENV`](crate::runtime::KERNEL_CACHE_ENV); see the module docs). Fixes
     /// that setting.
     pub fn from_env() -> Self {
         Self::for_setting(
-            kernel_cache_dir(),
+            fixed_kernel_cache_dir(),
             std::env::var_os("XDG_CACHE_HOME").as_deref(),
             std::env::var_os("HOME").as_deref(),
         )

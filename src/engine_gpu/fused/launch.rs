@@ -200,8 +200,12 @@ fn go<const N: usize>(
     const { assert!(N <= MAX_LAUNCH_OPERANDS && N <= MAX_OPERANDS) };
     let ordinal = stream.cuda().context().ordinal();
     // Borrowed out of the thread-local and put back below (a nested launch, impossible
-    // here, would find it empty and only allocate).
-    let mut words = SIGNATURE.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    // here, or a thread being torn down finds none and only allocates).
+    let mut words = SIGNATURE
+        .try_with(|w| w.try_borrow_mut().map(|mut w| std::mem::take(&mut *w)))
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
     signature::write(
         &mut words,
         ordinal,
@@ -232,7 +236,7 @@ fn go<const N: usize>(
         )
     };
     if let Some(launched) = hit {
-        SIGNATURE.with(|w| *w.borrow_mut() = words);
+        put_back(words);
         return launched;
     }
     let layout: CollapsedLayout<N> = collapse(std::array::from_fn(|k| &ops.layouts[k]));
@@ -284,7 +288,7 @@ fn go<const N: usize>(
     // `launch_grid`'s and the block the kernel's `__launch_bounds__`. Any later launch with
     // this signature has the same views over buffers of the same alignment.
     let launched = unsafe { launch_and_keep(stream.cuda(), key, plan) };
-    SIGNATURE.with(|w| *w.borrow_mut() = words);
+    put_back(words);
     launched
 }
 
@@ -313,4 +317,14 @@ fn kernel(
         },
     };
     KERNELS.kernel(ctx, spec, &source)
+}
+
+/// Returns the signature buffer to this thread's slot for the next launch (dropped instead
+/// when the slot is borrowed or the thread is being torn down).
+fn put_back(words: Vec<u64>) {
+    let _ = SIGNATURE.try_with(|w| {
+        if let Ok(mut w) = w.try_borrow_mut() {
+            *w = words;
+        }
+    });
 }

@@ -148,10 +148,12 @@ impl KernelArgs {
 /// once. A launch patches words in place ([`LaunchArgs::set_word`]) and hands
 /// [`LaunchArgs::params`] to the driver.
 ///
-/// Invariant: `params[i]` points at the first word of slot `i` of `words` (`slots[i].0`),
-/// and `words` is neither dropped nor reallocated while `self` lives (private fields; no
-/// method resizes it). The words are `Cell`s, so writing them through `&self` never
-/// invalidates the pointers.
+/// Invariant: `slots[i].0 < words.len()` for every parameter (each has at least one byte),
+/// and `words` is never resized (private fields). [`params`](LaunchArgs::params) points each
+/// entry of the array at its slot afresh from `words`' address at the call, so no pointer
+/// derived before the plan moved (into its cache, through a map's rehash) is handed to the
+/// driver. The words are `Cell`s, so writing them through `&self` is a shared write that
+/// leaves pointers derived from `words` valid.
 #[derive(Debug)]
 pub(crate) struct LaunchArgs {
     words: Box<[Cell<u64>]>,
@@ -164,15 +166,7 @@ impl LaunchArgs {
     /// Freezes `args`.
     pub(crate) fn new(args: KernelArgs) -> Self {
         let words: Box<[Cell<u64>]> = args.words.into_iter().map(Cell::new).collect();
-        let base = words.as_ptr();
-        let params = args
-            .slots
-            .iter()
-            // `wrapping_add` stays inside the buffer: `start < words.len()` for every
-            // parameter of at least one byte, and every parameter here has one. `Cell<u64>`
-            // has the layout of `u64`.
-            .map(|&(start, _)| base.wrapping_add(start).cast::<c_void>().cast_mut())
-            .collect();
+        let params = vec![std::ptr::null_mut(); args.slots.len()].into_boxed_slice();
         LaunchArgs {
             words,
             slots: args.slots.into_boxed_slice(),
@@ -203,9 +197,16 @@ impl LaunchArgs {
         }
     }
 
-    /// The `void**` array: one pointer to each parameter's first byte, valid while `self`
-    /// lives (the type's invariant).
+    /// The `void**` array: one pointer to each parameter's first byte, derived from the words'
+    /// address now (the type's invariant), valid until `self` is moved or dropped.
+    #[inline]
     pub(crate) fn params(&mut self) -> &mut [*mut c_void] {
+        let base = self.words.as_ptr();
+        for (param, &(start, _)) in self.params.iter_mut().zip(self.slots.iter()) {
+            // `wrapping_add` stays inside the buffer: `start < words.len()` (the invariant).
+            // `Cell<u64>` has the layout of `u64`.
+            *param = base.wrapping_add(start).cast::<c_void>().cast_mut();
+        }
         &mut self.params
     }
 

@@ -189,7 +189,9 @@ pub(crate) unsafe fn launch_and_keep(
 ) -> Result<(), Error> {
     // SAFETY: forwarded from this function's contract.
     unsafe { plan.launch(stream) }?;
-    PLANS.with(|plans| {
+    // A thread being torn down (a launch from a thread-local's destructor) has no plan cache
+    // left: the launch above stands, only the plan is not kept.
+    let _ = PLANS.try_with(|plans| {
         if let Ok(mut plans) = plans.try_borrow_mut() {
             plans.insert(key, plan);
         }
@@ -218,23 +220,27 @@ pub(crate) unsafe fn launch_cached(
     scalars: impl IntoIterator<Item = (u64, usize)>,
     lap: &mut Lap,
 ) -> Option<Result<(), Error>> {
-    PLANS.with(|plans| {
-        let mut plans = plans.try_borrow_mut().ok()?;
-        let plan = plans.get_mut(key)?;
-        if !plan.patch(ptrs, lens, scalars) {
-            return None;
-        }
-        lap.lap(Stage::CacheHit);
-        // SAFETY: the plan was made by an uncached launch with this signature: the same
-        // kernel, form, count and offset calculator over the same views and address
-        // alignments, its views checked within their buffers. `patch` put in this launch's
-        // addresses (each buffer's address plus the same first-element offset) and scalars,
-        // after checking each buffer is at least as long as the view needs, so every access
-        // stays inside live buffers (this function's contract).
-        let launched = unsafe { plan.launch(stream) };
-        lap.lap(Stage::Driver);
-        Some(launched)
-    })
+    // No plan cache (a thread being torn down) is a miss: the uncached path launches.
+    PLANS
+        .try_with(|plans| {
+            let mut plans = plans.try_borrow_mut().ok()?;
+            let plan = plans.get_mut(key)?;
+            if !plan.patch(ptrs, lens, scalars) {
+                return None;
+            }
+            lap.lap(Stage::CacheHit);
+            // SAFETY: the plan was made by an uncached launch with this signature: the same
+            // kernel, form, count and offset calculator over the same views and address
+            // alignments, its views checked within their buffers. `patch` put in this launch's
+            // addresses (each buffer's address plus the same first-element offset) and scalars,
+            // after checking each buffer is at least as long as the view needs, so every access
+            // stays inside live buffers (this function's contract).
+            let launched = unsafe { plan.launch(stream) };
+            lap.lap(Stage::Driver);
+            Some(launched)
+        })
+        .ok()
+        .flatten()
 }
 
 /// The driver call of every generated kernel: `driver::launch_kernel_programmatic`

@@ -154,7 +154,9 @@ impl Lap {
     /// Starts timing if this thread is profiling.
     #[inline]
     pub(crate) fn start() -> Lap {
-        Lap(ACTIVE.with(Cell::get).then(Instant::now))
+        // A thread being torn down (a launch from a thread-local's destructor) is not profiling.
+        let active = ACTIVE.try_with(Cell::get).unwrap_or(false);
+        Lap(active.then(Instant::now))
     }
 
     /// A timer that never times: for launches the profile does not count (fused ones).
@@ -170,7 +172,7 @@ impl Lap {
             let now = Instant::now();
             let ns = u64::try_from((now - *last).as_nanos()).unwrap_or(u64::MAX);
             *last = now;
-            TIMES.with(|t| {
+            let _ = TIMES.try_with(|t| {
                 let mut p = t.get();
                 p.nanos[stage as usize] = p.nanos[stage as usize].saturating_add(ns);
                 if stage == Stage::Driver {

@@ -36,7 +36,11 @@ impl PeerPath {
         static FROM_ENV: OnceLock<Result<PeerPath, String>> = OnceLock::new();
         FROM_ENV
             .get_or_init(|| match std::env::var(PEER_PATH_ENV) {
-                Err(_) => Ok(PeerPath::Auto),
+                Err(std::env::VarError::NotPresent) => Ok(PeerPath::Auto),
+                // Not Unicode: not `auto` or `staged` either, so refused like any other value.
+                Err(std::env::VarError::NotUnicode(value)) => {
+                    Err(value.to_string_lossy().into_owned())
+                }
                 Ok(value) => value.parse().map_err(|_| value),
             })
             .clone()

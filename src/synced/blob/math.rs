@@ -9,7 +9,10 @@
 //! blob's stream (the handle `gpu.on(&stream)` gives), so the same methods and kernels serve
 //! every tensor and every stream. `asum` / `sumsq` are the reductions
 //! [`sum_abs`](crate::tensor::Tensor::sum_abs) / [`sum_sq`](crate::tensor::Tensor::sum_sq)
-//! (one pass, accumulated in the element type as Caffe's are); `scale` is `mul_scalar_` and
+//! (one pass, accumulated in the element type as Caffe's cuBLAS `asum` and PyTorch's `sum`
+//! are: an `f32` blob's sum is an `f32` sum in tree (GPU) or pairwise (CPU) order, whose
+//! error is at most `(n - 1) * eps * Σ|x|` and in practice a few `eps` times `log2(n)`; take
+//! a view and `.cast::<f64>()` first for a wider sum); `scale` is `mul_scalar_` and
 //! `update()` is `sub_`, one in-place pass each. [`Blob::sgd_update`] is where fusion pays:
 //! Caffe's L2 regularization, learning-rate scaling and `Update()` (three passes, two of them
 //! writing the diff) become one fused in-place pass over the data
