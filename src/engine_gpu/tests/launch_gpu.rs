@@ -226,3 +226,56 @@ fn repeated_fused_launches_with_new_buffers_views_and_scalars_match_the_cpu() {
         );
     }
 }
+
+/// Runs a GPU op, eager and fused, from its `Drop`: held in a thread-local, it drops after
+/// the engine's own thread-locals (the plan cache, the fused signature buffer, the
+/// profiler's flag) may be gone, and must still launch (uncached) or report, never panic.
+struct LaunchOnDrop(Option<(Gpu, std::sync::mpsc::Sender<Option<Vec<f32>>>)>);
+
+impl Drop for LaunchOnDrop {
+    fn drop(&mut self) {
+        let Some((gpu, send)) = self.0.take() else {
+            return;
+        };
+        let run = || -> typestate_tensor::Result<Vec<f32>> {
+            let a = Tensor::from_vec(&[3], vec![1.0f32, -2.0, 3.5])?.to_gpu(&gpu)?;
+            let b = Tensor::from_vec(&[3], vec![0.5f32, 4.0, -1.0])?.to_gpu(&gpu)?;
+            let mut out = Tensor::<f32, Gpu>::zeros_on(&[3], &gpu)?;
+            a.add_into(&b, &mut out)?;
+            let fused = (a.lazy() * b.lazy() + out.lazy()).eval()?;
+            Ok(fused.to_cpu()?.into_vec())
+        };
+        let _ = send.send(run().ok());
+    }
+}
+
+thread_local! {
+    static LATE_LAUNCH: std::cell::RefCell<LaunchOnDrop> =
+        const { std::cell::RefCell::new(LaunchOnDrop(None)) };
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn launches_from_a_thread_local_destructor_run_without_a_panic() {
+    let Some(gpu) = gpu() else { return };
+    let (send, receive) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        // Registered before the engine's thread-locals (first use), so destroyed after them.
+        LATE_LAUNCH.with(|late| *late.borrow_mut() = LaunchOnDrop(Some((gpu.clone(), send))));
+        let x = Tensor::from_vec(&[2], vec![1.0f32, 2.0])
+            .unwrap()
+            .to_gpu(&gpu)
+            .unwrap();
+        let y = (x.lazy() + x.lazy()).eval().unwrap(); // the engine's thread-locals in use
+        assert_eq!(y.to_cpu().unwrap().to_vec(), [2.0, 4.0]);
+        let z = x.add(&x).unwrap();
+        assert_eq!(z.to_cpu().unwrap().to_vec(), [2.0, 4.0]);
+    });
+    assert!(thread.join().is_ok(), "the thread exits without a panic");
+    let got = receive.recv().expect("the destructor ran");
+    // a + b = [1.5, 2.0, 2.5]; a * b + (a + b) = [0.5, -8.0, -3.5] + [1.5, 2.0, 2.5].
+    assert_eq!(got, Some(vec![2.0, -6.0, -1.0]));
+}
