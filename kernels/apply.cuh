@@ -32,7 +32,7 @@
 #ifndef TYPESTATE_TENSOR_APPLY_CUH
 #define TYPESTATE_TENSOR_APPLY_CUH
 
-// Programmatic dependent launch (sm_90 and later; src/engine_gpu/pointwise/pdl.rs). The first
+// Programmatic dependent launch (sm_90 and later; src/engine_gpu/kernel/pdl.rs). The first
 // statement of every pointwise and fused entry point, before any global memory access:
 // - griddepcontrol.launch_dependents: the next kernel on the stream, if it was launched as a
 //   programmatic dependent, may be scheduled once every block of this one has got here (it

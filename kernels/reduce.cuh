@@ -24,7 +24,7 @@
 // The op is a functor (ts_red_sum<In, Out>, ...) with
 //   acc_t identity(), acc_t map(In x, long long index), acc_t combine(acc_t, acc_t),
 //   Out project(acc_t)
-// mirroring src/ops/reduce.rs (`Reduction`): accumulation types, NaN and tie rules are the
+// mirroring src/ops/reduce/op.rs (`Reduction`): accumulation types, NaN and tie rules are the
 // same. `index` is the element's logical index (row-major over the reduced dims), read only
 // by the arg ops; the compiler drops its arithmetic for the others.
 //
@@ -236,7 +236,7 @@ struct ts_red_min {
 };
 
 // Whether (a, ia) beats (b, ib): a NaN beats every number, a better value wins, equal values
-// go to the smaller index (src/ops/reduce.rs, `arg_beats`).
+// go to the smaller index (src/ops/reduce/op.rs, `arg_beats`).
 template <bool LARGER, typename V>
 __device__ __forceinline__ bool ts_arg_beats(const ts_arg<V>& a, const ts_arg<V>& b) {
   const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
@@ -554,7 +554,7 @@ __device__ __forceinline__ void ts_reduce_col(
 // sum |x| (BLAS / Caffe asum) and sum x * x (Caffe sumsq) of floats, in ts_sum_acc<In> (float
 // for f32 and the half types, double for f64), rounded once to Out: ts_red_sum with the
 // magnitude or square taken in acc_t as each element is folded, so one pass and no temporary.
-// Mirrors `SumAbs` / `SumSq` in src/ops/reduce.rs.
+// Mirrors `SumAbs` / `SumSq` in src/ops/reduce/op.rs.
 template <typename In, typename Out>
 struct ts_red_sum_abs {
   typedef In in_t;

@@ -402,7 +402,7 @@ pub(crate) fn check_same_shape(op: &'static str, layouts: &[&Layout]) -> Result<
 /// what host evaluation of fused expressions, element access (`get`, `set`, indexing),
 /// iteration, `to_vec` and `as_slice` need.
 ///
-/// The host-only methods of [`Tensor`](crate::tensor::Tensor) are written for every device
+/// The host-only methods of [`Tensor`] are written for every device
 /// with a `where D: HostBackend` bound, so calling one on a GPU tensor is a compile error
 /// that says to copy it to the host with `.to_cpu()` first.
 #[diagnostic::on_unimplemented(

@@ -1,6 +1,6 @@
-//! Tensors: owned storage plus a [`Layout`], and borrowed views of them.
+//! Tensors: owned storage plus a [`Layout`](crate::layout::Layout), and borrowed views of them.
 //!
-//! - [`Tensor<T, D>`] owns its storage (`D::Storage<T>`, a `Vec<T>` on the [`Cpu`]).
+//! - [`Tensor<T, D>`] owns its storage (`D::Storage<T>`, a `Vec<T>` on the [`Cpu`](crate::device::Cpu)).
 //! - [`TensorView<'a, T, D>`] and [`TensorViewMut<'a, T, D>`] borrow storage for `'a`, so the
 //!   storage cannot be freed or moved while a view of it exists (ndarray's `ArrayView` /
 //!   `ArrayViewMut`).

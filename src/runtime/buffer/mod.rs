@@ -59,16 +59,16 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 ///
 /// Copies come in two forms. The plain ones (`copy_from_host`, ...) queue the copy on the
 /// given stream and wait for that stream before returning. The `_async` ones do not wait for
-/// the stream: device-to-device and [`PinnedBuffer`] copies return once queued; copies from
+/// the stream: device-to-device and [`PinnedBuffer`](crate::runtime::PinnedBuffer) copies return once queued; copies from
 /// or to other host memory return once the copy is done with the host memory (CUDA stages
 /// a pageable source and finishes a pageable target before returning; page-locked memory
 /// they cannot track is waited for: see [`GpuStorage::copy_from_host_async`]). Those reading
 /// or writing host memory return a [`PendingCopy`] that keeps the host memory borrowed and
-/// waits when dropped. Only [`PinnedBuffer`] memory is copied truly asynchronously.
+/// waits when dropped. Only [`PinnedBuffer`](crate::runtime::PinnedBuffer) memory is copied truly asynchronously.
 ///
 /// Inside a CUDA graph capture ([`Gpu::capture`], docs/GRAPHS.md), on the capturing thread,
 /// every copy from or to the host and every call that waits is refused with
-/// [`GpuError::NotCapturable`]; device-to-device copies are recorded like kernels. Memory
+/// [`GpuError::NotCapturable`](crate::error::GpuError::NotCapturable); device-to-device copies are recorded like kernels. Memory
 /// allocated there comes from the graph's private pool.
 ///
 /// Any stream of the memory's GPU may be used with any call: the memory orders the work

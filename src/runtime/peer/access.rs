@@ -57,7 +57,7 @@ impl Gpu {
     /// per ordered pair and process (THC's `p2pAccessEnabled`); later calls answer from the
     /// table. `true` for the same ordinal.
     ///
-    /// Copies between GPUs ([`GpuStorage::copy_from_peer_async`], `Tensor::to_device`) call
+    /// Copies between GPUs ([`GpuStorage::copy_from_peer_async`](crate::runtime::GpuStorage::copy_from_peer_async), `Tensor::to_device`) call
     /// this for both directions themselves; call it early to keep the one-time cost (the
     /// driver maps every allocation of each device into the other) out of a timed region.
     pub fn enable_peer_access(&self, peer: &Gpu) -> Result<bool, GpuError> {

@@ -53,12 +53,12 @@ pub(super) type Raw<T> = RawSynced<T, OwnedHost<T>, GpuAccel>;
 ///
 /// On a GPU, [`Blob::with_gpu`] ties both memories to it and `into_gpu_data()` /
 /// `into_gpu_diff_mut()` move the heads there; blobs in different states share a collection
-/// once erased ([`DynBlob`]).
+/// once erased ([`DynBlob`](crate::synced::DynBlob)).
 ///
 /// Invariants:
 /// 1. Both memories hold at least `shape.count()` elements; the blob uses the first
 ///    `count()`. The smaller of their lengths is the [`capacity`](Self::capacity).
-/// 2. Each side's state is the truth about that memory (see [`super::state`]), or the side
+/// 2. Each side's state is the truth about that memory (see [`state`](crate::synced::state)), or the side
 ///    is [`Frozen`] and shared read-only.
 /// 3. Both memories are tied to the same GPU, or both to none.
 pub struct Blob<T: Element, D: BlobSide = Uninitialized, G: BlobSide = D> {
