@@ -281,9 +281,13 @@ fn the_private_pool_is_returned_when_the_graph_drops() -> Result<()> {
         pool.reserved_bytes.current < 3 * 256 * MIB,
         "the freed temporary's block is reused within the capture: {pool:?}"
     );
+    // Device-wide free memory also moves with other processes on the GPU (the test groups
+    // of `scripts/device/tests_parallel.sh` share it): a slack of 32 MiB each way keeps the
+    // checks about this pool's 512 MiB and not about its neighbours' small blocks.
+    const SLACK: usize = 32 * MIB;
     let (free_during, _) = gpu.memory_info()?;
     assert!(
-        free_during + 512 * MIB <= free_before,
+        free_during + 512 * MIB <= free_before + SLACK,
         "{free_during} vs {free_before}"
     );
     let shared = gpu.allocator_stats();
@@ -308,7 +312,7 @@ fn the_private_pool_is_returned_when_the_graph_drops() -> Result<()> {
     gpu.synchronize()?;
     let (free_after, _) = gpu.memory_info()?;
     assert!(
-        free_after + 8 * MIB >= free_before,
+        free_after + SLACK >= free_before,
         "pool returned: free {free_after} after, {free_before} before"
     );
     gpu.check_err()?;
