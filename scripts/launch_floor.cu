@@ -13,7 +13,8 @@
 //   no parameters and with the six parameters of a binary pointwise kernel (out, a, b, n,
 //   p0, p1);
 // - the same preceded by `cuCtxGetCurrent` (what our launch does to check the bound context);
-// - `cuLaunchKernelEx` without attributes and with programmatic stream serialization (PDL);
+// - `cuLaunchKernelEx` without attributes and with programmatic stream serialization (PDL),
+//   and with PDL on a kernel shaped like our eager 1024-element add (`pdl_add_kernel`);
 // - the runtime's `cudaLaunchKernel` (what PyTorch's launches go through) on both streams.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,6 +33,26 @@ __global__ void params_kernel(float* out, const float* a, const float* b, unsign
                               float p0, float p1) {
   // Never true for the launches below (n == 0): the parameters are used, nothing is written.
   if (threadIdx.x < n) out[threadIdx.x] = a[threadIdx.x] * p0 + b[threadIdx.x] * p1;
+}
+
+// The shape of our eager `add_into` on 1024 f32 elements under PDL (`kernels/apply.cuh`'s
+// `ts_pdl_enter`): let the next kernel start launching, wait for the previous one, then
+// add 4 elements per thread in 2 blocks of 128 threads. Launched with the PDL attribute it
+// is the floor of our launch's driver call on a kernel that does the same work.
+__global__ void pdl_add_kernel(float* out, const float* a, const float* b, unsigned int n,
+                               float p0, float p1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  const unsigned int i = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (i + 3 < n) {
+    const float4 x = *reinterpret_cast<const float4*>(a + i);
+    const float4 y = *reinterpret_cast<const float4*>(b + i);
+    *reinterpret_cast<float4*>(out + i) =
+        make_float4(x.x * p0 + y.x * p1, x.y * p0 + y.y * p1, x.z * p0 + y.z * p1,
+                    x.w * p0 + y.w * p1);
+  }
 }
 
 static void check_cu(CUresult r, const char* what) {
@@ -83,12 +104,15 @@ int main(int argc, char** argv) {
   int driver = 0;
   check_cu(cuDriverGetVersion(&driver), "cuDriverGetVersion");
 
-  CUfunction f_empty, f_params;
+  CUfunction f_empty, f_params, f_pdl_add;
   check_rt(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&f_empty),
                                reinterpret_cast<const void*>(empty_kernel)),
            "cudaGetFuncBySymbol");
   check_rt(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&f_params),
                                reinterpret_cast<const void*>(params_kernel)),
+           "cudaGetFuncBySymbol");
+  check_rt(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&f_pdl_add),
+                               reinterpret_cast<const void*>(pdl_add_kernel)),
            "cudaGetFuncBySymbol");
 
   cudaStream_t created;
@@ -109,6 +133,14 @@ int main(int argc, char** argv) {
   unsigned int n = 0;
   float p0 = 1.0f, p1 = 2.0f;
   void* params[] = {&out, &a, &b, &n, &p0, &p1};
+  float* work = nullptr;
+  check_rt(cudaMalloc(&work, 3 * 1024 * sizeof(float)), "cudaMalloc");
+  check_rt(cudaMemset(work, 0, 3 * 1024 * sizeof(float)), "cudaMemset");
+  float* w_out = work;
+  const float* w_a = work + 1024;
+  const float* w_b = work + 2048;
+  unsigned int w_n = 1024;
+  void* work_params[] = {&w_out, &w_a, &w_b, &w_n, &p0, &p1};
 
   std::printf("device: %s (sm_%d%d), driver %d; %d batches of %d launches, median\n\n",
               prop.name, prop.major, prop.minor, driver, batches, batch);
@@ -155,6 +187,20 @@ int main(int argc, char** argv) {
         config.numAttrs = 1;
         check_cu(cuLaunchKernelEx(&config, f_params, params, nullptr), "cuLaunchKernelEx");
       });
+      row("cuLaunchKernelEx, PDL attribute, 1024-element add waiting on its predecessor", [&] {
+        CUlaunchAttribute attr = {};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config = {};
+        config.gridDimX = 2;
+        config.gridDimY = config.gridDimZ = 1;
+        config.blockDimX = 128;
+        config.blockDimY = config.blockDimZ = 1;
+        config.hStream = s.cu;
+        config.attrs = &attr;
+        config.numAttrs = 1;
+        check_cu(cuLaunchKernelEx(&config, f_pdl_add, work_params, nullptr), "cuLaunchKernelEx");
+      });
     }
     row("cudaLaunchKernel, empty kernel", [&] {
       check_rt(cudaLaunchKernel(reinterpret_cast<const void*>(empty_kernel), dim3(1), dim3(128),
@@ -179,6 +225,7 @@ int main(int argc, char** argv) {
                                     nothing);
     std::printf("| cuCtxGetCurrent alone | - | %.3f |\n", us);
   }
+  check_rt(cudaFree(work), "cudaFree");
   check_rt(cudaFree(buf), "cudaFree");
   check_rt(cudaStreamDestroy(created), "cudaStreamDestroy");
   check_rt(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
