@@ -618,6 +618,36 @@ fn blob_math_runs_on_a_side_stream() {
     assert_eq!(blob.cpu_data(), want.as_slice());
 }
 
+/// Blob math queued on a side stream behind a slow kernel, read right away by a copy on the
+/// default stream: the buffers order the copy after the scale, so it never reads the data
+/// from before it (the sleep holds the side stream for 50 ms, far longer than the copy).
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn blob_math_on_a_busy_side_stream_is_ordered_before_default_stream_reads() {
+    let Some(gpu) =
+        gpu_or_skip("blob_math_on_a_busy_side_stream_is_ordered_before_default_stream_reads")
+    else {
+        return;
+    };
+    let stream = gpu.new_stream().unwrap();
+    let side = gpu.on(&stream).unwrap();
+    for round in 0..4u64 {
+        let (blob, data, _) = filled::<f32>(Some(&side), 60 + round);
+        let blob = blob.into_gpu_data_mut().unwrap().into_gpu_diff().unwrap();
+        stream.sleep(std::time::Duration::from_millis(50)).unwrap();
+        let blob = blob.scale_data(3.0).unwrap();
+        let view = blob.gpu_data_view().unwrap();
+        let mut copy =
+            typestate_tensor::tensor::Tensor::<f32, Gpu>::zeros_on(view.shape(), &gpu).unwrap();
+        copy.copy_from(&view).unwrap(); // on the default stream
+        let want: Vec<f32> = data.iter().map(|&d| 3.0 * d).collect();
+        assert_eq!(copy.to_cpu().unwrap().to_vec(), want, "round {round}");
+    }
+}
+
 // ---- Tensor views of either side ------------------------------------------------------
 
 /// A device with a blob state that holds both heads there, and the blob's views on it.
