@@ -2,7 +2,7 @@
 // `examples/gpu_launch_bench` (ours) and `scripts/bench_torch_launch.py` (PyTorch), measured
 // in the same device call as both.
 //
-//   nvcc -O2 -arch=sm_90 -o launch_floor scripts/launch_floor.cu -lcuda
+//   nvcc -O2 -arch=sm_90 -o launch_floor scripts/launch_floor.cu -lcuda -lnvrtc
 //   ./launch_floor [--batches 50] [--batch 200]
 //
 // Each case launches an empty kernel (one block of 128 threads) `--batch` times in a row,
@@ -18,6 +18,7 @@
 // - the runtime's `cudaLaunchKernel` (what PyTorch's launches go through) on both streams.
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +63,53 @@ static void check_cu(CUresult r, const char* what) {
     std::fprintf(stderr, "%s failed: %s\n", what, name ? name : "?");
     std::exit(1);
   }
+}
+
+// The source of `pdl_add_kernel` for NVRTC: the same kernel, compiled at run time with the
+// options our engine passes (`--gpu-architecture=sm_XY -std=c++17`, a CUBIN) and loaded with
+// `cuModuleLoadData`, as our kernels are, instead of registered from nvcc's fatbin.
+static const char* kPdlAddSource = R"(
+extern "C" __global__ void pdl_add_kernel(float* out, const float* a, const float* b,
+                                          unsigned int n, float p0, float p1) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const unsigned int i = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (i + 3 < n) {
+    const float4 x = *reinterpret_cast<const float4*>(a + i);
+    const float4 y = *reinterpret_cast<const float4*>(b + i);
+    *reinterpret_cast<float4*>(out + i) =
+        make_float4(x.x * p0 + y.x * p1, x.y * p0 + y.y * p1, x.z * p0 + y.z * p1,
+                    x.w * p0 + y.w * p1);
+  }
+}
+)";
+
+static void check_nvrtc(nvrtcResult r, const char* what) {
+  if (r != NVRTC_SUCCESS) {
+    std::fprintf(stderr, "%s failed: %s\n", what, nvrtcGetErrorString(r));
+    std::exit(1);
+  }
+}
+
+// `kPdlAddSource` compiled by NVRTC for `sm_<major><minor>` and loaded as a module.
+static CUfunction nvrtc_pdl_add(int major, int minor) {
+  nvrtcProgram prog;
+  check_nvrtc(nvrtcCreateProgram(&prog, kPdlAddSource, "pdl_add.cu", 0, nullptr, nullptr),
+              "nvrtcCreateProgram");
+  char arch[64];
+  std::snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+  const char* opts[] = {arch, "-std=c++17"};
+  check_nvrtc(nvrtcCompileProgram(prog, 2, opts), "nvrtcCompileProgram");
+  size_t size = 0;
+  check_nvrtc(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
+  std::vector<char> cubin(size);
+  check_nvrtc(nvrtcGetCUBIN(prog, cubin.data()), "nvrtcGetCUBIN");
+  nvrtcDestroyProgram(&prog);
+  CUmodule module;
+  check_cu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  CUfunction f;
+  check_cu(cuModuleGetFunction(&f, module, "pdl_add_kernel"), "cuModuleGetFunction");
+  return f;
 }
 
 static void check_rt(cudaError_t r, const char* what) {
@@ -114,6 +162,7 @@ int main(int argc, char** argv) {
   check_rt(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&f_pdl_add),
                                reinterpret_cast<const void*>(pdl_add_kernel)),
            "cudaGetFuncBySymbol");
+  const CUfunction f_pdl_add_nvrtc = prop.major >= 9 ? nvrtc_pdl_add(prop.major, prop.minor) : nullptr;
 
   cudaStream_t created;
   check_rt(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -200,6 +249,21 @@ int main(int argc, char** argv) {
         config.attrs = &attr;
         config.numAttrs = 1;
         check_cu(cuLaunchKernelEx(&config, f_pdl_add, work_params, nullptr), "cuLaunchKernelEx");
+      });
+      row("cuLaunchKernelEx, PDL attribute, the same add compiled by NVRTC (cuModuleLoadData)", [&] {
+        CUlaunchAttribute attr = {};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config = {};
+        config.gridDimX = 2;
+        config.gridDimY = config.gridDimZ = 1;
+        config.blockDimX = 128;
+        config.blockDimY = config.blockDimZ = 1;
+        config.hStream = s.cu;
+        config.attrs = &attr;
+        config.numAttrs = 1;
+        check_cu(cuLaunchKernelEx(&config, f_pdl_add_nvrtc, work_params, nullptr),
+                 "cuLaunchKernelEx");
       });
     }
     row("cudaLaunchKernel, empty kernel", [&] {

@@ -13,7 +13,7 @@ want() { [[ " $ARGS " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if want launch; then
   stage launch floor
-  nvcc -O2 -arch=sm_90 -o /tmp/launch_floor scripts/launch_floor.cu -lcuda && timeout 60 /tmp/launch_floor
+  nvcc -O2 -arch=sm_90 -o /tmp/launch_floor scripts/launch_floor.cu -lcuda -lnvrtc && timeout 60 /tmp/launch_floor
   for round in 1 2; do
     stage "launch before (round $round)"; timeout 120 $B/gpu_launch_bench 2>&1 | tail -30
     stage "launch after (round $round)"; timeout 120 $E/gpu_launch_bench 2>&1 | tail -30

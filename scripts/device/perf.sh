@@ -9,7 +9,7 @@ ARGS="$*"; [ -z "$ARGS" ] && ARGS="launch graph fused permute"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if want launch; then
   stage launch floor, our launch path, PyTorch
-  nvcc -O2 -arch=sm_90 -o /tmp/launch_floor scripts/launch_floor.cu -lcuda && timeout 60 /tmp/launch_floor
+  nvcc -O2 -arch=sm_90 -o /tmp/launch_floor scripts/launch_floor.cu -lcuda -lnvrtc && timeout 60 /tmp/launch_floor
   timeout 120 $E/gpu_launch_bench 2>&1 | tail -40
   # Where a cached launch's host time goes (the engine's stage profiler, from its own tests).
   [ -x "$T/typestate_tensor" ] && timeout 120 "$T/typestate_tensor" \
