@@ -2,10 +2,19 @@
 // table's CUDA expressions call (see src/ops/op.rs). Each mirrors src/element.rs exactly, so the
 // GPU and the CPU engine give the same bits.
 //
-// Storage types (Element::CUDA_TYPE): float, double, ts_f16, ts_bf16, int, long long,
-// unsigned char, bool. Compute types (Element::CUDA_COMPUTE_TYPE, `ts_compute` below): float
-// for the three float types of 32 bits or less, double, int, long long, unsigned int for u8,
-// bool.
+// Storage types (Element::CUDA_TYPE): float, double, ts_f16, ts_bf16, signed char, short, int,
+// long long, unsigned char, unsigned short, unsigned int, unsigned long long, bool. Compute
+// types (Element::CUDA_COMPUTE_TYPE, `ts_compute` below): float for the three float types of
+// 32 bits or less, double, int for i8, i16 and i32, long long, unsigned int for u8, u16 and
+// u32, unsigned long long, bool.
+//
+// The integers narrower than 32 bits compute in 32 bits: their helpers below wrap modulo 2^32,
+// and the store (or, in a fused kernel, the rounding after each op) keeps the low bits. That
+// equals the CPU's wrapping in the narrow type for add, sub, mul, neg and pow (the low bits of
+// a wrapped result depend only on the low bits of the operands), and div, max, min, abs, sign
+// and the comparisons only ever see values in range. An op's CUDA expression must therefore
+// not feed an un-stored add, sub, mul or neg result into a div, comparison, max, min or right
+// shift (no entry of the table does).
 //
 // Requires half.cuh before it. No #include: NVRTC compiles this without toolkit headers.
 #ifndef TYPESTATE_TENSOR_OPS_CUH
@@ -37,6 +46,18 @@ struct ts_compute<ts_bf16> {
 };
 template <>
 struct ts_compute<unsigned char> {
+  typedef unsigned int type;
+};
+template <>
+struct ts_compute<signed char> {
+  typedef int type;
+};
+template <>
+struct ts_compute<short> {
+  typedef int type;
+};
+template <>
+struct ts_compute<unsigned short> {
   typedef unsigned int type;
 };
 
@@ -71,16 +92,36 @@ struct ts_traits<unsigned int> {
   static constexpr unsigned int lowest = 0u, highest = 4294967295u;
 };
 template <>
+struct ts_traits<unsigned long long> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr unsigned long long lowest = 0ull, highest = 18446744073709551615ull;
+};
+template <>
+struct ts_traits<signed char> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr signed char lowest = -128, highest = 127;
+};
+template <>
+struct ts_traits<short> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr short lowest = -32768, highest = 32767;
+};
+template <>
 struct ts_traits<unsigned char> {
   static constexpr bool is_bool = false, is_float = false, is_int = true;
   static constexpr unsigned char lowest = 0, highest = 255;
+};
+template <>
+struct ts_traits<unsigned short> {
+  static constexpr bool is_bool = false, is_float = false, is_int = true;
+  static constexpr unsigned short lowest = 0, highest = 65535;
 };
 
 // ---- conversions -----------------------------------------------------------------------
 
 // Float to integer like Rust's `as`: truncate toward zero, saturate at the bounds, NaN -> 0.
 // (A plain C cast is undefined out of range, so the bounds are tested first.) The bounds are
-// exact doubles, or round up to 2^63 / 2^32 where they are not, which is still right: a double
+// exact doubles, or round up to 2^63 / 2^64 where they are not, which is still right: a double
 // at or above the rounded bound is out of range.
 template <typename To, typename From>
 __device__ __forceinline__ To ts_float_to_int(From v) {
@@ -150,17 +191,14 @@ struct ts_conv<ts_bf16> {
 
 // ---- arithmetic ------------------------------------------------------------------------
 //
-// Overloaded for the compute types float, double, int, long long and unsigned int. Like
-// `Numeric` in src/element.rs every helper is total:
+// Overloaded for the compute types float, double, int, long long, unsigned int and unsigned
+// long long. Like `Numeric` in src/element.rs every helper is total:
 // - signed integers wrap (the arithmetic is done in the unsigned type of the same width, where
-//   C++ defines wrapping);
-// - unsigned int is the compute type of u8 only, so its helpers wrap modulo 256 at every step:
-//   a nested expression (`ts_div(ts_add(a, b), c)`) then sees the same values as the CPU's
-//   chain of u8 operations;
+//   C++ defines wrapping); unsigned integers wrap as C++ defines;
+// - the narrow integers (i8, i16, u8, u16) wrap modulo 2^32 here and modulo their width at the
+//   store (see the top of this file);
 // - integer division by zero gives 0, MIN / -1 wraps to MIN;
 // - float max/min return NaN when either input is NaN (PyTorch's maximum/minimum).
-
-__device__ __forceinline__ unsigned int ts_u8_wrap(unsigned int v) { return v & 0xFFu; }
 
 __device__ __forceinline__ float ts_nan_f32() { return __int_as_float(0x7FC00000); }
 __device__ __forceinline__ double ts_nan_f64() { return __longlong_as_double(0x7FF8000000000000LL); }
@@ -172,7 +210,8 @@ __device__ __forceinline__ int ts_add(int a, int b) { return (int)((unsigned int
 __device__ __forceinline__ long long ts_add(long long a, long long b) {
   return (long long)((unsigned long long)a + (unsigned long long)b);
 }
-__device__ __forceinline__ unsigned int ts_add(unsigned int a, unsigned int b) { return ts_u8_wrap(a + b); }
+__device__ __forceinline__ unsigned int ts_add(unsigned int a, unsigned int b) { return a + b; }
+__device__ __forceinline__ unsigned long long ts_add(unsigned long long a, unsigned long long b) { return a + b; }
 
 __device__ __forceinline__ float ts_sub(float a, float b) { return a - b; }
 __device__ __forceinline__ double ts_sub(double a, double b) { return a - b; }
@@ -180,7 +219,8 @@ __device__ __forceinline__ int ts_sub(int a, int b) { return (int)((unsigned int
 __device__ __forceinline__ long long ts_sub(long long a, long long b) {
   return (long long)((unsigned long long)a - (unsigned long long)b);
 }
-__device__ __forceinline__ unsigned int ts_sub(unsigned int a, unsigned int b) { return ts_u8_wrap(a - b); }
+__device__ __forceinline__ unsigned int ts_sub(unsigned int a, unsigned int b) { return a - b; }
+__device__ __forceinline__ unsigned long long ts_sub(unsigned long long a, unsigned long long b) { return a - b; }
 
 __device__ __forceinline__ float ts_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ double ts_mul(double a, double b) { return a * b; }
@@ -188,7 +228,8 @@ __device__ __forceinline__ int ts_mul(int a, int b) { return (int)((unsigned int
 __device__ __forceinline__ long long ts_mul(long long a, long long b) {
   return (long long)((unsigned long long)a * (unsigned long long)b);
 }
-__device__ __forceinline__ unsigned int ts_mul(unsigned int a, unsigned int b) { return ts_u8_wrap(a * b); }
+__device__ __forceinline__ unsigned int ts_mul(unsigned int a, unsigned int b) { return a * b; }
+__device__ __forceinline__ unsigned long long ts_mul(unsigned long long a, unsigned long long b) { return a * b; }
 
 // div
 __device__ __forceinline__ float ts_div(float a, float b) { return a / b; }
@@ -203,8 +244,9 @@ __device__ __forceinline__ long long ts_div(long long a, long long b) {
   if (b == -1) return ts_sub(0LL, a);
   return a / b;
 }
-__device__ __forceinline__ unsigned int ts_div(unsigned int a, unsigned int b) {
-  return b == 0 ? 0u : ts_u8_wrap(a) / ts_u8_wrap(b);
+__device__ __forceinline__ unsigned int ts_div(unsigned int a, unsigned int b) { return b == 0 ? 0u : a / b; }
+__device__ __forceinline__ unsigned long long ts_div(unsigned long long a, unsigned long long b) {
+  return b == 0 ? 0ull : a / b;
 }
 
 // max, min: the same comparisons as src/element.rs, so ties (0.0 vs -0.0) pick the same input.
@@ -217,6 +259,7 @@ __device__ __forceinline__ double ts_max(double a, double b) {
 __device__ __forceinline__ int ts_max(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long ts_max(long long a, long long b) { return a > b ? a : b; }
 __device__ __forceinline__ unsigned int ts_max(unsigned int a, unsigned int b) { return a > b ? a : b; }
+__device__ __forceinline__ unsigned long long ts_max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 
 __device__ __forceinline__ float ts_min(float a, float b) {
   return (a != a || b != b) ? ts_nan_f32() : (a < b ? a : b);
@@ -227,13 +270,16 @@ __device__ __forceinline__ double ts_min(double a, double b) {
 __device__ __forceinline__ int ts_min(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long ts_min(long long a, long long b) { return a < b ? a : b; }
 __device__ __forceinline__ unsigned int ts_min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+__device__ __forceinline__ unsigned long long ts_min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 
-// neg: wrapping for integers (-MIN == MIN); for u8 (not Signed in Rust) it is 256 - a.
+// neg: wrapping for integers (-MIN == MIN); for the unsigned types (not Signed in Rust) it is
+// 2^width - a.
 __device__ __forceinline__ float ts_neg(float a) { return -a; }
 __device__ __forceinline__ double ts_neg(double a) { return -a; }
 __device__ __forceinline__ int ts_neg(int a) { return ts_sub(0, a); }
 __device__ __forceinline__ long long ts_neg(long long a) { return ts_sub(0LL, a); }
 __device__ __forceinline__ unsigned int ts_neg(unsigned int a) { return ts_sub(0u, a); }
+__device__ __forceinline__ unsigned long long ts_neg(unsigned long long a) { return ts_sub(0ull, a); }
 
 // abs: clears the sign bit of floats (also of -0.0 and NaN); wrapping for integers.
 __device__ __forceinline__ float ts_abs(float a) { return fabsf(a); }
@@ -241,6 +287,7 @@ __device__ __forceinline__ double ts_abs(double a) { return fabs(a); }
 __device__ __forceinline__ int ts_abs(int a) { return a < 0 ? ts_neg(a) : a; }
 __device__ __forceinline__ long long ts_abs(long long a) { return a < 0 ? ts_neg(a) : a; }
 __device__ __forceinline__ unsigned int ts_abs(unsigned int a) { return a; }
+__device__ __forceinline__ unsigned long long ts_abs(unsigned long long a) { return a; }
 
 // sign: -1, 0 or 1; floats keep 0.0, -0.0 and NaN as they are.
 __device__ __forceinline__ float ts_sign(float a) { return a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : a); }
@@ -248,6 +295,7 @@ __device__ __forceinline__ double ts_sign(double a) { return a > 0.0 ? 1.0 : (a 
 __device__ __forceinline__ int ts_sign(int a) { return a > 0 ? 1 : (a < 0 ? -1 : 0); }
 __device__ __forceinline__ long long ts_sign(long long a) { return a > 0 ? 1LL : (a < 0 ? -1LL : 0LL); }
 __device__ __forceinline__ unsigned int ts_sign(unsigned int a) { return a > 0u ? 1u : 0u; }
+__device__ __forceinline__ unsigned long long ts_sign(unsigned long long a) { return a > 0ull ? 1ull : 0ull; }
 
 // pow. Floats: the C library's pow (powf for float). Integers: exponentiation by squaring,
 // wrapping like Rust's `wrapping_pow`; a negative exponent gives 0 (the truncated value of
@@ -274,7 +322,10 @@ __device__ __forceinline__ long long ts_pow(long long a, long long b) {
   return (long long)ts_pow_bits((unsigned long long)a, (unsigned long long)b);
 }
 __device__ __forceinline__ unsigned int ts_pow(unsigned int a, unsigned int b) {
-  return ts_u8_wrap((unsigned int)ts_pow_bits(a, b));
+  return (unsigned int)ts_pow_bits(a, b);
+}
+__device__ __forceinline__ unsigned long long ts_pow(unsigned long long a, unsigned long long b) {
+  return ts_pow_bits(a, b);
 }
 
 // sigmoid(a) = 1 / (1 + e^-a) and silu(a) = a * sigmoid(a). Transcendental ops: the CPU

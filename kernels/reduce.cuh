@@ -56,11 +56,17 @@ __device__ __forceinline__ float ts_red_widen(ts_bf16 x) { return ts_bf16_to_flo
 __device__ __forceinline__ int ts_red_widen(int x) { return x; }
 __device__ __forceinline__ long long ts_red_widen(long long x) { return x; }
 __device__ __forceinline__ unsigned int ts_red_widen(unsigned char x) { return x; }
+__device__ __forceinline__ int ts_red_widen(signed char x) { return x; }
+__device__ __forceinline__ int ts_red_widen(short x) { return x; }
+__device__ __forceinline__ unsigned int ts_red_widen(unsigned short x) { return x; }
+__device__ __forceinline__ unsigned int ts_red_widen(unsigned int x) { return x; }
+__device__ __forceinline__ unsigned long long ts_red_widen(unsigned long long x) { return x; }
 __device__ __forceinline__ unsigned int ts_red_widen(bool x) { return x ? 1u : 0u; }
 
 // The type sum, prod and mean accumulate in: float for f32 and the half types, double for
 // f64, and the 64 bits of a wrapping i64 for integers and bool (unsigned, where C++ defines
-// wrapping; converting an int or long long to it sign-extends).
+// wrapping; converting an int or long long to it sign-extends, an unsigned int zero-extends,
+// and a u64's bits are taken as they are).
 template <typename In>
 struct ts_sum_acc {
   typedef unsigned long long type;
@@ -131,6 +137,11 @@ template <>
 struct ts_red_limits<unsigned int> {
   static __device__ __forceinline__ unsigned int lowest() { return 0u; }
   static __device__ __forceinline__ unsigned int highest() { return 0xffffffffu; }
+};
+template <>
+struct ts_red_limits<unsigned long long> {
+  static __device__ __forceinline__ unsigned long long lowest() { return 0ull; }
+  static __device__ __forceinline__ unsigned long long highest() { return 0xffffffffffffffffull; }
 };
 
 // ---- warp shuffles -----------------------------------------------------------------------

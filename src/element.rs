@@ -3,7 +3,8 @@
 //! The hierarchy is sealed: only the types listed here are elements, because every element
 //! needs a matching CUDA C type and kernel arithmetic in `kernels/`.
 //!
-//! - [`Element`]: every storable type (`f32`, `f64`, `f16`, `bf16`, `i32`, `i64`, `u8`, `bool`).
+//! - [`Element`]: every storable type (`f32`, `f64`, `f16`, `bf16`, `i8`, `i16`, `i32`, `i64`,
+//!   `u8`, `u16`, `u32`, `u64`, `bool`).
 //! - [`Numeric`]: arithmetic (`+ - * /`, max, min) with defined results on every input:
 //!   integers wrap, integer division by zero gives 0 (CUDA has no trap to mirror Rust's panic).
 //! - [`Signed`]: negation, `abs`, `sign`.
@@ -20,6 +21,9 @@ mod sealed {
 }
 
 /// Run-time tag of an element type, for error messages, kernel cache keys and erased blobs.
+///
+/// The order of the variants is stable (it orders cache keys and sorted lists); new types
+/// are appended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     /// `f32`
@@ -38,16 +42,26 @@ pub enum DType {
     U8,
     /// `bool` (comparison masks)
     Bool,
+    /// `i8`
+    I8,
+    /// `i16`
+    I16,
+    /// `u16`
+    U16,
+    /// `u32`
+    U32,
+    /// `u64`
+    U64,
 }
 
 impl DType {
     /// Size of one element in bytes.
     pub const fn size_in_bytes(self) -> usize {
         match self {
-            DType::F64 | DType::I64 => 8,
-            DType::F32 | DType::I32 => 4,
-            DType::F16 | DType::BF16 => 2,
-            DType::U8 | DType::Bool => 1,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
+            DType::U8 | DType::I8 | DType::Bool => 1,
         }
     }
 
@@ -62,6 +76,11 @@ impl DType {
             DType::I64 => "i64",
             DType::U8 => "u8",
             DType::Bool => "bool",
+            DType::I8 => "i8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
         }
     }
 }
@@ -82,7 +101,7 @@ impl std::fmt::Display for DType {
 /// device. The trait is sealed; this crate implements it for exactly the types in [`DType`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tensor element type",
-    note = "elements are f32, f64, half::f16, half::bf16, i32, i64, u8 and bool"
+    note = "elements are f32, f64, half::f16, half::bf16, i8, i16, i32, i64, u8, u16, u32, u64 and bool"
 )]
 pub unsafe trait Element:
     sealed::Sealed + Copy + Default + Debug + PartialEq + PartialOrd + Send + Sync + 'static
@@ -93,14 +112,16 @@ pub unsafe trait Element:
     const NAME: &'static str;
     /// The type's name in the CUDA C of `kernels/` (our own half types, not `cuda_fp16.h`'s).
     const CUDA_TYPE: &'static str;
-    /// The CUDA C type arithmetic is done in (`float` for the half types).
+    /// The CUDA C type arithmetic is done in (`float` for the half types; `int` for `i8` and
+    /// `i16`, `unsigned int` for `u8` and `u16`: a kernel rounds each op's result to the
+    /// element type, so the narrow integers wrap as they do here).
     const CUDA_COMPUTE_TYPE: &'static str;
     /// Zero (also the all-zero-bits value).
     const ZERO: Self;
     /// One (`true` for bool).
     const ONE: Self;
 
-    /// Converts to `f64` (exact for every type but `i64` beyond 2^53).
+    /// Converts to `f64` (exact for every type but `i64` and `u64` beyond 2^53).
     fn to_f64(self) -> f64;
     /// Converts from `f64` the way the kernels convert a `double` (`kernels/half.cuh`,
     /// `kernels/ops.cuh`): round to nearest even for `f32`; truncation toward zero saturating
@@ -120,7 +141,7 @@ pub unsafe trait Element:
 /// Element types with arithmetic. Every method is total: no panics, no undefined results.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no arithmetic",
-    note = "arithmetic ops take f32, f64, f16, bf16, i32, i64 or u8; bool masks only select and compare",
+    note = "arithmetic ops take f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32 or u64; bool masks only select and compare",
     note = "to count or add masks, cast first: `mask.cast::<u8>()` (or `.cast::<i64>()`, `.cast::<f32>()`); to combine them, `Tensor::where_cond(&mask, &a, &b)`"
 )]
 pub trait Numeric: Element {
@@ -145,7 +166,7 @@ pub trait Numeric: Element {
 /// Signed element types.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not signed",
-    note = "negation takes f32, f64, f16, bf16, i32 or i64",
+    note = "negation takes f32, f64, f16, bf16, i8, i16, i32 or i64",
     note = "to invert a bool mask use `mask.eq(false)` (or the opposite comparison: `x.le(0.0)` for `!x.gt(0.0)`); to negate its values, cast first: `mask.cast::<f32>()`"
 )]
 pub trait Signed: Numeric {
@@ -220,6 +241,16 @@ impl_element!(u8, U8, "unsigned char", "unsigned int", 0, 1,
     to_f64: |self| self as f64, from_f64: |v| v as u8);
 impl_element!(bool, Bool, "bool", "bool", false, true,
     to_f64: |self| if self { 1.0 } else { 0.0 }, from_f64: |v| v != 0.0);
+impl_element!(i8, I8, "signed char", "int", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as i8);
+impl_element!(i16, I16, "short", "int", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as i16);
+impl_element!(u16, U16, "unsigned short", "unsigned int", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as u16);
+impl_element!(u32, U32, "unsigned int", "unsigned int", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as u32);
+impl_element!(u64, U64, "unsigned long long", "unsigned long long", 0, 1,
+    to_f64: |self| self as f64, from_f64: |v| v as u64);
 
 macro_rules! impl_numeric_float {
     ($($t:ty),*) => {$(
@@ -276,34 +307,35 @@ macro_rules! impl_numeric_int {
         }
     )*};
 }
-impl_numeric_int!(i32, i64, u8);
+impl_numeric_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-impl Signed for i32 {
-    #[inline]
-    fn neg(self) -> Self {
-        self.wrapping_neg()
-    }
+macro_rules! impl_signed_int {
+    ($($t:ty),*) => {$(
+        impl Signed for $t {
+            #[inline]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+        }
+    )*};
 }
-impl Signed for i64 {
-    #[inline]
-    fn neg(self) -> Self {
-        self.wrapping_neg()
-    }
-}
+impl_signed_int!(i8, i16, i32, i64);
 
-/// The exact value of `x` if `T` is an integer element type (`i32`, `i64`, `u8`), `None`
-/// for floats and bool. Ranges over integers are computed with these in `i128`, where every
-/// difference and product of two element values is exact (`Element::to_f64` is not, past
-/// 2^53).
+/// The exact value of `x` if `T` is an integer element type (`i8` to `i64`, `u8` to `u64`),
+/// `None` for floats and bool. Ranges over integers are computed with these in `i128`, where
+/// every difference and product of two element values is exact (`Element::to_f64` is not,
+/// past 2^53).
 pub(crate) fn exact_integer<T: Element>(x: T) -> Option<i128> {
     let any = &x as &dyn std::any::Any;
-    if let Some(&v) = any.downcast_ref::<i64>() {
-        Some(v.into())
-    } else if let Some(&v) = any.downcast_ref::<i32>() {
-        Some(v.into())
-    } else {
-        any.downcast_ref::<u8>().map(|&v| v.into())
+    macro_rules! try_each {
+        ($($t:ty),*) => {$(
+            if let Some(&v) = any.downcast_ref::<$t>() {
+                return Some(v.into());
+            }
+        )*};
     }
+    try_each!(i64, i32, u8, i8, i16, u16, u32, u64);
+    None
 }
 
 /// `v` as the integer element type `T`, saturating at `T`'s bounds; `None` if `T` is not an
@@ -311,16 +343,16 @@ pub(crate) fn exact_integer<T: Element>(x: T) -> Option<i128> {
 pub(crate) fn from_exact_integer<T: Element>(v: i128) -> Option<T> {
     let mut out = T::ZERO;
     let any = &mut out as &mut dyn std::any::Any;
-    if let Some(o) = any.downcast_mut::<i64>() {
-        *o = v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
-    } else if let Some(o) = any.downcast_mut::<i32>() {
-        *o = v.clamp(i32::MIN.into(), i32::MAX.into()) as i32;
-    } else if let Some(o) = any.downcast_mut::<u8>() {
-        *o = v.clamp(0, u8::MAX.into()) as u8;
-    } else {
-        return None;
+    macro_rules! try_each {
+        ($($t:ty),*) => {$(
+            if let Some(o) = any.downcast_mut::<$t>() {
+                *o = v.clamp(<$t>::MIN.into(), <$t>::MAX.into()) as $t;
+                return Some(out);
+            }
+        )*};
     }
-    Some(out)
+    try_each!(i64, i32, u8, i8, i16, u16, u32, u64);
+    None
 }
 
 static_assertions::assert_eq_size!(half::f16, u16);
@@ -345,6 +377,13 @@ mod tests {
         assert_eq!(from_exact_integer::<u8>(300), Some(255));
         assert_eq!(from_exact_integer::<i32>(-5), Some(-5));
         assert_eq!(from_exact_integer::<f32>(1), None);
+        assert_eq!(exact_integer(u64::MAX), Some(i128::from(u64::MAX)));
+        assert_eq!(exact_integer(i8::MIN), Some(-128));
+        assert_eq!(from_exact_integer::<u64>(-1), Some(0));
+        assert_eq!(from_exact_integer::<i16>(1 << 20), Some(i16::MAX));
+        assert_eq!(from_exact_integer::<u16>(70_000), Some(u16::MAX));
+        assert_eq!(from_exact_integer::<u32>(-7), Some(0));
+        assert_eq!(from_exact_integer::<i8>(-300), Some(i8::MIN));
     }
 
     #[test]
@@ -355,6 +394,14 @@ mod tests {
         assert_eq!(i64::MIN.abs_of(), i64::MIN);
         assert_eq!((-5i32).sign_of(), -1);
         assert_eq!(0u8.sign_of(), 0);
+        assert_eq!(i8::MIN.div(-1), i8::MIN);
+        assert_eq!(i16::MIN.abs_of(), i16::MIN);
+        assert_eq!(i8::MIN.neg(), i8::MIN);
+        assert_eq!(65_535u16.add(2), 1);
+        assert_eq!(0u32.sub(1), u32::MAX);
+        assert_eq!(u64::MAX.mul(u64::MAX), 1);
+        assert_eq!(9u64.div(0), 0);
+        assert_eq!(u64::MAX.sign_of(), 1);
     }
 
     #[test]
@@ -376,5 +423,10 @@ mod tests {
         assert_eq!(u8::from_f64(f64::NAN), 0);
         assert!(bool::from_f64(0.5));
         assert_eq!(half::bf16::from_f64(1.0), half::bf16::ONE);
+        assert_eq!(i8::from_f64(-200.5), i8::MIN);
+        assert_eq!(u64::from_f64(-1.0), 0);
+        assert_eq!(u64::from_f64(1e30), u64::MAX);
+        assert_eq!(i16::from_f64(f64::NAN), 0);
+        assert_eq!(u32::from_f32(4_294_967_296.0), u32::MAX);
     }
 }

@@ -148,6 +148,15 @@ fn data_type(dtype: DType) -> Result<sys::ncclDataType_t, NcclError> {
         DType::I32 => T::ncclInt32,
         DType::I64 => T::ncclInt64,
         DType::U8 => T::ncclUint8,
+        DType::I8 => T::ncclInt8,
+        DType::U32 => T::ncclUint32,
+        DType::U64 => T::ncclUint64,
+        DType::I16 | DType::U16 => {
+            return Err(NcclError::Call {
+                call: "ncclDataType_t",
+                message: format!("{dtype} has no NCCL data type"),
+            })
+        }
         DType::Bool => {
             return Err(NcclError::Call {
                 call: "ncclDataType_t",

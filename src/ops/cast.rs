@@ -75,6 +75,11 @@ pub const fn cast_name(to: DType) -> &'static str {
         DType::I64 => "cast_i64",
         DType::U8 => "cast_u8",
         DType::Bool => "cast_bool",
+        DType::I8 => "cast_i8",
+        DType::I16 => "cast_i16",
+        DType::U16 => "cast_u16",
+        DType::U32 => "cast_u32",
+        DType::U64 => "cast_u64",
     }
 }
 
@@ -89,37 +94,45 @@ pub fn cast_element<T: Element, U: Element>(a: T) -> U {
     }
 }
 
-/// The value of an integer or bool element; `None` for floats.
+/// The value of an integer or bool element; `None` for floats. (`i128` holds every value of
+/// every integer type, `u64` included.)
 #[inline(always)]
-fn integer_value<T: Element>(a: T) -> Option<i64> {
+fn integer_value<T: Element>(a: T) -> Option<i128> {
     let any: &dyn Any = &a;
-    if let Some(&v) = any.downcast_ref::<i64>() {
-        Some(v)
-    } else if let Some(&v) = any.downcast_ref::<i32>() {
-        Some(i64::from(v))
-    } else if let Some(&v) = any.downcast_ref::<u8>() {
-        Some(i64::from(v))
-    } else {
-        any.downcast_ref::<bool>().map(|&v| i64::from(v))
+    macro_rules! try_each {
+        ($($t:ty),*) => {$(
+            if let Some(&v) = any.downcast_ref::<$t>() {
+                return Some(i128::from(v));
+            }
+        )*};
     }
+    try_each!(i64, i32, u8, bool, i8, i16, u16, u32, u64);
+    None
 }
 
-/// An integer value as `U` (wrapping into narrower integers).
+/// An integer value as `U`: integers keep the low bits (wrap, like C's two's complement
+/// truncation and sign or zero extension), floats round once from the exact value.
 #[inline(always)]
-fn from_integer<U: Element>(v: i64) -> U {
+fn from_integer<U: Element>(v: i128) -> U {
     let mut out = U::ZERO;
     let slot: &mut dyn Any = &mut out;
-    if let Some(o) = slot.downcast_mut::<i64>() {
-        *o = v;
-    } else if let Some(o) = slot.downcast_mut::<i32>() {
-        *o = v as i32; // wraps, like C
-    } else if let Some(o) = slot.downcast_mut::<u8>() {
-        *o = v as u8; // wraps, like C
-    } else if let Some(o) = slot.downcast_mut::<bool>() {
+    macro_rules! wrap_each {
+        ($($t:ty),*) => {$(
+            if let Some(o) = slot.downcast_mut::<$t>() {
+                *o = v as $t; // wraps, like C
+                return out;
+            }
+        )*};
+    }
+    wrap_each!(i64, i32, u8, i8, i16, u16, u32, u64);
+    if let Some(o) = slot.downcast_mut::<bool>() {
         *o = v != 0;
     } else if let Some(o) = slot.downcast_mut::<f32>() {
         *o = v as f32; // one rounding, straight from the integer
+    } else if let Some(o) = slot.downcast_mut::<f64>() {
+        *o = v as f64; // one rounding (exact below 2^53)
     } else {
+        // The half types convert the `f64` value, as `ts_conv` does (`half`'s `from_f64`).
         out = U::from_f64(v as f64);
     }
     out
@@ -147,6 +160,15 @@ mod tests {
             ((1i64 << 40) + 1) as f32
         );
         assert_eq!(cast_element::<i64, i64>(i64::MIN + 3), i64::MIN + 3);
+        assert_eq!(cast_element::<u64, i64>(u64::MAX), -1);
+        assert_eq!(cast_element::<i8, u64>(-1), u64::MAX);
+        assert_eq!(cast_element::<u16, i8>(0x1_80), -128);
+        assert_eq!(cast_element::<u64, f32>(u64::MAX), u64::MAX as f32);
+        assert_eq!(cast_element::<u64, f64>((1 << 53) + 1), (1u64 << 53) as f64);
+        assert_eq!(cast_element::<f32, u64>(-3.0), 0);
+        assert_eq!(cast_element::<f64, i16>(-40_000.0), i16::MIN);
+        assert_eq!(cast_element::<f16, u32>(f16::INFINITY), u32::MAX);
+        assert_eq!(cast_element::<bf16, i8>(bf16::NAN), 0);
         assert_eq!(
             cast_element::<f16, f32>(f16::from_f32(0.1)),
             f16::from_f32(0.1).to_f32()
@@ -164,6 +186,11 @@ mod tests {
             DType::I64,
             DType::U8,
             DType::Bool,
+            DType::I8,
+            DType::I16,
+            DType::U16,
+            DType::U32,
+            DType::U64,
         ];
         let mut names: Vec<_> = all.iter().map(|&d| cast_name(d)).collect();
         names.sort_unstable();

@@ -459,6 +459,11 @@ mod tests {
             DType::I64,
             DType::U8,
             DType::Bool,
+            DType::I8,
+            DType::I16,
+            DType::U16,
+            DType::U32,
+            DType::U64,
         ];
         for dtype in dtypes {
             let name = crate::ops::cast::cast_name(dtype);

@@ -380,7 +380,7 @@ macro_rules! tensor_operator {
         }
 
         scalar_operator!($tr, $method, $atr, $amethod, $op, $sym, $inplace;
-            f32, f64, half::f16, half::bf16, i32, i64, u8);
+            f32, f64, half::f16, half::bf16, i32, i64, u8, i8, i16, u16, u32, u64);
     };
     // A view by value on the left: as its reference (nothing is lost by consuming a view).
     (@view $tr:ident, $method:ident, [$lhs:ty]) => {

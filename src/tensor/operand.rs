@@ -78,6 +78,7 @@ macro_rules! scalar_operand {
 }
 
 scalar_operand!(f32, f64, half::f16, half::bf16, i32, i64, u8, bool);
+scalar_operand!(i8, i16, u16, u32, u64);
 
 /// A view of `held` on `device`: the view itself, or the scalar as a new rank-0 tensor
 /// (kept alive in `slot`).

@@ -89,7 +89,15 @@ fn significand_bits(dtype: DType) -> u32 {
         DType::F16 => 11,
         DType::BF16 => 8,
         // Not float types: `FloatElement` excludes them.
-        DType::I32 | DType::I64 | DType::U8 | DType::Bool => 24,
+        DType::I32
+        | DType::I64
+        | DType::U8
+        | DType::Bool
+        | DType::I8
+        | DType::I16
+        | DType::U16
+        | DType::U32
+        | DType::U64 => 24,
     }
 }
 

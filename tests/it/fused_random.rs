@@ -3,7 +3,7 @@
 //!
 //! Each case draws an output shape, an output element type and one to four trees of depth up
 //! to 8 over every op of the op table (`UNARY_OPS`, `BINARY_OPS`, `TERNARY_OPS`: the test
-//! checks each one was drawn), comparisons, `where_cond`, casts between all eight element types
+//! checks each one was drawn), comparisons, `where_cond`, casts between all thirteen element types
 //! and scalars, whose leaves are views of random layouts (transposed, flipped, with an offset,
 //! broadcast implicitly or through stride-0 views) of at most eight tensors of several element
 //! types; in two cases of five the outputs start with random values and the trees also read
@@ -155,7 +155,10 @@ macro_rules! pools {
     };
 }
 
-pools!(f32: f32, f64: f64, f16: f16, bf16: bf16, i32: i32, i64: i64, u8: u8, bool: bool);
+pools!(
+    f32: f32, f64: f64, f16: f16, bf16: bf16, i32: i32, i64: i64, u8: u8, bool: bool,
+    i8: i8, i16: i16, u16: u16, u32: u32, u64: u64
+);
 
 trait Pooled: Element {
     fn views<'v, 'p, D: TestDevice>(v: &'v Views<'p, D>) -> &'v [TensorView<'p, Self, D>];
@@ -334,7 +337,7 @@ fn cast_from_any<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -
             }
         }};
     }
-    match cx.rng.gen_range(0..8) {
+    match cx.rng.gen_range(0..13) {
         0 => from!(f32),
         1 => from!(f64),
         2 => from!(f16),
@@ -342,7 +345,12 @@ fn cast_from_any<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -
         4 => from!(i32),
         5 => from!(i64),
         6 => from!(u8),
-        _ => from!(bool),
+        7 => from!(bool),
+        8 => from!(i8),
+        9 => from!(i16),
+        10 => from!(u16),
+        11 => from!(u32),
+        _ => from!(u64),
     }
 }
 
@@ -500,7 +508,7 @@ fn compare<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, boo
             }
         }};
     }
-    match cx.rng.gen_range(0..8) {
+    match cx.rng.gen_range(0..13) {
         0 => cmp!(f32),
         1 => cmp!(f64),
         2 => cmp!(f16),
@@ -508,7 +516,12 @@ fn compare<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, boo
         4 => cmp!(i32),
         5 => cmp!(i64),
         6 => cmp!(u8),
-        _ => cmp!(bool),
+        7 => cmp!(bool),
+        8 => cmp!(i8),
+        9 => cmp!(i16),
+        10 => cmp!(u16),
+        11 => cmp!(u32),
+        _ => cmp!(u64),
     }
 }
 
@@ -573,25 +586,25 @@ macro_rules! int_gen {
     )*};
 }
 
-/// `-a` for the signed integer types (`u8` never draws it).
+/// `-a` for the signed integer types (the unsigned ones never draw it).
 trait SignedOp: Gen {
     fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D>;
 }
-impl SignedOp for i32 {
-    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
-        neg_op(cx, depth)
-    }
+macro_rules! signed_op {
+    (signed: $($s:ty),*; unsigned: $($u:ty),*) => {
+        $(impl SignedOp for $s {
+            fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+                neg_op(cx, depth)
+            }
+        })*
+        $(impl SignedOp for $u {
+            fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+                numeric_op(cx, depth, 0)
+            }
+        })*
+    };
 }
-impl SignedOp for i64 {
-    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
-        neg_op(cx, depth)
-    }
-}
-impl SignedOp for u8 {
-    fn signed<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
-        numeric_op(cx, depth, 0)
-    }
-}
+signed_op!(signed: i32, i64, i8, i16; unsigned: u8, u16, u32, u64);
 fn signed_op<'p, T: SignedOp, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, T, D> {
     T::signed(cx, depth)
 }
@@ -600,6 +613,11 @@ int_gen! {
     i32: -60, 60, 0x5a5a_5a5a, NUMERIC + 1;
     i64: -60, 60, 0x5a5a_5a5a_5a5a, NUMERIC + 1;
     u8: 0, 255, 0x5a, NUMERIC;
+    i8: -60, 60, 0x5a, NUMERIC + 1;
+    i16: -60, 60, 0x5a5a, NUMERIC + 1;
+    u16: 0, 300, 0x5a5a, NUMERIC;
+    u32: 0, 300, 0x5a5a_5a5a, NUMERIC;
+    u64: 0, 300, 0x5a5a_5a5a_5a5a, NUMERIC;
 }
 
 impl Gen for bool {
@@ -651,7 +669,7 @@ fn run_case<D: TestDevice>(dev: &D, seed: u64) -> Outcome {
         seed: tree_seed,
         in_place,
     };
-    match rng.gen_range(0..8) {
+    match rng.gen_range(0..13) {
         0 => case.run::<f32, D>(dev, &views),
         1 => case.run::<f64, D>(dev, &views),
         2 => case.run::<f16, D>(dev, &views),
@@ -659,7 +677,12 @@ fn run_case<D: TestDevice>(dev: &D, seed: u64) -> Outcome {
         4 => case.run::<i32, D>(dev, &views),
         5 => case.run::<i64, D>(dev, &views),
         6 => case.run::<u8, D>(dev, &views),
-        _ => case.run::<bool, D>(dev, &views),
+        7 => case.run::<bool, D>(dev, &views),
+        8 => case.run::<i8, D>(dev, &views),
+        9 => case.run::<i16, D>(dev, &views),
+        10 => case.run::<u16, D>(dev, &views),
+        11 => case.run::<u32, D>(dev, &views),
+        _ => case.run::<u64, D>(dev, &views),
     }
 }
 

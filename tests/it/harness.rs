@@ -39,7 +39,8 @@ pub enum Domain {
     /// Moderate values (floats in [-4, 4], with a few NaN/inf/-0; integers over their whole
     /// range so that arithmetic wraps).
     Any,
-    /// Small values: floats in [-4, 4] without specials, integers in [-40, 40] (u8 [0, 40]).
+    /// Small values: floats in [-4, 4] without specials, integers in [-40, 40] (unsigned
+    /// types [0, 40]).
     Small,
     /// Floats in [0.05, 6] (log, sqrt, pow bases).
     Positive,
@@ -142,6 +143,11 @@ macro_rules! int_elem {
 int_elem!(i32, -40);
 int_elem!(i64, -40);
 int_elem!(u8, 0);
+int_elem!(i8, -40);
+int_elem!(i16, -40);
+int_elem!(u16, 0);
+int_elem!(u32, 0);
+int_elem!(u64, 0);
 
 impl TestElem for bool {
     const KIND: Kind = Kind::Bool;

@@ -46,3 +46,5 @@ mod stream_order;
 mod syncedmem;
 mod tensor;
 mod transfer_gpu;
+// Element types i8, i16, u16, u32, u64 (issue 26).
+mod dtypes;

@@ -204,7 +204,7 @@ numeric_unary_test!(
     Neg,
     |x| -x,
     |x| -x,
-    [f32, f64, f16, bf16, i32, i64]
+    [f32, f64, f16, bf16, i32, i64, i8, i16]
 );
 numeric_unary_test!(
     abs_matches_reference,
@@ -213,7 +213,7 @@ numeric_unary_test!(
     Abs,
     f64::abs,
     i128::abs,
-    [f32, f64, f16, bf16, i32, i64, u8]
+    [f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64]
 );
 numeric_unary_test!(
     sign_matches_reference,
@@ -222,7 +222,7 @@ numeric_unary_test!(
     Sign,
     sign,
     i128::signum,
-    [f32, f64, f16, bf16, i32, i64, u8]
+    [f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64]
 );
 numeric_unary_test!(
     square_matches_reference,
@@ -230,8 +230,9 @@ numeric_unary_test!(
     square_matches_reference_gpu,
     Square,
     |x| x * x,
-    |x| x * x,
-    [f32, f64, f16, bf16, i32, i64, u8]
+    // Wrapping in i128 keeps the low 64 bits exact (a u64 square overflows i128).
+    |x: i128| x.wrapping_mul(x),
+    [f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64]
 );
 numeric_unary_test!(
     relu_matches_reference,
@@ -240,7 +241,7 @@ numeric_unary_test!(
     Relu,
     |x| if x.is_nan() { x } else { x.max(0.0) },
     |x| x.max(0),
-    [f32, f64, f16, bf16, i32, i64, u8]
+    [f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64]
 );
 numeric_unary_test!(
     copy_is_identity,
@@ -249,7 +250,7 @@ numeric_unary_test!(
     Identity,
     |x| x,
     |x| x,
-    [f32, f64, f16, bf16, i32, i64, u8]
+    [f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64]
 );
 
 test_device!(
@@ -288,7 +289,7 @@ macro_rules! scalar_test {
     ($test:ident, $cpu:ident, $gpu:ident, $make:expr, $float:expr, $int:expr) => {
         test_device!($test, $cpu, $gpu);
         fn $test<D: TestDevice>(dev: &D) {
-            scalar_test!(@ty dev, $make, $float, $int; f32, f64, f16, bf16, i32, i64, u8);
+            scalar_test!(@ty dev, $make, $float, $int; f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64);
         }
     };
     (@ty $dev:ident, $make:expr, $float:expr, $int:expr; $($t:ty),*) => {$(
@@ -343,7 +344,7 @@ macro_rules! numeric_binary_test {
     ($test:ident, $cpu:ident, $gpu:ident, $op:expr, $doms:expr, $float:expr, $int:expr, $tol:expr) => {
         test_device!($test, $cpu, $gpu);
         fn $test<D: TestDevice>(dev: &D) {
-            numeric_binary_test!(@ty dev, $op, $doms, $float, $int, $tol; f32, f64, f16, bf16, i32, i64, u8);
+            numeric_binary_test!(@ty dev, $op, $doms, $float, $int, $tol; f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64);
         }
     };
     (@ty $dev:ident, $op:expr, $doms:expr, $float:expr, $int:expr, $tol:expr; $($t:ty),*) => {$(
@@ -389,7 +390,8 @@ numeric_binary_test!(
     Mul,
     ANY2,
     |x, y| x * y,
-    |x, y| x * y,
+    // Wrapping in i128 keeps the low 64 bits exact (a u64 product overflows i128).
+    |x: i128, y| x.wrapping_mul(y),
     EXACT
 );
 numeric_binary_test!(
@@ -473,7 +475,7 @@ macro_rules! compare_test {
     ($test:ident, $cpu:ident, $gpu:ident, $op:expr, $cmp:expr) => {
         test_device!($test, $cpu, $gpu);
         fn $test<D: TestDevice>(dev: &D) {
-            compare_test!(@ty dev, $op, $cmp; f32, f64, f16, bf16, i32, i64, u8, bool);
+            compare_test!(@ty dev, $op, $cmp; f32, f64, f16, bf16, i32, i64, u8, bool, i8, i16, u16, u32, u64);
         }
     };
     (@ty $dev:ident, $op:expr, $cmp:expr; $($t:ty),*) => {$(
@@ -550,7 +552,7 @@ fn where_selects<D: TestDevice>(dev: &D) {
             }
         )*};
     }
-    each!(f32, f64, f16, bf16, i32, i64, u8, bool);
+    each!(f32, f64, f16, bf16, i32, i64, u8, bool, i8, i16, u16, u32, u64);
 }
 
 test_device!(
@@ -576,7 +578,7 @@ fn clamp_matches_reference<D: TestDevice>(dev: &D) {
             }
         )*};
     }
-    each!(f32, f64, f16, bf16, i32, i64, u8);
+    each!(f32, f64, f16, bf16, i32, i64, u8, i8, i16, u16, u32, u64);
 }
 
 test_device!(
@@ -657,10 +659,10 @@ fn cast_between_every_pair_of_types<D: TestDevice>(dev: &D) {
     }
     macro_rules! from {
         ($($from:ty),*) => {$(
-            to!($from => f32, f64, f16, bf16, i32, i64, u8, bool);
+            to!($from => f32, f64, f16, bf16, i32, i64, u8, bool, i8, i16, u16, u32, u64);
         )*};
     }
-    from!(f32, f64, f16, bf16, i32, i64, u8, bool);
+    from!(f32, f64, f16, bf16, i32, i64, u8, bool, i8, i16, u16, u32, u64);
 }
 
 test_device!(

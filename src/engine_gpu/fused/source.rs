@@ -334,7 +334,8 @@ fn exact_in_type(instr: &Instr) -> bool {
 }
 
 /// A scalar's kernel-argument bytes: its value in its compute type (`f16`/`bf16` widened to
-/// `float`, `u8` to `unsigned int`), little-endian like the device.
+/// `float`, `i8` and `i16` to `int`, `u8` and `u16` to `unsigned int`), little-endian like the
+/// device.
 pub fn scalar_arg(v: &ScalarValue) -> Vec<u8> {
     let (bytes, len) = scalar_arg_bytes(v);
     bytes[..len].to_vec()
@@ -349,8 +350,12 @@ pub fn scalar_arg_bytes(v: &ScalarValue) -> ([u8; 8], usize) {
         bytes.len()
     };
     let len = match v.dtype {
-        DType::F32 | DType::I32 | DType::U8 => put(&(b as u32).to_le_bytes()),
-        DType::F64 | DType::I64 => put(&b.to_le_bytes()),
+        // Integers' bits are sign- (signed) or zero-extended (unsigned) to 64, so their low
+        // 32 are the `int` / `unsigned int` compute value.
+        DType::F32 | DType::I32 | DType::U8 | DType::I8 | DType::I16 | DType::U16 | DType::U32 => {
+            put(&(b as u32).to_le_bytes())
+        }
+        DType::F64 | DType::I64 | DType::U64 => put(&b.to_le_bytes()),
         DType::F16 => put(&half::f16::from_bits(b as u16).to_f32().to_le_bytes()),
         DType::BF16 => put(&half::bf16::from_bits(b as u16).to_f32().to_le_bytes()),
         DType::Bool => put(&[u8::from(b != 0)]),

@@ -31,8 +31,8 @@ pub struct ScalarBytes {
 }
 
 impl ScalarBytes {
-    /// `v` converted to `T::CUDA_COMPUTE_TYPE` (exactly: f16 and bf16 widen to f32, u8 to
-    /// u32; the others are their own compute type).
+    /// `v` converted to `T::CUDA_COMPUTE_TYPE` (exactly: f16 and bf16 widen to f32, i8 and
+    /// i16 to i32, u8 and u16 to u32; the others are their own compute type).
     pub fn of<T: Element>(v: T) -> Self {
         let any: &dyn Any = &v;
         let mut bytes = [0u8; 8];
@@ -57,6 +57,16 @@ impl ScalarBytes {
             put(&u32::from(*x).to_le_bytes())
         } else if let Some(x) = any.downcast_ref::<bool>() {
             put(&[u8::from(*x)])
+        } else if let Some(x) = any.downcast_ref::<i8>() {
+            put(&i32::from(*x).to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<i16>() {
+            put(&i32::from(*x).to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<u16>() {
+            put(&u32::from(*x).to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<u32>() {
+            put(&x.to_le_bytes())
+        } else if let Some(x) = any.downcast_ref::<u64>() {
+            put(&x.to_le_bytes())
         } else {
             0
         };

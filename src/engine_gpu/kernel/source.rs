@@ -122,6 +122,11 @@ impl Operand {
             DType::I64 => Self::of::<i64>(),
             DType::U8 => Self::of::<u8>(),
             DType::Bool => Self::of::<bool>(),
+            DType::I8 => Self::of::<i8>(),
+            DType::I16 => Self::of::<i16>(),
+            DType::U16 => Self::of::<u16>(),
+            DType::U32 => Self::of::<u32>(),
+            DType::U64 => Self::of::<u64>(),
         }
     }
 }

@@ -114,6 +114,11 @@ impl ReduceSpec {
             DType::I32 => numeric!(i32),
             DType::I64 => numeric!(i64),
             DType::U8 => numeric!(u8),
+            DType::I8 => numeric!(i8),
+            DType::I16 => numeric!(i16),
+            DType::U16 => numeric!(u16),
+            DType::U32 => numeric!(u32),
+            DType::U64 => numeric!(u64),
             DType::Bool => {
                 (kind == ReduceKind::Sum).then(|| Self::of::<bool, Sum>(form, nk, nr, index))
             }
@@ -238,9 +243,11 @@ impl KernelSource for ReduceSpec {
 pub fn dtypes_of(kind: ReduceKind) -> &'static [DType] {
     use DType::*;
     match kind {
-        ReduceKind::Sum => &[F32, F64, F16, BF16, I32, I64, U8, Bool],
+        ReduceKind::Sum => &[
+            F32, F64, F16, BF16, I32, I64, U8, Bool, I8, I16, U16, U32, U64,
+        ],
         ReduceKind::Mean | ReduceKind::SumAbs | ReduceKind::SumSq => &[F32, F64, F16, BF16],
-        _ => &[F32, F64, F16, BF16, I32, I64, U8],
+        _ => &[F32, F64, F16, BF16, I32, I64, U8, I8, I16, U16, U32, U64],
     }
 }
 

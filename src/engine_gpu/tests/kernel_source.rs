@@ -29,7 +29,7 @@ use typestate_tensor::element::DType;
 use typestate_tensor::ops::cast::cast_name;
 use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};
 
-const ALL: [DType; 8] = [
+const ALL: [DType; 13] = [
     DType::F32,
     DType::F64,
     DType::F16,
@@ -38,6 +38,11 @@ const ALL: [DType; 8] = [
     DType::I64,
     DType::U8,
     DType::Bool,
+    DType::I8,
+    DType::I16,
+    DType::U16,
+    DType::U32,
+    DType::U64,
 ];
 
 const PTX: Target = Target::Ptx("compute_90");
@@ -56,8 +61,8 @@ fn dtypes_of(bound: &str) -> Vec<DType> {
     use DType::*;
     match bound {
         "Element" => ALL.to_vec(),
-        "Numeric" => vec![F32, F64, F16, BF16, I32, I64, U8],
-        "Signed" => vec![F32, F64, F16, BF16, I32, I64],
+        "Numeric" => vec![F32, F64, F16, BF16, I32, I64, U8, I8, I16, U16, U32, U64],
+        "Signed" => vec![F32, F64, F16, BF16, I32, I64, I8, I16],
         "FloatElement" => vec![F32, F64, F16, BF16],
         other => panic!("unknown bound {other}"),
     }
@@ -359,12 +364,20 @@ fn every_form_and_width_compiles() {
     let mut instances: Vec<Instance> = ALL.iter().map(|&t| instance(copy, t, &[t], t)).collect();
     instances.extend(ALL.iter().map(|&t| fill(t)));
     instances.extend(
-        [DType::F32, DType::F16, DType::U8, DType::I64]
-            .iter()
-            .map(|&t| instance(add, t, &[t, t], t)),
+        [
+            DType::F32,
+            DType::F16,
+            DType::U8,
+            DType::I64,
+            DType::I8,
+            DType::U16,
+            DType::U64,
+        ]
+        .iter()
+        .map(|&t| instance(add, t, &[t, t], t)),
     );
     instances.extend(
-        [DType::F32, DType::BF16]
+        [DType::F32, DType::BF16, DType::I16, DType::U32]
             .iter()
             .map(|&t| instance(select, t, &[DType::Bool, t, t], t)),
     );

@@ -45,6 +45,38 @@ fn scalars_widen_to_the_compute_type() {
     assert_eq!(ScalarBytes::of(-9i32).as_bytes(), (-9i32).to_le_bytes());
     assert_eq!(ScalarBytes::of(0.1f64).as_bytes(), 0.1f64.to_le_bytes());
     assert_eq!(ScalarBytes::of(true).as_bytes(), [1]);
+    // The narrow integers widen to `int` / `unsigned int` (sign- or zero-extended).
+    assert_eq!(ScalarBytes::of(-3i8).as_bytes(), (-3i32).to_le_bytes());
+    assert_eq!(
+        ScalarBytes::of(i16::MIN).as_bytes(),
+        i32::from(i16::MIN).to_le_bytes()
+    );
+    assert_eq!(
+        ScalarBytes::of(u16::MAX).as_bytes(),
+        65_535u32.to_le_bytes()
+    );
+    assert_eq!(ScalarBytes::of(u32::MAX).as_bytes(), u32::MAX.to_le_bytes());
+    assert_eq!(ScalarBytes::of(u64::MAX).as_bytes(), u64::MAX.to_le_bytes());
+    // The fused kernels' scalar arguments agree with the eager ones.
+    use crate::engine_gpu::fused::source::scalar_arg;
+    use crate::tensor::expr::program::ScalarValue;
+    assert_eq!(scalar_arg(&ScalarValue::of(-3i8)), (-3i32).to_le_bytes());
+    assert_eq!(
+        scalar_arg(&ScalarValue::of(i16::MIN)),
+        i32::from(i16::MIN).to_le_bytes()
+    );
+    assert_eq!(
+        scalar_arg(&ScalarValue::of(u16::MAX)),
+        65_535u32.to_le_bytes()
+    );
+    assert_eq!(
+        scalar_arg(&ScalarValue::of(u32::MAX)),
+        u32::MAX.to_le_bytes()
+    );
+    assert_eq!(
+        scalar_arg(&ScalarValue::of(u64::MAX)),
+        u64::MAX.to_le_bytes()
+    );
 }
 
 #[test]

@@ -106,7 +106,7 @@ impl Accumulator for i64 {
 /// table.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tensor element type",
-    note = "elements are f32, f64, half::f16, half::bf16, i32, i64, u8 and bool"
+    note = "elements are f32, f64, half::f16, half::bf16, i8, i16, i32, i64, u8, u16, u32, u64 and bool"
 )]
 pub trait ReduceElement: Element {
     /// The element type of `sum` and `prod` results: the type itself for floats, `i64` for
@@ -119,7 +119,8 @@ pub trait ReduceElement: Element {
     /// The largest value (`inf` for floats): the neutral start of `min` and `argmin`.
     const HIGHEST: Self;
     /// Size in bytes of the kernels' compute type (`ts_compute<T>`: `float` for the half
-    /// types, `unsigned int` for `u8`): the accumulator of `max` and `min`.
+    /// types, `int` for `i8` and `i16`, `unsigned int` for `u8` and `u16`): the accumulator
+    /// of `max` and `min`.
     const CUDA_COMPUTE_SIZE: usize;
     /// The value in the accumulation type (exact).
     fn to_acc(self) -> Self::Acc;
@@ -168,6 +169,19 @@ reduce_element!(u8, sum: i64, acc: i64, lowest: 0, highest: u8::MAX, compute: 4,
     to_acc: |x| i64::from(x), from_acc: |a| a);
 reduce_element!(bool, sum: i64, acc: i64, lowest: false, highest: true, compute: 1,
     to_acc: |x| i64::from(x), from_acc: |a| a);
+reduce_element!(i8, sum: i64, acc: i64, lowest: i8::MIN, highest: i8::MAX, compute: 4,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+reduce_element!(i16, sum: i64, acc: i64, lowest: i16::MIN, highest: i16::MAX, compute: 4,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+reduce_element!(u16, sum: i64, acc: i64, lowest: 0, highest: u16::MAX, compute: 4,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+reduce_element!(u32, sum: i64, acc: i64, lowest: 0, highest: u32::MAX, compute: 4,
+    to_acc: |x| i64::from(x), from_acc: |a| a);
+// `u64` accumulates in the wrapping `i64` like every integer: the same 64 bits (the sum
+// modulo 2^64), read as two's complement; `.cast::<u64>()` of the result gives them back as
+// the unsigned sum modulo 2^64.
+reduce_element!(u64, sum: i64, acc: i64, lowest: 0, highest: u64::MAX, compute: 8,
+    to_acc: |x| x as i64, from_acc: |a| a);
 
 /// Float element types, which have a mean: `f32`, `f64`, `f16`, `bf16` (PyTorch refuses the
 /// mean of integers too). Sealed by [`Element`].

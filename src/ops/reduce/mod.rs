@@ -11,7 +11,7 @@
 //! | `f32` | `f32` | `f32` | `f32` | `f32` | `i64` |
 //! | `f64` | `f64` | `f64` | `f64` | `f64` | `i64` |
 //! | `f16`, `bf16` | same type | `f32`, rounded once at the end | same type | same type | `i64` |
-//! | `i32`, `i64`, `u8` | `i64` | `i64`, wrapping | not defined | same type | `i64` |
+//! | `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64` | `i64` | `i64`, wrapping | not defined | same type | `i64` |
 //! | `bool` | `i64` (counts `true`) | `i64` | not defined | not defined | not defined |
 //!
 //! `sum_abs` (`Σ |x|`, BLAS/Caffe `asum`, PyTorch's `x.abs().sum()` or
@@ -23,7 +23,9 @@
 //!
 //! - **Integer sums and products** are `i64` and wrap on overflow, as PyTorch's `int64`
 //!   results do (PyTorch promotes every integer and `bool` sum to `int64`); the result is the
-//!   exact value modulo 2^64 whatever the order of evaluation.
+//!   exact value modulo 2^64 whatever the order of evaluation. A `u64` sum or product is
+//!   the same 64 bits read as two's complement: `.cast::<u64>()` of it is the unsigned
+//!   result modulo 2^64.
 //! - **Float sums** are accumulated in the compute type (`f32` for the half types, as PyTorch
 //!   and CUDA do), in an order each engine chooses (trees on the GPU, lanes and pairwise
 //!   blocks on the CPU), so two engines may differ in the last bits; the error of any order is

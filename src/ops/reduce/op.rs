@@ -22,7 +22,7 @@ use super::kind::ReduceKind;
 /// same in the same types.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not reduce `{T}` tensors",
-    note = "`sum` takes every element type and `prod` the numeric ones; `mean`, `sum_abs` and `sum_sq` take floats (call `.cast::<f32>()` first); `max`, `min`, `argmax` and `argmin` take numeric types (f32, f64, f16, bf16, i32, i64, u8)"
+    note = "`sum` takes every element type and `prod` the numeric ones; `mean`, `sum_abs` and `sum_sq` take floats (call `.cast::<f32>()` first); `max`, `min`, `argmax` and `argmin` take numeric types (f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64)"
 )]
 pub trait Reduction<T: Element>: sealed::Sealed + Copy + Send + Sync + Debug + 'static {
     /// The result's element type.

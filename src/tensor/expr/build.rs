@@ -102,6 +102,7 @@ macro_rules! scalar_operand {
 }
 
 scalar_operand!(f32, f64, half::f16, half::bf16, i32, i64, u8, bool);
+scalar_operand!(i8, i16, u16, u32, u64);
 
 impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
     /// Each element converted to `U` with C cast rules, as in [`Tensor::cast`].

@@ -30,7 +30,7 @@ pub struct ScalarValue {
     /// Its element type.
     pub dtype: DType,
     /// The value's bits in its element type, zero-extended (`f16` as its 16 bits, `bool` as
-    /// 0 or 1, integers sign-extended).
+    /// 0 or 1), signed integers sign-extended to 64 bits, unsigned ones zero-extended.
     pub bits: u64,
 }
 
@@ -55,6 +55,16 @@ impl ScalarValue {
             u64::from(*x)
         } else if let Some(x) = any.downcast_ref::<bool>() {
             u64::from(*x)
+        } else if let Some(x) = any.downcast_ref::<i8>() {
+            i64::from(*x) as u64
+        } else if let Some(x) = any.downcast_ref::<i16>() {
+            i64::from(*x) as u64
+        } else if let Some(x) = any.downcast_ref::<u16>() {
+            u64::from(*x)
+        } else if let Some(x) = any.downcast_ref::<u32>() {
+            u64::from(*x)
+        } else if let Some(x) = any.downcast_ref::<u64>() {
+            *x
         } else {
             0
         };
