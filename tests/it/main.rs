@@ -46,3 +46,5 @@ mod stream_order;
 mod syncedmem;
 mod tensor;
 mod transfer_gpu;
+// Activations, map/zip_map, true_divide (issue 26).
+mod pointwise_activations;
