@@ -41,12 +41,14 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn, Zip};
 use rand::rngs::SmallRng;
 use rand::Rng;
-use typestate_tensor::element::{DType, Element};
-use typestate_tensor::error::Result;
+use typestate_tensor::element::{DType, Element, FloatElement};
+use typestate_tensor::error::{LayoutError, Result};
 use typestate_tensor::ops::table::*;
 use typestate_tensor::ops::UnaryOp;
+use typestate_tensor::tensor::expr::{node::Node, Expr, IntoExpr};
 use typestate_tensor::tensor::ops::{map, map_inplace, map_into, zip, zip_inplace, zip_into};
-use typestate_tensor::tensor::{Tensor, TensorView};
+use typestate_tensor::tensor::{Backend, Tensor, TensorView};
+use typestate_tensor::Cpu;
 
 /// Random cases per op, element type and scalar set.
 const CASES: usize = 24;
@@ -641,4 +643,269 @@ test_device!(
     small_results_keep_their_precision,
     small_results_keep_their_precision_cpu,
     small_results_keep_their_precision_gpu
+);
+
+// ---------------------------------------------------------------------------------------------
+// A user's own op: a function over expressions
+
+/// Swish written by a user from table ops: generic over the float type and the device.
+fn swish<T: FloatElement, D: Backend>(
+    x: impl IntoExpr<T, D>,
+    beta: T,
+) -> Expr<T, D, impl Node<D, Out = T>> {
+    let x = x.into_expr();
+    x.clone() * x.mul_scalar(beta).sigmoid()
+}
+
+/// The elements formatted, so that NaNs compare equal whatever their payload.
+fn bits<T: Element>(v: Vec<T>) -> Vec<String> {
+    v.iter().map(|x| format!("{x:?}")).collect()
+}
+
+/// `(swish(a) * b)` fused in one pass gives the bits of the same table ops run eagerly, on
+/// random strided and broadcast views.
+fn users_function_fuses_like_table_ops<D: TestDevice>(dev: &D) {
+    each_float!(T => {
+        let mut rng = rng_for("swish", T::NAME);
+        for _ in 0..CASES {
+            let shape = random_shape(&mut rng);
+            let ra = Recipe::random(&mut rng, &shape);
+            let rb_shape = broadcastable_from(&mut rng, &shape);
+                let rb = Recipe::random(&mut rng, &rb_shape);
+            let (sa, sb): (Vec<T>, Vec<T>) = (data(&mut rng, &ra), data(&mut rng, &rb));
+            let (ta, tb) = (upload_storage(dev, &sa), upload_storage(dev, &sb));
+            let (a, b) = (ra.view(&ta), rb.view(&tb));
+            let beta = T::from_f64(rng.gen_range(0.25..2.0));
+            let fused = (swish(a.lazy(), beta) * &b).eval().unwrap();
+            let eager = a
+                .mul(&a.mul_scalar(beta).unwrap().sigmoid().unwrap())
+                .unwrap()
+                .mul(&b)
+                .unwrap();
+            assert_eq!(fused.shape(), eager.shape());
+            assert_eq!(bits(host(&fused)), bits(host(&eager)), "swish {}", T::NAME);
+            let alone = swish(&a, beta).eval().unwrap();
+            let eager = a.mul(&a.mul_scalar(beta).unwrap().sigmoid().unwrap()).unwrap();
+            assert_eq!(bits(host(&alone)), bits(host(&eager)), "swish alone {}", T::NAME);
+        }
+    });
+}
+test_device!(
+    users_function_fuses_like_table_ops,
+    users_function_cpu,
+    users_function_gpu
+);
+
+// ---------------------------------------------------------------------------------------------
+// `map` and `zip_map`: Rust closures on the CPU engine (CPU-only by design: no GPU instance)
+
+/// The multi-indices of `shape` in row-major order.
+fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0; shape.len()];
+    for _ in 0..n {
+        out.push(idx.clone());
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+#[test]
+fn map_matches_a_loop_on_strided_views_with_a_type_change() {
+    let mut rng = rng_for("map", "f32 i32");
+    for _ in 0..64 {
+        let shape = random_shape(&mut rng);
+        let r = Recipe::random(&mut rng, &shape);
+        let stored: Vec<f32> = data(&mut rng, &r);
+        let storage = Tensor::from_vec(&[stored.len()], stored.clone()).unwrap();
+        let v = r.view(&storage);
+        let f = |x: f32| (x as f64) * 0.5 - 1.0;
+        let got = v.map(f).unwrap();
+        assert_eq!(got.shape(), &shape[..]);
+        let nd = r.nd(&stored);
+        let mut want = Vec::new();
+        for i in indices(&shape) {
+            want.push(f(nd[IxDyn(&i)]));
+        }
+        assert_eq!(bits(got.to_vec()), bits(want));
+        assert!(got.as_slice().is_some(), "a row-major result");
+
+        // A broadcast view (stride 0) of integers into bool.
+        let big: Vec<usize> = [2].iter().chain(&shape).copied().collect();
+        let ints: Vec<i32> = (0..stored.len()).map(|_| rng.gen()).collect();
+        let storage = Tensor::from_vec(&[ints.len()], ints.clone()).unwrap();
+        let b = r.view(&storage).broadcast_to(&big).unwrap();
+        let got = b.map(|x| x % 3 == 0).unwrap();
+        let nd = r.nd(&ints);
+        let mut want = Vec::new();
+        for i in indices(&big) {
+            want.push(nd[IxDyn(&i[1..])] % 3 == 0);
+        }
+        assert_eq!(got.shape(), &big[..]);
+        assert_eq!(got.to_vec(), want);
+    }
+    // Owned tensors too, and a permuted (tiled) one.
+    let t = Tensor::from_vec(&[2, 3], vec![1u8, 2, 3, 4, 5, 250]).unwrap();
+    assert_eq!(
+        t.map(|x| x as f32 / 2.0).unwrap().to_vec(),
+        [0.5, 1.0, 1.5, 2.0, 2.5, 125.0]
+    );
+    assert_eq!(
+        t.t().map(|x| x as i64).unwrap().to_vec(),
+        [1, 4, 2, 5, 3, 250]
+    );
+}
+
+#[test]
+fn zip_map_broadcasts_like_binary_ops() {
+    let mut rng = rng_for("zip_map", "f32 i64 f64");
+    for _ in 0..64 {
+        let shape = random_shape(&mut rng);
+        let a_shape = broadcastable_from(&mut rng, &shape);
+        let b_shape = broadcastable_from(&mut rng, &shape);
+        let (ra, rb) = (
+            Recipe::random(&mut rng, &a_shape),
+            Recipe::random(&mut rng, &b_shape),
+        );
+        let sa: Vec<f32> = data(&mut rng, &ra);
+        let sb: Vec<i64> = (0..rb.storage_len).map(|_| rng.gen_range(-9..9)).collect();
+        let ta = Tensor::from_vec(&[sa.len()], sa.clone()).unwrap();
+        let tb = Tensor::from_vec(&[sb.len()], sb.clone()).unwrap();
+        let (a, b) = (ra.view(&ta), rb.view(&tb));
+        let f = |x: f32, k: i64| x as f64 * k as f64;
+        let got = a.zip_map(&b, f).unwrap();
+        let out: Vec<usize> = broadcast(&a_shape, &b_shape);
+        assert_eq!(got.shape(), &out[..]);
+        let na = ra.nd(&sa).broadcast(IxDyn(&out)).unwrap().to_owned();
+        let nb = rb.nd(&sb).broadcast(IxDyn(&out)).unwrap().to_owned();
+        let mut want = Vec::new();
+        for i in indices(&out) {
+            want.push(f(na[IxDyn(&i)], nb[IxDyn(&i)]));
+        }
+        assert_eq!(bits(got.to_vec()), bits(want));
+    }
+    let a = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let mask = Tensor::from_vec(&[3], vec![true, false, true]).unwrap();
+    let kept = a
+        .zip_map(&mask, |v, keep| if keep { v } else { 0.0 })
+        .unwrap();
+    assert_eq!(kept.to_vec(), [1.0, 0.0, 3.0, 4.0, 0.0, 6.0]);
+    let err = a
+        .zip_map(&Tensor::<i32, Cpu>::zeros(&[4]).unwrap(), |x, _| x)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            typestate_tensor::Error::Layout(LayoutError::BroadcastMismatch { op: "zip_map", .. })
+        ),
+        "{err:?}"
+    );
+}
+
+/// The shape two shapes broadcast to (both known to broadcast).
+fn broadcast(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let rank = a.len().max(b.len());
+    (0..rank)
+        .map(|i| {
+            let get = |s: &[usize]| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
+            let (x, y) = (get(a), get(b));
+            if x == 1 {
+                y
+            } else {
+                x
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// `true_divide`: integers into f32
+
+/// A random integer of `T` with the extremes, zero (division by zero), ±1 and 2^24 + 1.
+fn draw_int<T: TestElem>(rng: &mut SmallRng) -> T {
+    let v: i128 = match rng.gen_range(0..12) {
+        0 => 0,
+        1 => 1,
+        2 => -1,
+        3 => i128::MAX,
+        4 => i128::MIN,
+        5 => (1 << 24) + 1,
+        6 => rng.gen_range(-(1i128 << 62)..(1i128 << 62)),
+        _ => rng.gen_range(-100..100),
+    };
+    // Saturate into the type (T::wrap would wrap the extremes to 0 or -1).
+    let (lo, hi) = match T::DTYPE {
+        DType::I32 => (i32::MIN as i128, i32::MAX as i128),
+        DType::I64 => (i64::MIN as i128, i64::MAX as i128),
+        _ => (0, 255),
+    };
+    T::wrap(v.clamp(lo, hi))
+}
+
+fn true_divide_matches_f32_division<D: TestDevice>(dev: &D) {
+    macro_rules! each_int {
+        ($($t:ty),*) => {$({
+            type T = $t;
+            let mut rng = rng_for("true_divide", T::NAME);
+            // PyTorch's int / int: both to f32 (one rounding each), then an IEEE division.
+            let reference = |x: T, y: T| Want {
+                x: x.int() as f64,
+                y: y.int() as f64,
+                value: ((x.int() as f32) as f64 / (y.int() as f32) as f64) as f32 as f64,
+            };
+            for _ in 0..CASES {
+                let shape = random_shape(&mut rng);
+                let ra_shape = broadcastable_from(&mut rng, &shape);
+                let ra = Recipe::random(&mut rng, &ra_shape);
+                let rb_shape = broadcastable_from(&mut rng, &shape);
+                let rb = Recipe::random(&mut rng, &rb_shape);
+                let sa: Vec<T> = (0..ra.storage_len).map(|_| draw_int(&mut rng)).collect();
+                let sb: Vec<T> = (0..rb.storage_len).map(|_| draw_int(&mut rng)).collect();
+                let (ta, tb) = (upload_storage(dev, &sa), upload_storage(dev, &sb));
+                let (a, b) = (ra.view(&ta), rb.view(&tb));
+                let out = broadcast(a.shape(), b.shape());
+                let na = ra.nd(&sa).broadcast(IxDyn(&out)).unwrap().to_owned();
+                let nb = rb.nd(&sb).broadcast(IxDyn(&out)).unwrap().to_owned();
+                let want = Zip::from(&na).and(&nb).map_collect(|&x, &y| reference(x, y));
+                let flat: Vec<Want> = want.iter().copied().collect();
+                let got = a.true_divide(&b).unwrap();
+                assert_eq!(got.shape(), &out[..]);
+                check::<f32>("true_divide", &host(&got), &flat, EXACT);
+                let fused = (a.lazy().true_divide(&b) * 2.0f32).eval().unwrap();
+                let doubled: Vec<Want> =
+                    flat.iter().map(|w| Want { value: w.value * 2.0, ..*w }).collect();
+                check::<f32>("true_divide fused", &host(&fused), &doubled, EXACT);
+
+                // Into a strided f32 view, and by a scalar.
+                let o = Recipe::random(&mut rng, &out);
+                let mut before: Vec<f32> = data(&mut rng, &o);
+                let all = expected_storage(&o, &mut before, &want);
+                let mut dst = upload_storage(dev, &before);
+                a.true_divide_into(&b, &mut o.view_mut(&mut dst)).unwrap();
+                check::<f32>("true_divide into", &host(&dst), &all, EXACT);
+                let s: T = draw_int(&mut rng);
+                let want: Vec<Want> = ra.nd(&sa).iter().map(|&x| reference(x, s)).collect();
+                check::<f32>("true_divide scalar", &host(&a.true_divide(s).unwrap()), &want, EXACT);
+            }
+        })*};
+    }
+    each_int!(i32, i64, u8);
+    // The documented rounding and division by zero.
+    let a = dev.upload(&Tensor::from_vec(&[4], vec![(1i64 << 24) + 1, 5, -5, 0]).unwrap());
+    let b = dev.upload(&Tensor::from_vec(&[4], vec![1i64, 0, 0, 0]).unwrap());
+    let got = host(&a.true_divide(&b).unwrap());
+    assert_eq!(got[..3], [16_777_216.0, f32::INFINITY, f32::NEG_INFINITY]);
+    assert!(got[3].is_nan());
+}
+test_device!(
+    true_divide_matches_f32_division,
+    true_divide_cpu,
+    true_divide_gpu
 );
