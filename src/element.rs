@@ -359,6 +359,17 @@ static_assertions::assert_eq_size!(half::f16, u16);
 static_assertions::assert_eq_size!(half::bf16, u16);
 static_assertions::assert_eq_size!(bool, u8);
 
+// Integer element types, for `true_divide` (issue 26).
+
+/// The integer element types (`i32`, `i64`, `u8`): the types that
+/// [`Tensor::true_divide`](crate::tensor::Tensor::true_divide) divides into `f32`, as
+/// PyTorch's `/` does for integer tensors. Sealed through [`Element`].
+pub trait Integer: Numeric {}
+
+impl Integer for i32 {}
+impl Integer for i64 {}
+impl Integer for u8 {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@ mod kernels;
 mod reduce;
 mod runs;
 mod tensor;
+// Rust closures on the CPU engine (issue 26).
+mod closure;
 
 pub(crate) use reduce::sum_map;
 

@@ -91,6 +91,8 @@ pub(crate) const CUDA_IDENTIFIERS: &[&str] = &[
     "a", "b", "c", "p0", "p1", "ts_add", "ts_sub", "ts_mul", "ts_div", "ts_max", "ts_min",
     "ts_abs", "ts_sign", "ts_neg", "ts_pow", "ts_sigmoid", "ts_silu", "exp", "log", "sqrt",
     "rsqrt", "sin", "cos", "tanh", "floor", "ceil", "rint", "erf", "fma", "decltype",
+    // Activations (issue 26).
+    "expm1", "log1p",
 ];
 
 /// Punctuation a CUDA op expression may use besides identifiers, digits, `.` and spaces:

@@ -56,6 +56,8 @@ pub mod reduce;
 pub mod repr;
 mod shape_ops;
 mod view;
+// Integer division into floats (issue 26).
+mod true_divide;
 
 pub use arith::ArithOperand;
 pub use backend::views::{TensorView, TensorViewMut};

@@ -48,7 +48,25 @@ const POOL: usize = 2;
 const NOT_EXPRESSIBLE: &[&str] = &["copy"];
 /// Ops whose GPU results are not exactly rounded (libdevice, within the table's tolerances).
 const TRANSCENDENTAL: &[&str] = &[
-    "exp", "log", "rsqrt", "sin", "cos", "tanh", "sigmoid", "gelu", "silu", "pow",
+    "exp",
+    "log",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "gelu",
+    "silu",
+    "pow",
+    // Activations (issue 26).
+    "elu",
+    "selu",
+    "celu",
+    "softplus",
+    "mish",
+    "logsigmoid",
+    "tanhshrink",
+    "gelu_tanh",
 ];
 
 fn cases<D: 'static>() -> u64 {
@@ -541,13 +559,15 @@ macro_rules! float_gen {
                 $from($poison)
             }
             fn own_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
-                let k = cx.rng.gen_range(0..NUMERIC + 1 + FLOAT);
+                let k = cx.rng.gen_range(0..NUMERIC + 1 + FLOAT + ACTIVATION);
                 if k < NUMERIC {
                     numeric_op(cx, depth, k)
                 } else if k == NUMERIC {
                     neg_op(cx, depth)
-                } else {
+                } else if k < NUMERIC + 1 + FLOAT {
                     float_op(cx, depth, k - NUMERIC - 1)
+                } else {
+                    activation_op(cx, depth, k - NUMERIC - 1 - FLOAT)
                 }
             }
         }
@@ -919,4 +939,43 @@ fn random_trees_fused_equal_eager<D: TestDevice + 'static>(dev: &D) {
     if n >= 100 {
         assert!(missing.is_empty(), "ops never drawn: {missing:?}");
     }
+}
+
+// Activations (issue 26).
+
+/// Number of ops [`activation_op`] picks from.
+const ACTIVATION: usize = 18;
+
+/// The activations of `torch.nn.functional` (float types), scalars drawn like data.
+fn activation_op<'p, T: Gen + FloatElement, D: TestDevice>(
+    cx: &mut Ctx<'p, D>,
+    depth: usize,
+    k: usize,
+) -> Pair<'p, T, D> {
+    trait Ops<D: TestDevice>: Gen + FloatElement + Sized {
+        fn pick<'p>(cx: &mut Ctx<'p, D>, depth: usize, k: usize) -> Pair<'p, Self, D> {
+            match k {
+                0 => unary!(cx, depth, relu6),
+                1 => unary!(cx, depth, leaky_relu, negative_slope),
+                2 => unary!(cx, depth, elu, alpha),
+                3 => unary!(cx, depth, selu),
+                4 => unary!(cx, depth, celu, alpha),
+                5 => unary!(cx, depth, softplus, beta, threshold),
+                6 => unary!(cx, depth, softsign),
+                7 => unary!(cx, depth, mish),
+                8 => unary!(cx, depth, hardtanh, min_val, max_val),
+                9 => unary!(cx, depth, hardsigmoid),
+                10 => unary!(cx, depth, hardswish),
+                11 => unary!(cx, depth, logsigmoid),
+                12 => unary!(cx, depth, tanhshrink),
+                13 => unary!(cx, depth, softshrink, lambd),
+                14 => unary!(cx, depth, hardshrink, lambd),
+                15 => unary!(cx, depth, threshold, threshold, value),
+                16 => unary!(cx, depth, gelu_tanh),
+                _ => binary!(cx, depth, prelu),
+            }
+        }
+    }
+    impl<D: TestDevice, T: Gen + FloatElement> Ops<D> for T {}
+    <T as Ops<D>>::pick(cx, depth, k)
 }

@@ -48,3 +48,5 @@ mod tensor;
 mod transfer_gpu;
 // Element types i8, i16, u16, u32, u64 (issue 26).
 mod dtypes;
+// Activations, map/zip_map, true_divide (issue 26).
+mod pointwise_activations;

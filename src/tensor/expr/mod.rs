@@ -26,6 +26,42 @@
 //! generated kernel: a new value does not recompile. In-place updates, which read the
 //! outputs they write, go through [`Tensor::update`](crate::tensor::Tensor::update) and [`update`]; [`Expr::boxed`] erases
 //! the node type for expressions built at run time. See `docs/FUSION.md` for the design.
+//!
+//! # Your own ops
+//!
+//! The op table is sealed (each op's CUDA is compiled from safe code), but a function from
+//! expressions to an expression is an op of your own: it composes table ops, and the
+//! expression it is used in still evaluates in one pass (one kernel on the GPU), on every
+//! engine. Take operands as [`IntoExpr`] (expressions, `&tensor`, views) and return
+//! `Expr<T, D, impl Node<D, Out = T>>` ([`node::Node`] names any node):
+//!
+//! ```
+//! use typestate_tensor::element::FloatElement;
+//! use typestate_tensor::tensor::expr::{node::Node, Expr, IntoExpr};
+//! use typestate_tensor::tensor::{Backend, Tensor};
+//!
+//! /// Swish, `x * sigmoid(beta * x)`, for every float type and device.
+//! fn swish<T: FloatElement, D: Backend>(
+//!     x: impl IntoExpr<T, D>,
+//!     beta: T,
+//! ) -> Expr<T, D, impl Node<D, Out = T>> {
+//!     let x = x.into_expr();
+//!     x.clone() * x.mul_scalar(beta).sigmoid()
+//! }
+//!
+//! let a = Tensor::from_vec(&[2, 2], vec![-2.0f32, -0.5, 0.5, 2.0])?;
+//! let b = Tensor::from_vec(&[2], vec![1.0f32, 3.0])?;
+//! let fused = (swish(a.lazy(), 1.0) * &b).eval()?; // one pass: swish, then `* b`
+//! let eager = a.mul(&a.mul_scalar(1.0)?.sigmoid()?)?.mul(&b)?;
+//! assert_eq!(fused.to_vec(), eager.to_vec());
+//! // A tensor reference is an operand too: `swish(&a, 1.0)`.
+//! assert_eq!(swish(&a, 1.0).eval()?.to_vec(), a.mul(&a.sigmoid()?)?.to_vec());
+//! # Ok::<(), typestate_tensor::Error>(())
+//! ```
+//!
+//! A kernel loads a tensor that an expression uses twice (`x.clone()` above) once. For a
+//! closure that no table op can express, [`Tensor::map`](crate::tensor::Tensor::map) and
+//! [`Tensor::zip_map`](crate::tensor::Tensor::zip_map) run Rust code on CPU tensors.
 
 mod build;
 mod eval;
