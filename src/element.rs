@@ -369,6 +369,11 @@ pub trait Integer: Numeric {}
 impl Integer for i32 {}
 impl Integer for i64 {}
 impl Integer for u8 {}
+impl Integer for i8 {}
+impl Integer for i16 {}
+impl Integer for u16 {}
+impl Integer for u32 {}
+impl Integer for u64 {}
 
 #[cfg(test)]
 mod tests {
