@@ -46,3 +46,5 @@ mod stream_order;
 mod syncedmem;
 mod tensor;
 mod transfer_gpu;
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+mod pointwise_int_logic;
