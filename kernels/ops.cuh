@@ -358,4 +358,189 @@ __device__ __forceinline__ float ts_silu(float a) { return a * ts_sigmoid(a); }
 __device__ __forceinline__ double ts_sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
 __device__ __forceinline__ double ts_silu(double a) { return a / (1.0 + exp(-a)); }
 
+// ---- integer, bitwise, logical and float-predicate ops (issue 26) ----------------------
+//
+// Mirrors src/element.rs (`DivRem`, `Bitwise`, `Integer`) and the op table's closures. Every
+// helper has an overload per compute type it is used with: float, double, int, long long,
+// unsigned int (u8 only: results wrap to 8 bits, like the arithmetic above) and bool.
+
+// fmod: C fmod for floats (exact); integers truncate, 0 on division by zero, MIN % -1 == 0.
+__device__ __forceinline__ float ts_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double ts_fmod(double a, double b) { return fmod(a, b); }
+__device__ __forceinline__ int ts_fmod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
+__device__ __forceinline__ long long ts_fmod(long long a, long long b) {
+  return (b == 0 || b == -1) ? 0LL : a % b;
+}
+__device__ __forceinline__ unsigned int ts_fmod(unsigned int a, unsigned int b) {
+  return b == 0u ? 0u : ts_u8_wrap(a) % ts_u8_wrap(b);
+}
+
+// remainder: fmod, plus b when nonzero and of the other sign (PyTorch's remainder).
+template <typename T>
+__device__ __forceinline__ T ts_remainder(T a, T b) {
+  const T m = ts_fmod(a, b);
+  return (m != (T)0 && ((b < (T)0) != (m < (T)0))) ? ts_add(m, b) : m;
+}
+
+// floor_divide. Floats: PyTorch's div_floor_floating; integers: floor, 0 on division by zero,
+// MIN / -1 wraps to MIN.
+template <typename T>
+__device__ __forceinline__ T ts_floor_div_float(T a, T b) {
+  if (b == (T)0) return a / b;
+  const T m = fmod(a, b);
+  T div = (a - m) / b;
+  if (m != (T)0 && ((b < (T)0) != (m < (T)0))) div -= (T)1;
+  if (div != (T)0) {
+    T f = floor(div);
+    if (div - f > (T)0.5) f += (T)1;
+    return f;
+  }
+  return copysign((T)0, a / b);
+}
+__device__ __forceinline__ float ts_floor_div(float a, float b) { return ts_floor_div_float(a, b); }
+__device__ __forceinline__ double ts_floor_div(double a, double b) { return ts_floor_div_float(a, b); }
+template <typename T>
+__device__ __forceinline__ T ts_floor_div_int(T a, T b) {
+  if (b == 0) return 0;
+  const T q = ts_div(a, b);
+  const T r = ts_fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? ts_sub(q, (T)1) : q;
+}
+__device__ __forceinline__ int ts_floor_div(int a, int b) { return ts_floor_div_int(a, b); }
+__device__ __forceinline__ long long ts_floor_div(long long a, long long b) { return ts_floor_div_int(a, b); }
+__device__ __forceinline__ unsigned int ts_floor_div(unsigned int a, unsigned int b) { return ts_div(a, b); }
+
+// bitwise and, or, xor, not (bool: logical). `~` on u8's unsigned int keeps 8 bits.
+__device__ __forceinline__ int ts_bit_and(int a, int b) { return a & b; }
+__device__ __forceinline__ long long ts_bit_and(long long a, long long b) { return a & b; }
+__device__ __forceinline__ unsigned int ts_bit_and(unsigned int a, unsigned int b) { return ts_u8_wrap(a & b); }
+__device__ __forceinline__ bool ts_bit_and(bool a, bool b) { return a && b; }
+__device__ __forceinline__ int ts_bit_or(int a, int b) { return a | b; }
+__device__ __forceinline__ long long ts_bit_or(long long a, long long b) { return a | b; }
+__device__ __forceinline__ unsigned int ts_bit_or(unsigned int a, unsigned int b) { return ts_u8_wrap(a | b); }
+__device__ __forceinline__ bool ts_bit_or(bool a, bool b) { return a || b; }
+__device__ __forceinline__ int ts_bit_xor(int a, int b) { return a ^ b; }
+__device__ __forceinline__ long long ts_bit_xor(long long a, long long b) { return a ^ b; }
+__device__ __forceinline__ unsigned int ts_bit_xor(unsigned int a, unsigned int b) { return ts_u8_wrap(a ^ b); }
+__device__ __forceinline__ bool ts_bit_xor(bool a, bool b) { return a != b; }
+__device__ __forceinline__ int ts_bit_not(int a) { return ~a; }
+__device__ __forceinline__ long long ts_bit_not(long long a) { return ~a; }
+__device__ __forceinline__ unsigned int ts_bit_not(unsigned int a) { return ts_u8_wrap(~a); }
+__device__ __forceinline__ bool ts_bit_not(bool a) { return !a; }
+
+// Shifts (PyTorch's bitwise_left_shift / bitwise_right_shift): a shift by a negative amount
+// or by at least the bit width gives 0, except a right shift of a negative signed value,
+// which gives -1 (sign fill). u8 (unsigned int here) shifts in 8 bits.
+__device__ __forceinline__ int ts_shl(int a, int b) {
+  return (b < 0 || b >= 32) ? 0 : (int)((unsigned int)a << b);
+}
+__device__ __forceinline__ long long ts_shl(long long a, long long b) {
+  return (b < 0 || b >= 64) ? 0LL : (long long)((unsigned long long)a << b);
+}
+__device__ __forceinline__ unsigned int ts_shl(unsigned int a, unsigned int b) {
+  return b >= 8u ? 0u : ts_u8_wrap(a << b);
+}
+__device__ __forceinline__ int ts_shr(int a, int b) { return (b < 0 || b >= 32) ? (a >> 31) : (a >> b); }
+__device__ __forceinline__ long long ts_shr(long long a, long long b) {
+  return (b < 0 || b >= 64) ? (a >> 63) : (a >> b);
+}
+__device__ __forceinline__ unsigned int ts_shr(unsigned int a, unsigned int b) {
+  return b >= 8u ? 0u : ts_u8_wrap(a) >> b;
+}
+
+// gcd and lcm on magnitudes in the unsigned type of the width: gcd is non-negative except
+// gcd(MIN, MIN) and gcd(MIN, 0), 2^(bits-1), which wraps to MIN; lcm is
+// |a / gcd * b| wrapping (PyTorch's calc_lcm).
+template <typename U>
+__device__ __forceinline__ U ts_gcd_bits(U a, U b) {
+  while (a != 0) {
+    const U c = a;
+    a = b % a;
+    b = c;
+  }
+  return b;
+}
+__device__ __forceinline__ unsigned int ts_mag(int a) { return a < 0 ? 0u - (unsigned int)a : (unsigned int)a; }
+__device__ __forceinline__ unsigned long long ts_mag(long long a) {
+  return a < 0 ? 0ull - (unsigned long long)a : (unsigned long long)a;
+}
+__device__ __forceinline__ int ts_gcd(int a, int b) { return (int)ts_gcd_bits(ts_mag(a), ts_mag(b)); }
+__device__ __forceinline__ long long ts_gcd(long long a, long long b) {
+  return (long long)ts_gcd_bits(ts_mag(a), ts_mag(b));
+}
+__device__ __forceinline__ unsigned int ts_gcd(unsigned int a, unsigned int b) {
+  return ts_gcd_bits(ts_u8_wrap(a), ts_u8_wrap(b));
+}
+__device__ __forceinline__ int ts_lcm(int a, int b) {
+  const unsigned int g = ts_gcd_bits(ts_mag(a), ts_mag(b));
+  return g == 0u ? 0 : ts_abs((int)(ts_mag(a) / g * ts_mag(b)));
+}
+__device__ __forceinline__ long long ts_lcm(long long a, long long b) {
+  const unsigned long long g = ts_gcd_bits(ts_mag(a), ts_mag(b));
+  return g == 0ull ? 0LL : ts_abs((long long)(ts_mag(a) / g * ts_mag(b)));
+}
+__device__ __forceinline__ unsigned int ts_lcm(unsigned int a, unsigned int b) {
+  const unsigned int g = ts_gcd(a, b);
+  return g == 0u ? 0u : ts_u8_wrap(ts_u8_wrap(a) / g * ts_u8_wrap(b));
+}
+
+// Logical and, or (nonzero is true, NaN included), for every compute type.
+template <typename T>
+__device__ __forceinline__ bool ts_logical_and(T a, T b) { return a != (T)0 && b != (T)0; }
+template <typename T>
+__device__ __forceinline__ bool ts_logical_or(T a, T b) { return a != (T)0 || b != (T)0; }
+
+// Float predicates; integers and bool are finite and never NaN or infinite.
+__device__ __forceinline__ float ts_inf_f32() { return __int_as_float(0x7F800000); }
+__device__ __forceinline__ double ts_inf_f64() { return __longlong_as_double(0x7FF0000000000000LL); }
+__device__ __forceinline__ bool ts_isposinf(float a) { return a == ts_inf_f32(); }
+__device__ __forceinline__ bool ts_isposinf(double a) { return a == ts_inf_f64(); }
+__device__ __forceinline__ bool ts_isneginf(float a) { return a == -ts_inf_f32(); }
+__device__ __forceinline__ bool ts_isneginf(double a) { return a == -ts_inf_f64(); }
+__device__ __forceinline__ bool ts_isinf(float a) { return fabsf(a) == ts_inf_f32(); }
+__device__ __forceinline__ bool ts_isinf(double a) { return fabs(a) == ts_inf_f64(); }
+__device__ __forceinline__ bool ts_isfinite(float a) { return fabsf(a) < ts_inf_f32(); }
+__device__ __forceinline__ bool ts_isfinite(double a) { return fabs(a) < ts_inf_f64(); }
+// The sign bit, of -0.0 and NaN too.
+__device__ __forceinline__ bool ts_signbit(float a) { return __float_as_int(a) < 0; }
+__device__ __forceinline__ bool ts_signbit(double a) { return __double_as_longlong(a) < 0; }
+#define TS_INT_PREDICATES(T)                                          \
+  __device__ __forceinline__ bool ts_isposinf(T) { return false; }    \
+  __device__ __forceinline__ bool ts_isneginf(T) { return false; }    \
+  __device__ __forceinline__ bool ts_isinf(T) { return false; }       \
+  __device__ __forceinline__ bool ts_isfinite(T) { return true; }
+TS_INT_PREDICATES(int)
+TS_INT_PREDICATES(long long)
+TS_INT_PREDICATES(unsigned int)
+TS_INT_PREDICATES(bool)
+#undef TS_INT_PREDICATES
+__device__ __forceinline__ bool ts_signbit(int a) { return a < 0; }
+__device__ __forceinline__ bool ts_signbit(long long a) { return a < 0; }
+__device__ __forceinline__ bool ts_signbit(unsigned int) { return false; }
+
+// nextafter(a, b) on the grid of the element type, given its epsilon `eps` (the spacing of
+// the values in [1, 2)) and its smallest positive subnormal `tiny`, both exact in the compute
+// type: the half types step in their own representation while computing in float. Every
+// value computed is a value of the element type (or 2^(emax+1), the step up from the largest
+// finite value, which rounds to infinity on store), so the arithmetic is exact. As C's
+// nextafter: b when a == b, the sign of a kept when the step reaches zero, NaN in gives NaN.
+template <typename T>
+__device__ __forceinline__ T ts_nextafter(T a, T b, T eps, T tiny) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  if (a == (T)0) return b > (T)0 ? tiny : -tiny;
+  if (a - a != a - a) {  // infinite: the largest finite value, (2 - eps) * 2^emax
+    const T big = ((T)2 - eps) * ((eps / tiny) * (T)2);
+    return a > (T)0 ? big : -big;
+  }
+  const T mag = fabs(a);
+  int e;
+  (void)frexp(mag, &e);  // mag = f * 2^e, f in [0.5, 1)
+  T ulp = fmax(ldexp(eps, e - 1), tiny);
+  const bool away = (b > a) == (a > (T)0);
+  if (!away && mag == ldexp((T)1, e - 1)) ulp = fmax(ulp * (T)0.5, tiny);
+  const T r = (away == (a > (T)0)) ? a + ulp : a - ulp;
+  return r == (T)0 ? copysign(r, a) : r;
+}
+
 #endif  // TYPESTATE_TENSOR_OPS_CUH

@@ -10,6 +10,8 @@
 //! - [`Signed`]: negation, `abs`, `sign`.
 //! - [`FloatElement`]: transcendental functions, computed in `f32` for the half types (as
 //!   PyTorch and CUDA do) and rounded once on store.
+//! - [`DivRem`]: floor division and remainders (every [`Numeric`] type); [`Bitwise`]: `&`,
+//!   `|`, `^`, `!` (integers and bool); [`Integer`]: shifts, `gcd`, `lcm` (integers).
 //!
 //! Mixing element types in one op is a compile error: every op is generic over one `T`;
 //! conversions go through an explicit `cast::<U>()`.
@@ -181,6 +183,72 @@ pub trait Signed: Numeric {
 )]
 pub trait FloatElement: Signed + num_traits::Float {}
 
+// Integer, bitwise and rounding-division capabilities (issue 26).
+
+/// Element types with floor division and the two remainders: every [`Numeric`] type.
+///
+/// Floats follow PyTorch (`aten/src/ATen/native/cpu/BinaryOpsKernel.cpp`), computed in the
+/// compute type (`f32` for the half types) and rounded once: `fmod` is C's `fmod` (exact;
+/// NaN when `rhs == 0` or `self` is infinite); `remainder` is `fmod` plus `rhs` when the two
+/// differ in sign; `floor_div` is PyTorch's `div_floor_floating` (`self / rhs`, ±inf or NaN,
+/// when `rhs == 0`). Integers: exact, wrapping on `MIN / -1`, and **0 when `rhs == 0`**
+/// (PyTorch raises `ZeroDivisionError` on the CPU and returns garbage on CUDA; there is no
+/// trap to mirror on the GPU, so both engines give 0).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no division or remainder",
+    note = "floor_divide, remainder and fmod take f32, f64, f16, bf16 or an integer type",
+    note = "for a bool mask, cast first: `mask.cast::<u8>()` (or `.cast::<i64>()`)"
+)]
+pub trait DivRem: Numeric {
+    /// `self - trunc(self / rhs) * rhs`, the sign of the dividend (C `fmod`, PyTorch's
+    /// `fmod`); integers: 0 when `rhs == 0`.
+    fn fmod(self, rhs: Self) -> Self;
+    /// `self - floor(self / rhs) * rhs`, the sign of the divisor (Python's `%`, PyTorch's
+    /// `remainder`); integers: 0 when `rhs == 0`.
+    fn remainder(self, rhs: Self) -> Self;
+    /// `floor(self / rhs)` (Python's `//`, PyTorch's `floor_divide`); integers: wrapping
+    /// on `MIN / -1`, 0 when `rhs == 0`.
+    fn floor_div(self, rhs: Self) -> Self;
+}
+
+/// Element types with bitwise `and`, `or`, `xor` and `not`: the integer types and `bool`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no bitwise ops",
+    note = "bitwise ops take the integer types (i8, i16, i32, i64, u8, u16, u32, u64) and bool",
+    note = "for floats, compare first (`x.gt(0.0)` gives a bool mask) or use the logical ops (`logical_and`), which take any element type"
+)]
+pub trait Bitwise: Element {
+    /// `self & rhs` (`&&` for bool).
+    fn bit_and(self, rhs: Self) -> Self;
+    /// `self | rhs` (`||` for bool).
+    fn bit_or(self, rhs: Self) -> Self;
+    /// `self ^ rhs` (`!=` for bool).
+    fn bit_xor(self, rhs: Self) -> Self;
+    /// `!self`: every bit flipped (`~` in C; `!` for bool).
+    fn bit_not(self) -> Self;
+}
+
+/// Integer element types: shifts, `gcd` and `lcm`, with PyTorch's results on every input.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an integer element type",
+    note = "this op takes the integer types (i8, i16, i32, i64, u8, u16, u32, u64)",
+    note = "convert first: `.cast::<i64>()` (floats truncate toward zero, saturating; bool gives 0 or 1)"
+)]
+pub trait Integer: DivRem + Bitwise {
+    /// `self << rhs` in the type's width (bits shifted out are lost); 0 when `rhs` is
+    /// negative or at least the bit width (PyTorch's `bitwise_left_shift`).
+    fn shl(self, rhs: Self) -> Self;
+    /// `self >> rhs`, arithmetic for signed types; when `rhs` is negative or at least the
+    /// bit width: -1 for negative signed `self`, else 0 (PyTorch's `bitwise_right_shift`).
+    fn shr(self, rhs: Self) -> Self;
+    /// The greatest common divisor of `|self|` and `|rhs|`, non-negative; `gcd(0, 0) == 0`;
+    /// `gcd(MIN, MIN)` and `gcd(MIN, 0)` are `2^(bits-1)`, which wraps to `MIN`.
+    fn gcd(self, rhs: Self) -> Self;
+    /// `|self / gcd(self, rhs) * rhs|`, wrapping on overflow (as PyTorch computes it); 0
+    /// when either is 0.
+    fn lcm(self, rhs: Self) -> Self;
+}
+
 macro_rules! impl_element {
     ($t:ty, $dtype:ident, $cuda:literal, $compute:literal, $zero:expr, $one:expr,
      to_f64: |$s:ident| $to:expr, from_f64: |$v:ident| $from:expr
@@ -321,6 +389,180 @@ macro_rules! impl_signed_int {
 }
 impl_signed_int!(i8, i16, i32, i64);
 
+// Integer, bitwise and rounding-division capabilities (issue 26).
+
+/// Floor division and remainders of floats in the compute type `F` (`f32` or `f64`), as
+/// PyTorch's `BinaryOpsKernel.cpp` computes them.
+mod float_divrem {
+    use num_traits::Float;
+
+    /// C `fmod` (Rust's `%` on floats): exact.
+    #[inline(always)]
+    pub(super) fn fmod<F: Float>(a: F, b: F) -> F {
+        a % b
+    }
+
+    /// `fmod`, plus `b` when the result is nonzero and its sign differs from `b`'s.
+    #[inline(always)]
+    pub(super) fn remainder<F: Float>(a: F, b: F) -> F {
+        let m = a % b;
+        let zero = F::zero();
+        if m != zero && ((b < zero) != (m < zero)) {
+            m + b
+        } else {
+            m
+        }
+    }
+
+    /// PyTorch's `div_floor_floating`.
+    #[inline(always)]
+    pub(super) fn floor_div<F: Float>(a: F, b: F) -> F {
+        let zero = F::zero();
+        if b == zero {
+            return a / b;
+        }
+        let m = a % b;
+        let mut div = (a - m) / b;
+        if m != zero && ((b < zero) != (m < zero)) {
+            div = div - F::one();
+        }
+        if div != zero {
+            let mut f = div.floor();
+            if div - f > F::from(0.5).unwrap_or(zero) {
+                f = f + F::one();
+            }
+            f
+        } else {
+            zero.copysign(a / b)
+        }
+    }
+}
+
+macro_rules! impl_divrem_float {
+    ($($t:ty),*) => {$(
+        impl DivRem for $t {
+            #[inline]
+            fn fmod(self, rhs: Self) -> Self {
+                crate::ops::compute::in_compute!($t as C; x = self, y = rhs => float_divrem::fmod(x, y))
+            }
+            #[inline]
+            fn remainder(self, rhs: Self) -> Self {
+                crate::ops::compute::in_compute!($t as C; x = self, y = rhs => float_divrem::remainder(x, y))
+            }
+            #[inline]
+            fn floor_div(self, rhs: Self) -> Self {
+                crate::ops::compute::in_compute!($t as C; x = self, y = rhs => float_divrem::floor_div(x, y))
+            }
+        }
+    )*};
+}
+impl_divrem_float!(f32, f64, half::f16, half::bf16);
+
+/// `DivRem`, `Bitwise` and `Integer` for integer types, each given with the unsigned type of
+/// its width (`i32: u32`, `u8: u8`): extend the list for new integer element types.
+macro_rules! impl_integer {
+    ($($t:ty: $u:ty),* $(,)?) => {$(
+        #[allow(unused_comparisons)]
+        impl DivRem for $t {
+            #[inline]
+            fn fmod(self, rhs: Self) -> Self {
+                if rhs == 0 { 0 } else { self.wrapping_rem(rhs) }
+            }
+            #[inline]
+            fn remainder(self, rhs: Self) -> Self {
+                let r = DivRem::fmod(self, rhs);
+                if r != 0 && ((r < 0) != (rhs < 0)) { r.wrapping_add(rhs) } else { r }
+            }
+            #[inline]
+            fn floor_div(self, rhs: Self) -> Self {
+                if rhs == 0 {
+                    return 0;
+                }
+                let q = self.wrapping_div(rhs);
+                let r = self.wrapping_rem(rhs);
+                if r != 0 && ((r < 0) != (rhs < 0)) { q.wrapping_sub(1) } else { q }
+            }
+        }
+        impl Bitwise for $t {
+            #[inline] fn bit_and(self, rhs: Self) -> Self { self & rhs }
+            #[inline] fn bit_or(self, rhs: Self) -> Self { self | rhs }
+            #[inline] fn bit_xor(self, rhs: Self) -> Self { self ^ rhs }
+            #[inline] fn bit_not(self) -> Self { !self }
+        }
+        #[allow(unused_comparisons)]
+        impl Integer for $t {
+            #[inline]
+            fn shl(self, rhs: Self) -> Self {
+                if rhs < 0 || (rhs as i128) >= i128::from(<$t>::BITS) {
+                    0
+                } else {
+                    ((self as $u) << (rhs as u32)) as $t
+                }
+            }
+            #[inline]
+            fn shr(self, rhs: Self) -> Self {
+                if rhs < 0 || (rhs as i128) >= i128::from(<$t>::BITS) {
+                    if self < 0 { !0 } else { 0 }
+                } else {
+                    self >> (rhs as u32)
+                }
+            }
+            #[inline]
+            fn gcd(self, rhs: Self) -> Self {
+                let (mut a, mut b) = (magnitude!(self, $u), magnitude!(rhs, $u));
+                while a != 0 {
+                    let c = a;
+                    a = b % a;
+                    b = c;
+                }
+                b as $t
+            }
+            #[inline]
+            fn lcm(self, rhs: Self) -> Self {
+                let g = Integer::gcd(self, rhs) as $u;
+                if g == 0 {
+                    return 0;
+                }
+                let m = (magnitude!(self, $u) / g).wrapping_mul(magnitude!(rhs, $u));
+                (m as $t).abs_of()
+            }
+        }
+    )*};
+}
+
+/// `|x|` of an integer as the unsigned type `$u` of its width (exact, `MIN` included).
+macro_rules! magnitude {
+    ($x:expr, $u:ty) => {{
+        #[allow(unused_comparisons)]
+        let negative = $x < 0;
+        if negative {
+            ($x as $u).wrapping_neg()
+        } else {
+            $x as $u
+        }
+    }};
+}
+impl_integer!(i32: u32, i64: u64, u8: u8, i8: u8, i16: u16, u16: u16, u32: u32, u64: u64);
+
+impl Bitwise for bool {
+    #[inline]
+    fn bit_and(self, rhs: Self) -> Self {
+        self & rhs
+    }
+    #[inline]
+    fn bit_or(self, rhs: Self) -> Self {
+        self | rhs
+    }
+    #[inline]
+    fn bit_xor(self, rhs: Self) -> Self {
+        self ^ rhs
+    }
+    #[inline]
+    fn bit_not(self) -> Self {
+        !self
+    }
+}
+
 /// The exact value of `x` if `T` is an integer element type (`i8` to `i64`, `u8` to `u64`),
 /// `None` for floats and bool. Ranges over integers are computed with these in `i128`, where
 /// every difference and product of two element values is exact (`Element::to_f64` is not,
@@ -358,22 +600,6 @@ pub(crate) fn from_exact_integer<T: Element>(v: i128) -> Option<T> {
 static_assertions::assert_eq_size!(half::f16, u16);
 static_assertions::assert_eq_size!(half::bf16, u16);
 static_assertions::assert_eq_size!(bool, u8);
-
-// Integer element types, for `true_divide` (issue 26).
-
-/// The integer element types (`i32`, `i64`, `u8`): the types that
-/// [`Tensor::true_divide`](crate::tensor::Tensor::true_divide) divides into `f32`, as
-/// PyTorch's `/` does for integer tensors. Sealed through [`Element`].
-pub trait Integer: Numeric {}
-
-impl Integer for i32 {}
-impl Integer for i64 {}
-impl Integer for u8 {}
-impl Integer for i8 {}
-impl Integer for i16 {}
-impl Integer for u16 {}
-impl Integer for u32 {}
-impl Integer for u64 {}
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,8 @@
 
 pub mod cast;
 pub mod compute;
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+mod nextafter;
 pub mod op;
 pub mod reduce;
 pub mod table;

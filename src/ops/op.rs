@@ -93,6 +93,11 @@ pub(crate) const CUDA_IDENTIFIERS: &[&str] = &[
     "rsqrt", "sin", "cos", "tanh", "floor", "ceil", "rint", "erf", "fma", "decltype",
     // Activations (issue 26).
     "expm1", "log1p",
+    // Integer, bitwise, logical and float-predicate ops (issue 26).
+    "ts_fmod", "ts_remainder", "ts_floor_div", "ts_bit_and", "ts_bit_or", "ts_bit_xor",
+    "ts_bit_not", "ts_shl", "ts_shr", "ts_gcd", "ts_lcm", "ts_logical_and", "ts_logical_or",
+    "ts_isinf", "ts_isposinf", "ts_isneginf", "ts_isfinite", "ts_signbit", "ts_nextafter",
+    "copysign",
 ];
 
 /// Punctuation a CUDA op expression may use besides identifiers, digits, `.` and spaces:

@@ -49,6 +49,9 @@ pub mod iter;
 mod join;
 mod operand;
 pub mod ops;
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+mod ops_by_hand;
+pub use ops_by_hand::NanToNumNode;
 mod owned;
 pub mod print;
 pub mod random;

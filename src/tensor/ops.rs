@@ -22,6 +22,8 @@
 use super::operand::{materialize, Held, Operand};
 use super::{AsView, AsViewMut, ReadRepr, Tensor, TensorView, TensorViewMut, WriteRepr};
 use crate::element::{Element, FloatElement, Numeric, Signed};
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+use crate::element::{Bitwise, DivRem, Integer};
 use crate::error::{LayoutError, Result};
 use crate::layout::{broadcast_shapes, Dims, Layout};
 use crate::ops::table::{for_each_binary_op, for_each_ternary_op, for_each_unary_op, Identity, *};
@@ -203,7 +205,7 @@ pub(crate) fn zip_held<T: Element, D: Backend, O: BinaryOp<T>>(
 }
 
 /// `out = op(a, b)` with `b` a tensor, view or scalar.
-fn zip_held_into<T: Element, D: Backend, O: BinaryOp<T>>(
+pub(crate) fn zip_held_into<T: Element, D: Backend, O: BinaryOp<T>>(
     op: O,
     a: &TensorView<'_, T, D>,
     b: Held<'_, T, D>,

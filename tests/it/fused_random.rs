@@ -267,7 +267,7 @@ struct Ctx<'p, D: TestDevice> {
 }
 
 /// Element types the interpreter builds trees of.
-trait Gen: Pooled {
+trait Gen: Pooled + IntLogicGen {
     /// A random value (data and scalars).
     fn draw(rng: &mut SmallRng) -> Self;
     /// What outputs are filled with before a fused pass.
@@ -296,6 +296,8 @@ fn node<'p, T: Gen, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p
                 t: Tensor::where_cond(&mask.t, &a.t, &b.t).unwrap(),
             }
         }
+        // Integer, bitwise, logical and float-predicate ops (issue 26).
+        4 | 5 => T::int_logic_op(cx, depth),
         _ => T::own_op(cx, depth),
     }
 }
@@ -978,4 +980,133 @@ fn activation_op<'p, T: Gen + FloatElement, D: TestDevice>(
     }
     impl<D: TestDevice, T: Gen + FloatElement> Ops<D> for T {}
     <T as Ops<D>>::pick(cx, depth, k)
+}
+
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+
+/// The ops of issue 26's integer, bitwise, logical and float-predicate group that produce
+/// each type: division and remainders, bitwise ops, shifts, gcd and lcm for integers; the
+/// division ops, `copysign`, `nextafter` and `nan_to_num` for floats; logical ops and
+/// predicates over a random input type for bool.
+trait IntLogicGen: Sized {
+    fn int_logic_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D>
+    where
+        Self: Gen;
+}
+
+macro_rules! int_logic_float {
+    ($($t:ty),*) => {$(
+        impl IntLogicGen for $t {
+            fn int_logic_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+                match cx.rng.gen_range(0..6) {
+                    0 => binary!(cx, depth, remainder),
+                    1 => binary!(cx, depth, fmod),
+                    2 => binary!(cx, depth, floor_divide),
+                    3 => binary!(cx, depth, copysign),
+                    4 => binary!(cx, depth, nextafter),
+                    _ => {
+                        let a = node::<Self, D>(cx, depth - 1);
+                        let pick = |cx: &mut Ctx<'p, D>| {
+                            if cx.rng.gen_bool(0.5) {
+                                Some(Self::draw(&mut cx.rng))
+                            } else {
+                                None
+                            }
+                        };
+                        let (n, p, m) = (pick(cx), pick(cx), pick(cx));
+                        Pair {
+                            e: a.e.nan_to_num(n, p, m).boxed(),
+                            t: a.t.nan_to_num(n, p, m).unwrap(),
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+int_logic_float!(f32, f64, f16, bf16);
+
+macro_rules! int_logic_int {
+    ($($t:ty),*) => {$(
+        impl IntLogicGen for $t {
+            fn int_logic_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+                match cx.rng.gen_range(0..12) {
+                    0 => binary!(cx, depth, remainder),
+                    1 => binary!(cx, depth, fmod),
+                    2 => binary!(cx, depth, floor_divide),
+                    3 => binary!(cx, depth, bitwise_and),
+                    4 => binary!(cx, depth, bitwise_or),
+                    5 => binary!(cx, depth, bitwise_xor),
+                    6 => unary!(cx, depth, bitwise_not),
+                    7 => binary!(cx, depth, left_shift),
+                    8 => binary!(cx, depth, right_shift),
+                    9 => binary!(cx, depth, gcd),
+                    10 => binary!(cx, depth, lcm),
+                    _ => {
+                        // A shift by a small amount, so that bits survive.
+                        let a = node::<Self, D>(cx, depth - 1);
+                        let s: $t = cx.rng.gen_range(0..8);
+                        Pair { e: a.e.left_shift(s).boxed(), t: a.t.left_shift(s).unwrap() }
+                    }
+                }
+            }
+        }
+    )*};
+}
+int_logic_int!(i32, i64, u8, i8, i16, u16, u32, u64);
+
+/// A logical op or predicate over a tree of a random element type.
+fn logic_of<'p, U: Gen + Numeric, D: TestDevice>(
+    cx: &mut Ctx<'p, D>,
+    depth: usize,
+) -> Pair<'p, bool, D> {
+    let a = node::<U, D>(cx, depth - 1);
+    macro_rules! pred {
+        ($m:ident) => {
+            Pair {
+                e: a.e.$m().boxed(),
+                t: a.t.$m().unwrap(),
+            }
+        };
+    }
+    macro_rules! logic {
+        ($m:ident) => {{
+            let b = child::<U, D>(cx, depth);
+            Pair {
+                e: a.e.$m(b.e).boxed(),
+                t: a.t.$m(&b.t).unwrap(),
+            }
+        }};
+    }
+    match cx.rng.gen_range(0..10) {
+        0 => logic!(logical_and),
+        1 => logic!(logical_or),
+        2 => logic!(logical_xor),
+        3 => pred!(logical_not),
+        4 => pred!(isnan),
+        5 => pred!(isinf),
+        6 => pred!(isposinf),
+        7 => pred!(isneginf),
+        8 => pred!(isfinite),
+        _ => pred!(signbit),
+    }
+}
+
+impl IntLogicGen for bool {
+    fn int_logic_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
+        // Mostly logical ops and predicates (ten ops over seven types), some bitwise ones.
+        match cx.rng.gen_range(0..18) {
+            0 => binary!(cx, depth, bitwise_and),
+            1 => binary!(cx, depth, bitwise_or),
+            2 => binary!(cx, depth, bitwise_xor),
+            3 => unary!(cx, depth, bitwise_not),
+            4 | 5 => logic_of::<f32, D>(cx, depth),
+            6 | 7 => logic_of::<f64, D>(cx, depth),
+            8 | 9 => logic_of::<f16, D>(cx, depth),
+            10 | 11 => logic_of::<bf16, D>(cx, depth),
+            12 | 13 => logic_of::<i32, D>(cx, depth),
+            14 | 15 => logic_of::<i64, D>(cx, depth),
+            _ => logic_of::<u8, D>(cx, depth),
+        }
+    }
 }

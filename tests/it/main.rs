@@ -50,3 +50,5 @@ mod transfer_gpu;
 mod dtypes;
 // Activations, map/zip_map, true_divide (issue 26).
 mod pointwise_activations;
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+mod pointwise_int_logic;

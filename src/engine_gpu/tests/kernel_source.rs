@@ -27,7 +27,9 @@ use crate::engine_gpu::kernel::tiled::tile_shape;
 use crate::engine_gpu::pointwise::source::{KernelSpec, MAX_INPUTS};
 use typestate_tensor::element::DType;
 use typestate_tensor::ops::cast::cast_name;
+use typestate_tensor::ops::table::NextAfter;
 use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};
+use typestate_tensor::ops::BinaryOp;
 
 const ALL: [DType; 13] = [
     DType::F32,
@@ -64,6 +66,10 @@ fn dtypes_of(bound: &str) -> Vec<DType> {
         "Numeric" => vec![F32, F64, F16, BF16, I32, I64, U8, I8, I16, U16, U32, U64],
         "Signed" => vec![F32, F64, F16, BF16, I32, I64, I8, I16],
         "FloatElement" => vec![F32, F64, F16, BF16],
+        // Integer, bitwise, logical and float-predicate ops (issue 26).
+        "DivRem" => vec![F32, F64, F16, BF16, I32, I64, U8],
+        "Bitwise" => vec![I32, I64, U8, Bool],
+        "Integer" => vec![I32, I64, U8],
         other => panic!("unknown bound {other}"),
     }
 }
@@ -115,16 +121,52 @@ fn instance(info: &OpInfo, out: DType, inputs: &[DType], scalar: DType) -> Insta
     }
 }
 
-/// Binary ops whose output is `bool` (the comparisons).
-const COMPARISONS: [&str; 6] = ["eq", "ne", "lt", "le", "gt", "ge"];
+/// Binary ops whose output is `bool` (the comparisons, the logical ops).
+const COMPARISONS: [&str; 9] = [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    // Integer, bitwise, logical and float-predicate ops (issue 26).
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+];
+/// Unary ops whose output is `bool`.
+const UNARY_BOOL: [&str; 7] = [
+    // Integer, bitwise, logical and float-predicate ops (issue 26).
+    "logical_not",
+    "isnan",
+    "isinf",
+    "isposinf",
+    "isneginf",
+    "isfinite",
+    "signbit",
+];
 
 /// Every op of the table at every element type its bound allows, and every conversion.
 fn every_instance() -> Vec<Instance> {
     let mut all = Vec::new();
     for info in UNARY_OPS {
         for t in dtypes_of(info.bound) {
-            all.push(instance(info, t, &[t], t));
+            let out = if UNARY_BOOL.contains(&info.name) {
+                DType::Bool
+            } else {
+                t
+            };
+            all.push(instance(info, out, &[t], t));
         }
+    }
+    // `nextafter`, written by hand outside the table's lists (its scalars are its type's).
+    let nextafter = OpInfo {
+        name: <NextAfter as BinaryOp<f32>>::NAME,
+        bound: "FloatElement",
+        cuda: <NextAfter as BinaryOp<f32>>::CUDA,
+    };
+    for t in dtypes_of(nextafter.bound) {
+        all.push(instance(&nextafter, t, &[t, t], t));
     }
     for info in BINARY_OPS {
         for t in dtypes_of(info.bound) {

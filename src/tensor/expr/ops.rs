@@ -8,6 +8,8 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 use super::node::{Binary, Leaf, Node, Ternary, Unary};
 use super::{Expr, IntoExpr};
 use crate::element::{Element, FloatElement, Numeric, Signed};
+// Integer, bitwise, logical and float-predicate ops (issue 26).
+use crate::element::{Bitwise, DivRem, Integer};
 use crate::ops::table::{self, for_each_binary_op, for_each_ternary_op, for_each_unary_op};
 use crate::tensor::{Backend, ReadRepr, Tensor};
 
