@@ -14,8 +14,11 @@
 
 pub mod cast;
 pub mod compute;
+// Float math ops (issue 26).
+mod float_math;
 pub mod op;
 pub mod reduce;
+mod special;
 pub mod table;
 
 // Compatibility re-exports (the public paths `ops::Backend` and `ops::backend` predate the

@@ -46,3 +46,5 @@ mod stream_order;
 mod syncedmem;
 mod tensor;
 mod transfer_gpu;
+// Float math ops (issue 26).
+mod pointwise_float_math;
