@@ -362,7 +362,10 @@ __device__ __forceinline__ double ts_silu(double a) { return a / (1.0 + exp(-a))
 //
 // Mirrors src/element.rs (`DivRem`, `Bitwise`, `Integer`) and the op table's closures. Every
 // helper has an overload per compute type it is used with: float, double, int, long long,
-// unsigned int (u8 only: results wrap to 8 bits, like the arithmetic above) and bool.
+// unsigned int (u8, u16, u32), unsigned long long (u64) and bool. The narrow types (i8, i16,
+// u8, u16) compute in 32 bits and are cut to their width at the store (see the top of this
+// file): every helper here gives, for in-range inputs, a value whose low bits are the narrow
+// type's result (shifts by 8 to 31 of an 8-bit value give 0 or the sign fill either way).
 
 // fmod: C fmod for floats (exact); integers truncate, 0 on division by zero, MIN % -1 == 0.
 __device__ __forceinline__ float ts_fmod(float a, float b) { return fmodf(a, b); }
@@ -372,7 +375,10 @@ __device__ __forceinline__ long long ts_fmod(long long a, long long b) {
   return (b == 0 || b == -1) ? 0LL : a % b;
 }
 __device__ __forceinline__ unsigned int ts_fmod(unsigned int a, unsigned int b) {
-  return b == 0u ? 0u : ts_u8_wrap(a) % ts_u8_wrap(b);
+  return b == 0u ? 0u : a % b;
+}
+__device__ __forceinline__ unsigned long long ts_fmod(unsigned long long a, unsigned long long b) {
+  return b == 0ull ? 0ull : a % b;
 }
 
 // remainder: fmod, plus b when nonzero and of the other sign (PyTorch's remainder).
@@ -409,28 +415,37 @@ __device__ __forceinline__ T ts_floor_div_int(T a, T b) {
 __device__ __forceinline__ int ts_floor_div(int a, int b) { return ts_floor_div_int(a, b); }
 __device__ __forceinline__ long long ts_floor_div(long long a, long long b) { return ts_floor_div_int(a, b); }
 __device__ __forceinline__ unsigned int ts_floor_div(unsigned int a, unsigned int b) { return ts_div(a, b); }
+__device__ __forceinline__ unsigned long long ts_floor_div(unsigned long long a, unsigned long long b) {
+  return ts_div(a, b);
+}
 
-// bitwise and, or, xor, not (bool: logical). `~` on u8's unsigned int keeps 8 bits.
+// bitwise and, or, xor, not (bool: logical). `~` of an unsigned narrow value sets the high
+// bits too; the store keeps the low ones.
 __device__ __forceinline__ int ts_bit_and(int a, int b) { return a & b; }
 __device__ __forceinline__ long long ts_bit_and(long long a, long long b) { return a & b; }
-__device__ __forceinline__ unsigned int ts_bit_and(unsigned int a, unsigned int b) { return ts_u8_wrap(a & b); }
+__device__ __forceinline__ unsigned int ts_bit_and(unsigned int a, unsigned int b) { return a & b; }
+__device__ __forceinline__ unsigned long long ts_bit_and(unsigned long long a, unsigned long long b) { return a & b; }
 __device__ __forceinline__ bool ts_bit_and(bool a, bool b) { return a && b; }
 __device__ __forceinline__ int ts_bit_or(int a, int b) { return a | b; }
 __device__ __forceinline__ long long ts_bit_or(long long a, long long b) { return a | b; }
-__device__ __forceinline__ unsigned int ts_bit_or(unsigned int a, unsigned int b) { return ts_u8_wrap(a | b); }
+__device__ __forceinline__ unsigned int ts_bit_or(unsigned int a, unsigned int b) { return a | b; }
+__device__ __forceinline__ unsigned long long ts_bit_or(unsigned long long a, unsigned long long b) { return a | b; }
 __device__ __forceinline__ bool ts_bit_or(bool a, bool b) { return a || b; }
 __device__ __forceinline__ int ts_bit_xor(int a, int b) { return a ^ b; }
 __device__ __forceinline__ long long ts_bit_xor(long long a, long long b) { return a ^ b; }
-__device__ __forceinline__ unsigned int ts_bit_xor(unsigned int a, unsigned int b) { return ts_u8_wrap(a ^ b); }
+__device__ __forceinline__ unsigned int ts_bit_xor(unsigned int a, unsigned int b) { return a ^ b; }
+__device__ __forceinline__ unsigned long long ts_bit_xor(unsigned long long a, unsigned long long b) { return a ^ b; }
 __device__ __forceinline__ bool ts_bit_xor(bool a, bool b) { return a != b; }
 __device__ __forceinline__ int ts_bit_not(int a) { return ~a; }
 __device__ __forceinline__ long long ts_bit_not(long long a) { return ~a; }
-__device__ __forceinline__ unsigned int ts_bit_not(unsigned int a) { return ts_u8_wrap(~a); }
+__device__ __forceinline__ unsigned int ts_bit_not(unsigned int a) { return ~a; }
+__device__ __forceinline__ unsigned long long ts_bit_not(unsigned long long a) { return ~a; }
 __device__ __forceinline__ bool ts_bit_not(bool a) { return !a; }
 
 // Shifts (PyTorch's bitwise_left_shift / bitwise_right_shift): a shift by a negative amount
 // or by at least the bit width gives 0, except a right shift of a negative signed value,
-// which gives -1 (sign fill). u8 (unsigned int here) shifts in 8 bits.
+// which gives -1 (sign fill). The narrow types shift in 32 bits: the bits the store keeps are
+// those of the narrow shift, and a shift by the narrow width or more leaves none of them.
 __device__ __forceinline__ int ts_shl(int a, int b) {
   return (b < 0 || b >= 32) ? 0 : (int)((unsigned int)a << b);
 }
@@ -438,14 +453,20 @@ __device__ __forceinline__ long long ts_shl(long long a, long long b) {
   return (b < 0 || b >= 64) ? 0LL : (long long)((unsigned long long)a << b);
 }
 __device__ __forceinline__ unsigned int ts_shl(unsigned int a, unsigned int b) {
-  return b >= 8u ? 0u : ts_u8_wrap(a << b);
+  return b >= 32u ? 0u : a << b;
+}
+__device__ __forceinline__ unsigned long long ts_shl(unsigned long long a, unsigned long long b) {
+  return b >= 64ull ? 0ull : a << b;
 }
 __device__ __forceinline__ int ts_shr(int a, int b) { return (b < 0 || b >= 32) ? (a >> 31) : (a >> b); }
 __device__ __forceinline__ long long ts_shr(long long a, long long b) {
   return (b < 0 || b >= 64) ? (a >> 63) : (a >> b);
 }
 __device__ __forceinline__ unsigned int ts_shr(unsigned int a, unsigned int b) {
-  return b >= 8u ? 0u : ts_u8_wrap(a) >> b;
+  return b >= 32u ? 0u : a >> b;
+}
+__device__ __forceinline__ unsigned long long ts_shr(unsigned long long a, unsigned long long b) {
+  return b >= 64ull ? 0ull : a >> b;
 }
 
 // gcd and lcm on magnitudes in the unsigned type of the width: gcd is non-negative except
@@ -469,7 +490,10 @@ __device__ __forceinline__ long long ts_gcd(long long a, long long b) {
   return (long long)ts_gcd_bits(ts_mag(a), ts_mag(b));
 }
 __device__ __forceinline__ unsigned int ts_gcd(unsigned int a, unsigned int b) {
-  return ts_gcd_bits(ts_u8_wrap(a), ts_u8_wrap(b));
+  return ts_gcd_bits(a, b);
+}
+__device__ __forceinline__ unsigned long long ts_gcd(unsigned long long a, unsigned long long b) {
+  return ts_gcd_bits(a, b);
 }
 __device__ __forceinline__ int ts_lcm(int a, int b) {
   const unsigned int g = ts_gcd_bits(ts_mag(a), ts_mag(b));
@@ -481,7 +505,11 @@ __device__ __forceinline__ long long ts_lcm(long long a, long long b) {
 }
 __device__ __forceinline__ unsigned int ts_lcm(unsigned int a, unsigned int b) {
   const unsigned int g = ts_gcd(a, b);
-  return g == 0u ? 0u : ts_u8_wrap(ts_u8_wrap(a) / g * ts_u8_wrap(b));
+  return g == 0u ? 0u : a / g * b;
+}
+__device__ __forceinline__ unsigned long long ts_lcm(unsigned long long a, unsigned long long b) {
+  const unsigned long long g = ts_gcd(a, b);
+  return g == 0ull ? 0ull : a / g * b;
 }
 
 // Logical and, or (nonzero is true, NaN included), for every compute type.
@@ -512,11 +540,13 @@ __device__ __forceinline__ bool ts_signbit(double a) { return __double_as_longlo
 TS_INT_PREDICATES(int)
 TS_INT_PREDICATES(long long)
 TS_INT_PREDICATES(unsigned int)
+TS_INT_PREDICATES(unsigned long long)
 TS_INT_PREDICATES(bool)
 #undef TS_INT_PREDICATES
 __device__ __forceinline__ bool ts_signbit(int a) { return a < 0; }
 __device__ __forceinline__ bool ts_signbit(long long a) { return a < 0; }
 __device__ __forceinline__ bool ts_signbit(unsigned int) { return false; }
+__device__ __forceinline__ bool ts_signbit(unsigned long long) { return false; }
 
 // nextafter(a, b) on the grid of the element type, given its epsilon `eps` (the spacing of
 // the values in [1, 2)) and its smallest positive subnormal `tiny`, both exact in the compute
@@ -541,6 +571,171 @@ __device__ __forceinline__ T ts_nextafter(T a, T b, T eps, T tiny) {
   if (!away && mag == ldexp((T)1, e - 1)) ulp = fmax(ulp * (T)0.5, tiny);
   const T r = (away == (a > (T)0)) ? a + ulp : a - ulp;
   return r == (T)0 ? copysign(r, a) : r;
+// ---- float math ops (issue 26) ---------------------------------------------------------
+//
+// The helpers of the float math ops of the op table, for the compute types float and double
+// (and, for ts_fmax / ts_fmin, the integer compute types): the formulas of
+// src/ops/float_math.rs and src/ops/special.rs, PyTorch's, in the same order, so the GPU
+// differs from the CPU engine only by the libm functions' last-bit errors (and by fused
+// multiply-adds NVRTC's --fmad forms), within the ulps tests/it/pointwise_float_math.rs
+// tabulates. erfinv and lgamma are CUDA's own (PyTorch's CUDA kernels call them too).
+
+template <typename T>
+__device__ __forceinline__ T ts_inf() {
+  return (T)__longlong_as_double(0x7FF0000000000000LL);
+}
+
+// ln(e^a + e^b) = max + log1p(e^-|a - b|); a when a == b is infinite (-inf, -inf gives -inf).
+template <typename T>
+__device__ __forceinline__ T ts_logaddexp(T a, T b) {
+  if (isinf(a) && a == b) return a;
+  const T m = a < b ? b : a;
+  return m + log1p(exp(-fabs(a - b)));
+}
+template <typename T>
+__device__ __forceinline__ T ts_logaddexp2(T a, T b) {
+  if (isinf(a) && a == b) return a;
+  const T m = a < b ? b : a;
+  return m + log1p(exp2(-fabs(a - b))) * (T)1.4426950408889634;
+}
+
+// a^b in double, rounded once to the compute type.
+__device__ __forceinline__ float ts_float_power(float a, float b) {
+  return (float)pow((double)a, (double)b);
+}
+__device__ __forceinline__ double ts_float_power(double a, double b) { return pow(a, b); }
+
+// a * ln(b) and a * ln(1 + b): 0 where a == 0 unless b is NaN.
+template <typename T>
+__device__ __forceinline__ T ts_xlogy(T a, T b) {
+  if (b != b) return b;
+  return a == (T)0 ? (T)0 : a * log(b);
+}
+template <typename T>
+__device__ __forceinline__ T ts_xlog1py(T a, T b) {
+  if (b != b) return b;
+  return a == (T)0 ? (T)0 : a * log1p(b);
+}
+
+// sin(pi a) / (pi a), 1 at 0.
+template <typename T>
+__device__ __forceinline__ T ts_sinc(T a) {
+  if (a == (T)0) return (T)1;
+  const T p = (T)3.14159265358979323846 * a;
+  return sin(p) / p;
+}
+
+// 10^trunc(|d|) by squaring (NaN: 0 decimals; at most 400), as src/ops/float_math.rs `pow10`.
+__device__ __forceinline__ double ts_pow10(double d) {
+  unsigned int n = d != d ? 0u : (unsigned int)fmin(fabs(d), 400.0);
+  double r = 1.0, b = 10.0;
+  while (n != 0u) {
+    if (n & 1u) r *= b;
+    b *= b;
+    n >>= 1;
+  }
+  return r;
+}
+// PyTorch's round(decimals=d): rint(a * 10^d) / 10^d, or rint(a / 10^-d) * 10^-d for d < 0.
+template <typename T>
+__device__ __forceinline__ T ts_round_decimals(T a, T d) {
+  const T ten = (T)ts_pow10((double)d);
+  return d < (T)0 ? rint(a / ten) * ten : rint(a * ten) / ten;
+}
+
+// PyTorch's logit(a, eps): a clamped to [eps, 1 - eps] (NaN kept) when eps >= 0.
+template <typename T>
+__device__ __forceinline__ T ts_logit_eps(T a, T eps) {
+  T x = a;
+  if (eps >= (T)0) {
+    const T hi = (T)1 - eps;
+    x = a < eps ? eps : (a > hi ? hi : a);
+  }
+  return log(x / ((T)1 - x));
+}
+
+// C's fmax / fmin: a NaN input is ignored (NaN only when both are); ties (0.0, -0.0) give b.
+template <typename T>
+__device__ __forceinline__ T ts_fmax(T a, T b) {
+  return a != a ? b : ((b != b || a > b) ? a : b);
+}
+template <typename T>
+__device__ __forceinline__ T ts_fmin(T a, T b) {
+  return a != a ? b : ((b != b || a < b) ? a : b);
+}
+
+// digamma: PyTorch's calc_digamma (Cephes psi), as src/ops/special.rs.
+template <typename T>
+__device__ __forceinline__ T ts_digamma(T x) {
+  if (x == (T)0) return copysign(ts_inf<T>(), -x);
+  T result = (T)0;
+  if (x < (T)0) {
+    if (x == trunc(x)) return ts_inf<T>() - ts_inf<T>();
+    T f = x - trunc(x);
+    if (f < (T)-0.5) f += (T)1;
+    const double r = (double)f;
+    result = (T)(-3.14159265358979323846 / tan(3.14159265358979323846 * r));
+    x = (T)1 - x;
+  }
+  while (x < (T)10) {
+    result -= (T)1 / x;
+    x += (T)1;
+  }
+  if (x == (T)10) return result + (T)2.25175258906672110764;
+  T y = (T)0;
+  if (x < (T)1.0e17) {
+    const T z = (T)1 / (x * x);
+    T p = (T)0;
+    p = p * z + (T)8.33333333333333333333E-2;
+    p = p * z + (T)-2.10927960927960927961E-2;
+    p = p * z + (T)7.57575757575757575758E-3;
+    p = p * z + (T)-4.16666666666666666667E-3;
+    p = p * z + (T)3.96825396825396825397E-3;
+    p = p * z + (T)-8.33333333333333333333E-3;
+    p = p * z + (T)8.33333333333333333333E-2;
+    y = z * p;
+  }
+  return log(x) - (T)0.5 / x - y + result;
+}
+
+// i0: Cephes' Chebyshev series (PyTorch's calc_i0), as src/ops/special.rs.
+__constant__ double ts_i0_a[30] = {
+    -4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+    1.71539128555513303061E-15,  -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+    -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+    9.67580903537323691224E-11,  -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+    -1.30002500998624804212E-8,  6.04699502254191894932E-8,  -2.67079385394061173391E-7,
+    1.11738753912010371815E-6,   -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+    -5.75419501008210370398E-5,  1.88502885095841655729E-4,  -5.76375574538582365885E-4,
+    1.63947561694133579842E-3,   -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+    -2.37374148058994688156E-2,  4.93052842396707084878E-2,  -9.49010970480476444210E-2,
+    1.71620901522208775349E-1,   -3.04682672343198398683E-1, 6.76795274409476084995E-1};
+__constant__ double ts_i0_b[25] = {
+    -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17,  -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+    1.77256013305652638360E-15,  3.81168066935262242075E-15,  -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14, 1.54008621752140982691E-14,  3.85277838274214270114E-13,
+    7.18012445138366623367E-13,  -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11,  4.94060238822496958910E-10,
+    3.39623202570838634515E-9,   2.26666899049817806459E-8,   2.04891858946906374183E-7,
+    2.89137052083475648297E-6,   6.88975834691682398426E-5,   3.36911647825569408990E-3,
+    8.04490411014108831608E-1};
+template <typename T>
+__device__ __forceinline__ T ts_chbevl(T x, const double* c, int n) {
+  T b0 = (T)c[0], b1 = (T)0, b2 = (T)0;
+  for (int i = 1; i < n; ++i) {
+    b2 = b1;
+    b1 = b0;
+    b0 = x * b1 - b2 + (T)c[i];
+  }
+  return (T)0.5 * (b0 - b2);
+}
+template <typename T>
+__device__ __forceinline__ T ts_i0(T a) {
+  const T x = fabs(a);
+  if (x == ts_inf<T>()) return x;
+  if (x <= (T)8) return exp(x) * ts_chbevl(x / (T)2 - (T)2, ts_i0_a, 30);
+  return exp(x) * ts_chbevl((T)32 / x - (T)2, ts_i0_b, 25) / sqrt(x);
 }
 
 #endif  // TYPESTATE_TENSOR_OPS_CUH

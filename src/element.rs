@@ -523,8 +523,18 @@ macro_rules! impl_integer {
                 if g == 0 {
                     return 0;
                 }
-                let m = (magnitude!(self, $u) / g).wrapping_mul(magnitude!(rhs, $u));
-                (m as $t).abs_of()
+                // As C computes it (PyTorch's `calc_lcm`, and the kernels): in the compute
+                // type, 32 bits for the narrower types (integer promotion), then `abs`, then
+                // truncated to the element type on the store.
+                let m = u64::from(magnitude!(self, $u) / g).wrapping_mul(u64::from(magnitude!(rhs, $u)));
+                let width = <$t>::BITS.max(32);
+                if <$t>::MIN == 0 {
+                    m as $t
+                } else {
+                    // `m` wrapped to a signed `width`-bit value, its absolute value wrapping.
+                    let shift = 64 - width;
+                    (((m << shift) as i64) >> shift).wrapping_abs() as $t
+                }
             }
         }
     )*};

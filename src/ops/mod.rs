@@ -16,8 +16,11 @@ pub mod cast;
 pub mod compute;
 // Integer, bitwise, logical and float-predicate ops (issue 26).
 mod nextafter;
+// Float math ops (issue 26).
+mod float_math;
 pub mod op;
 pub mod reduce;
+mod special;
 pub mod table;
 
 // Compatibility re-exports (the public paths `ops::Backend` and `ops::backend` predate the

@@ -81,6 +81,10 @@ pub trait TernaryOp<A: Element, T: Element>: sealed::Sealed + Copy + Send + Sync
     const CUDA: &'static str;
     /// The op on the CPU.
     fn cpu(&self, a: A, b: T, c: T) -> Self::Output;
+    /// Scalar parameters (`p0`, `p1`), e.g. the `value` of `addcmul`.
+    fn scalars(&self) -> [T; 2] {
+        [T::ZERO; 2]
+    }
 }
 
 /// Identifiers a CUDA op expression may use: the operands, the scalars, the `kernels/ops.cuh`
@@ -91,13 +95,16 @@ pub(crate) const CUDA_IDENTIFIERS: &[&str] = &[
     "a", "b", "c", "p0", "p1", "ts_add", "ts_sub", "ts_mul", "ts_div", "ts_max", "ts_min",
     "ts_abs", "ts_sign", "ts_neg", "ts_pow", "ts_sigmoid", "ts_silu", "exp", "log", "sqrt",
     "rsqrt", "sin", "cos", "tanh", "floor", "ceil", "rint", "erf", "fma", "decltype",
-    // Activations (issue 26).
-    "expm1", "log1p",
     // Integer, bitwise, logical and float-predicate ops (issue 26).
     "ts_fmod", "ts_remainder", "ts_floor_div", "ts_bit_and", "ts_bit_or", "ts_bit_xor",
     "ts_bit_not", "ts_shl", "ts_shr", "ts_gcd", "ts_lcm", "ts_logical_and", "ts_logical_or",
     "ts_isinf", "ts_isposinf", "ts_isneginf", "ts_isfinite", "ts_signbit", "ts_nextafter",
     "copysign",
+    // Float math ops (issue 26).
+    "exp2", "expm1", "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "atan2", "sinh",
+    "cosh", "asinh", "acosh", "atanh", "hypot", "trunc", "erfc", "erfinv", "lgamma",
+    "ts_logaddexp", "ts_logaddexp2", "ts_float_power", "ts_xlogy", "ts_xlog1py", "ts_sinc",
+    "ts_round_decimals", "ts_digamma", "ts_i0", "ts_logit_eps", "ts_fmax", "ts_fmin",
 ];
 
 /// Punctuation a CUDA op expression may use besides identifiers, digits, `.` and spaces:

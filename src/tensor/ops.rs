@@ -391,20 +391,25 @@ macro_rules! binary_write {
 macro_rules! ternary_read {
     ($(
         $(#[$doc:meta])*
-        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
-            |$a:ident, $b:ident, $c:ident| $body:expr
+        $name:ident $(($($p:ident),+))? : [$first:tt] $bound:ident => $out:ty, $opname:literal,
+            $cuda:literal, |$a:ident, $b:ident, $c:ident| $body:expr
             $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {
-        $( ternary_read!(@one $name [$first] $b $c $bound => $out, [$($m $into $d)?]); )*
+        $( ternary_read!(@one $name [$($($p),+)?] [$first] $b $c $bound => $out, [$($m $into $d)?]); )*
     };
-    (@one $name:ident [T] $b:ident $c:ident $bound:ident => $out:ty,
+    (@one $name:ident [$($p:ident),*] [T] $b:ident $c:ident $bound:ident => $out:ty,
         [$m:ident $into:ident $d:literal]) => {
         #[doc = concat!("`", $d, "` elementwise (inputs broadcast; each a tensor, view or scalar), as a new row-major tensor.")]
-        pub fn $m(&self, $b: impl Operand<T, D>, $c: impl Operand<T, D>) -> Result<Tensor<$out, D>>
+        pub fn $m(
+            &self,
+            $b: impl Operand<T, D>,
+            $c: impl Operand<T, D>
+            $(, $p: T)*
+        ) -> Result<Tensor<$out, D>>
         where
             T: $bound,
         {
-            zip3_held($name, &self.view(), $b.held(), $c.held())
+            zip3_held(unary_read!(@op $name [$($p),*]), &self.view(), $b.held(), $c.held())
         }
 
         #[doc = concat!("`", $d, "` elementwise, written into `out` (inputs broadcast to its shape).")]
@@ -412,39 +417,59 @@ macro_rules! ternary_read {
             &self,
             $b: impl Operand<T, D>,
             $c: impl Operand<T, D>,
+            $($p: T,)*
             out: &mut impl AsViewMut<$out, D>,
         ) -> Result<()>
         where
             T: $bound,
         {
-            zip3_held_into($name, &self.view(), $b.held(), $c.held(), &mut out.view_mut())
+            zip3_held_into(
+                unary_read!(@op $name [$($p),*]),
+                &self.view(),
+                $b.held(),
+                $c.held(),
+                &mut out.view_mut(),
+            )
         }
     };
     // No methods, or a `bool` first input (see `ternary_mask`).
-    (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident => $out:ty, [$($rest:tt)*]) => {};
+    (@one $name:ident [$($p:ident),*] [$first:tt] $b:ident $c:ident $bound:ident => $out:ty,
+        [$($rest:tt)*]) => {};
 }
 
 /// In-place methods of the ternary ops whose first input and output are `T` (`a.clamp_(..)`).
 macro_rules! ternary_write {
     ($(
         $(#[$doc:meta])*
-        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
-            |$a:ident, $b:ident, $c:ident| $body:expr
+        $name:ident $(($($p:ident),+))? : [$first:tt] $bound:ident => $out:ty, $opname:literal,
+            $cuda:literal, |$a:ident, $b:ident, $c:ident| $body:expr
             $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {
-        $( ternary_write!(@one $name [$first] $b $c $bound [$($($inplace $d)?)?]); )*
+        $( ternary_write!(@one $name [$($($p),+)?] [$first] $b $c $bound [$($($inplace $d)?)?]); )*
     };
-    (@one $name:ident [T] $b:ident $c:ident $bound:ident [$inplace:ident $d:literal]) => {
+    (@one $name:ident [$($p:ident),*] [T] $b:ident $c:ident $bound:ident
+        [$inplace:ident $d:literal]) => {
         #[doc = concat!("`", $d, "` elementwise, in place (the other inputs, tensors, views or scalars, broadcast to `self`'s shape).")]
-        pub fn $inplace(&mut self, $b: impl Operand<T, D>, $c: impl Operand<T, D>) -> Result<()>
+        pub fn $inplace(
+            &mut self,
+            $b: impl Operand<T, D>,
+            $c: impl Operand<T, D>
+            $(, $p: T)*
+        ) -> Result<()>
         where
             T: $bound,
             S: WriteRepr<T, D>,
         {
-            zip3_held_inplace($name, &mut self.view_mut(), $b.held(), $c.held())
+            zip3_held_inplace(
+                unary_read!(@op $name [$($p),*]),
+                &mut self.view_mut(),
+                $b.held(),
+                $c.held(),
+            )
         }
     };
-    (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident [$($rest:tt)*]) => {};
+    (@one $name:ident [$($p:ident),*] [$first:tt] $b:ident $c:ident $bound:ident
+        [$($rest:tt)*]) => {};
 }
 
 /// Associated functions of the ternary ops whose first input is a `bool` mask
@@ -452,7 +477,8 @@ macro_rules! ternary_write {
 macro_rules! ternary_mask {
     ($(
         $(#[$doc:meta])*
-        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
+        $name:ident $(($($p:ident),+))? : [$first:tt] $bound:ident => $out:ty, $opname:literal,
+            $cuda:literal,
             |$a:ident, $b:ident, $c:ident| $body:expr
             $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {

@@ -561,15 +561,17 @@ macro_rules! float_gen {
                 $from($poison)
             }
             fn own_op<'p, D: TestDevice>(cx: &mut Ctx<'p, D>, depth: usize) -> Pair<'p, Self, D> {
-                let k = cx.rng.gen_range(0..NUMERIC + 1 + FLOAT + ACTIVATION);
+                let k = cx.rng.gen_range(0..NUMERIC + 1 + FLOAT + ACTIVATION + FLOAT_MATH);
                 if k < NUMERIC {
                     numeric_op(cx, depth, k)
                 } else if k == NUMERIC {
                     neg_op(cx, depth)
                 } else if k < NUMERIC + 1 + FLOAT {
                     float_op(cx, depth, k - NUMERIC - 1)
-                } else {
+                } else if k < NUMERIC + 1 + FLOAT + ACTIVATION {
                     activation_op(cx, depth, k - NUMERIC - 1 - FLOAT)
+                } else {
+                    float_math_op(cx, depth, k - NUMERIC - 1 - FLOAT - ACTIVATION)
                 }
             }
         }
@@ -814,7 +816,9 @@ impl Case<'_> {
             .iter()
             .map(|p| fmt(host(&p.t.broadcast_to(self.shape).unwrap())))
             .collect();
-        let transcendental = ops.iter().any(|o| TRANSCENDENTAL.contains(&o.as_str()));
+        let transcendental = ops.iter().any(|o| {
+            TRANSCENDENTAL.contains(&o.as_str()) || TRANSCENDENTAL_FLOAT_MATH.contains(&o.as_str())
+        });
         Outcome {
             dtype: T::DTYPE,
             fused,
@@ -1109,4 +1113,118 @@ impl IntLogicGen for bool {
             _ => logic_of::<u8, D>(cx, depth),
         }
     }
+}
+
+// Float math ops (issue 26).
+
+/// The float math ops whose GPU results are not exactly rounded (libdevice, the ported
+/// special functions; `trunc`, `frac`, `deg2rad`, `rad2deg`, `round_decimals`, the min/max ops
+/// and `addcmul`/`addcdiv` are).
+const TRANSCENDENTAL_FLOAT_MATH: &[&str] = &[
+    "exp2",
+    "expm1",
+    "log2",
+    "log10",
+    "log1p",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sinc",
+    "erf",
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "i0",
+    "logit",
+    "logit_eps",
+    "logaddexp",
+    "logaddexp2",
+    "float_power",
+    "xlogy",
+    "xlog1py",
+    "atan2",
+    "hypot",
+];
+
+/// Number of ops [`float_math_op`] picks from.
+const FLOAT_MATH: usize = 41;
+
+/// The float math ops of issue 26.
+fn float_math_op<'p, T: Gen + FloatElement, D: TestDevice>(
+    cx: &mut Ctx<'p, D>,
+    depth: usize,
+    k: usize,
+) -> Pair<'p, T, D> {
+    trait Ops<D: TestDevice>: Gen + FloatElement + Sized {
+        fn pick<'p>(cx: &mut Ctx<'p, D>, depth: usize, k: usize) -> Pair<'p, Self, D> {
+            match k {
+                0 => unary!(cx, depth, exp2),
+                1 => unary!(cx, depth, expm1),
+                2 => unary!(cx, depth, log2),
+                3 => unary!(cx, depth, log10),
+                4 => unary!(cx, depth, log1p),
+                5 => unary!(cx, depth, tan),
+                6 => unary!(cx, depth, asin),
+                7 => unary!(cx, depth, acos),
+                8 => unary!(cx, depth, atan),
+                9 => unary!(cx, depth, sinh),
+                10 => unary!(cx, depth, cosh),
+                11 => unary!(cx, depth, asinh),
+                12 => unary!(cx, depth, acosh),
+                13 => unary!(cx, depth, atanh),
+                14 => unary!(cx, depth, deg2rad),
+                15 => unary!(cx, depth, rad2deg),
+                16 => unary!(cx, depth, sinc),
+                17 => unary!(cx, depth, trunc),
+                18 => unary!(cx, depth, frac),
+                19 => unary!(cx, depth, round_decimals, d),
+                20 => unary!(cx, depth, erf),
+                21 => unary!(cx, depth, erfc),
+                22 => unary!(cx, depth, erfinv),
+                23 => unary!(cx, depth, lgamma),
+                24 => unary!(cx, depth, digamma),
+                25 => unary!(cx, depth, i0),
+                26 => unary!(cx, depth, logit),
+                27 => unary!(cx, depth, logit_eps, eps),
+                28 => unary!(cx, depth, clamp_min, s),
+                29 => unary!(cx, depth, clamp_max, s),
+                30 => binary!(cx, depth, logaddexp),
+                31 => binary!(cx, depth, logaddexp2),
+                32 => binary!(cx, depth, float_power),
+                33 => binary!(cx, depth, xlogy),
+                34 => binary!(cx, depth, xlog1py),
+                35 => binary!(cx, depth, atan2),
+                36 => binary!(cx, depth, hypot),
+                37 => binary!(cx, depth, fmax),
+                38 => binary!(cx, depth, fmin),
+                39 => {
+                    let a = node::<Self, D>(cx, depth - 1);
+                    let (b, c) = (child::<Self, D>(cx, depth), child::<Self, D>(cx, depth));
+                    let v = Self::draw(&mut cx.rng);
+                    Pair {
+                        e: a.e.addcmul(b.e, c.e, v).boxed(),
+                        t: a.t.addcmul(&b.t, &c.t, v).unwrap(),
+                    }
+                }
+                _ => {
+                    let a = node::<Self, D>(cx, depth - 1);
+                    let (b, c) = (child::<Self, D>(cx, depth), child::<Self, D>(cx, depth));
+                    let v = Self::draw(&mut cx.rng);
+                    Pair {
+                        e: a.e.addcdiv(b.e, c.e, v).boxed(),
+                        t: a.t.addcdiv(&b.t, &c.t, v).unwrap(),
+                    }
+                }
+            }
+        }
+    }
+    impl<D: TestDevice, T: Gen + FloatElement> Ops<D> for T {}
+    <T as Ops<D>>::pick(cx, depth, k)
 }

@@ -52,3 +52,5 @@ mod dtypes;
 mod pointwise_activations;
 // Integer, bitwise, logical and float-predicate ops (issue 26).
 mod pointwise_int_logic;
+// Float math ops (issue 26).
+mod pointwise_float_math;

@@ -96,8 +96,20 @@ fn lcm_ref<T: TestElem>(x: T, y: T) -> T {
     if g == 0 {
         return T::wrap(0);
     }
-    let wrapped = T::wrap(x.int().abs() / g * y.int().abs()).int();
-    T::wrap(wrapped.abs())
+    // C's arithmetic (PyTorch's `calc_lcm`): the product in the compute type, at least 32
+    // bits wide (integer promotion), then `abs` there, then truncated to the element type.
+    let m = (x.int().abs() / g).wrapping_mul(y.int().abs());
+    let width = bits_of::<T>().max(32);
+    let signed = T::wrap(-1).int() < 0;
+    if !signed {
+        return T::wrap(m);
+    }
+    let modulus = 1i128 << width;
+    let mut in_width = m.rem_euclid(modulus);
+    if in_width >= modulus / 2 {
+        in_width -= modulus;
+    }
+    T::wrap(in_width.abs())
 }
 
 /// Python's float `//` (PyTorch's `floor_divide`): NaN for an infinite dividend, -1 or ±0
@@ -223,7 +235,7 @@ macro_rules! int_specials {
         }
     )*};
 }
-int_specials!(i32, i64, u8);
+int_specials!(i32, i64, u8, i8, i16, u16, u32, u64);
 
 macro_rules! float_specials {
     ($($t:ty),*) => {$(
@@ -354,6 +366,11 @@ macro_rules! for_ints {
         $f::<_, i32>($dev);
         $f::<_, i64>($dev);
         $f::<_, u8>($dev);
+        $f::<_, i8>($dev);
+        $f::<_, i16>($dev);
+        $f::<_, u16>($dev);
+        $f::<_, u32>($dev);
+        $f::<_, u64>($dev);
     };
 }
 macro_rules! for_floats {

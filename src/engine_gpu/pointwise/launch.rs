@@ -152,7 +152,7 @@ pub fn binary<T: Element, O: BinaryOp<T>>(
 /// As [`unary`].
 pub fn ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
     stream: &Stream,
-    _op: &O,
+    op: &O,
     a: (&GpuStorage<A>, &Layout),
     b: (&GpuStorage<T>, &Layout),
     c: (&GpuStorage<T>, &Layout),
@@ -165,7 +165,7 @@ pub fn ternary<A: Element, T: Element, O: TernaryOp<A, T>>(
     let c = input(O::NAME, stream, c.0, c.1)?;
     let out = output(O::NAME, stream, dst, dst_layout)?;
     lap.lap(Stage::Order);
-    let parts = parts::<T>(O::NAME, O::CUDA, [T::ZERO; 2]);
+    let parts = parts::<T>(O::NAME, O::CUDA, op.scalars());
     // SAFETY: see the module docs; `dst` is borrowed mutably, so no input aliases it.
     unsafe { launch(stream.cuda(), parts, [out, a, b, c], lap) }
 }
@@ -215,7 +215,7 @@ pub fn binary_inplace<T: Element, O: BinaryOp<T, Output = T>>(
 /// As [`unary`].
 pub fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
     stream: &Stream,
-    _op: &O,
+    op: &O,
     dst: &mut GpuStorage<T>,
     layout: &Layout,
     b: (&GpuStorage<T>, &Layout),
@@ -226,7 +226,7 @@ pub fn ternary_inplace<T: Element, O: TernaryOp<T, T, Output = T>>(
     let c = input(O::NAME, stream, c.0, c.1)?;
     let out = output(O::NAME, stream, dst, layout)?;
     lap.lap(Stage::Order);
-    let parts = parts::<T>(O::NAME, O::CUDA, [T::ZERO; 2]);
+    let parts = parts::<T>(O::NAME, O::CUDA, op.scalars());
     // SAFETY: see the module docs: the first input is the output, through the same layout;
     // `b` and `c` are other storages (`dst` is borrowed mutably).
     unsafe { launch(stream.cuda(), parts, [out, out, b, c], lap) }

@@ -362,7 +362,7 @@ where
             O::NAME,
             O::CUDA,
             &[a, b, c],
-            None,
+            Some(self.op.scalars()),
             <O::Output as Element>::DTYPE,
         )
     }

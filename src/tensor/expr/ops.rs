@@ -64,31 +64,35 @@ macro_rules! expr_binary {
 macro_rules! expr_ternary {
     ($(
         $(#[$doc:meta])*
-        $name:ident : [$first:tt] $bound:ident => $out:ty, $opname:literal, $cuda:literal,
-            |$a:ident, $b:ident, $c:ident| $body:expr
+        $name:ident $(($($p:ident),+))? : [$first:tt] $bound:ident => $out:ty, $opname:literal,
+            $cuda:literal, |$a:ident, $b:ident, $c:ident| $body:expr
             $(=> $m:ident, $into:ident $(, $inplace:ident)? : $d:literal)?;
     )*) => {
-        $( expr_ternary!(@one $name [$first] $b $c $bound => $out, [$($m $d)?]); )*
+        $( expr_ternary!(@one $name [$($($p),+)?] [$first] $b $c $bound => $out, [$($m $d)?]); )*
     };
-    (@one $name:ident [T] $b:ident $c:ident $bound:ident => $out:ty, [$m:ident $d:literal]) => {
+    (@one $name:ident [$($p:ident),*] [T] $b:ident $c:ident $bound:ident => $out:ty,
+        [$m:ident $d:literal]) => {
         #[doc = concat!("`", $d, "` elementwise (broadcasting), fused into the expression.")]
+        #[allow(clippy::type_complexity)] // the node type is the expression's structure
         pub fn $m<B: IntoExpr<T, D>, C: IntoExpr<T, D>>(
             self,
             $b: B,
-            $c: C,
-        ) -> Expr<$out, D, Ternary<table::$name, N, B::Node, C::Node>>
+            $c: C
+            $(, $p: T)*
+        ) -> Expr<$out, D, Ternary<expr_unary!(@ty $name [$($p),*]), N, B::Node, C::Node>>
         where
             T: $bound,
         {
             Expr::new(Ternary {
-                op: table::$name,
+                op: expr_unary!(@op $name [$($p),*]),
                 a: self.node,
                 b: $b.into_expr().node,
                 c: $c.into_expr().node,
             })
         }
     };
-    (@one $name:ident [$first:tt] $b:ident $c:ident $bound:ident => $out:ty, [$($rest:tt)*]) => {};
+    (@one $name:ident [$($p:ident),*] [$first:tt] $b:ident $c:ident $bound:ident => $out:ty,
+        [$($rest:tt)*]) => {};
 }
 
 // The table's `add`, `sub`, `mul`, `div` and `neg` methods mirror the eager API (and the
