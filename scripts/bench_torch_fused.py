@@ -15,6 +15,7 @@ cases below 1.0x. --only keeps the cases whose name contains one of the words.
 """
 import argparse
 import json
+import signal
 import statistics
 import time
 
@@ -82,25 +83,15 @@ def main():
     print("| case | torch eager GB/s | torch.compile GB/s | compile first call s |")
     print("| --- | --- | --- | --- |")
     results = {}
-    for name, fn, make, nbytes in cases:
-        if not wanted(name):
-            continue
-        args = make()
-        eager = time_ms(lambda: fn(*args), a.repeats)
-        # Several cases share a function: start each from a clean cache, static shapes, so
-        # that none reuses another's guards or compiles with dynamic shapes.
-        torch._dynamo.reset()
-        comp = torch.compile(fn, dynamic=False)
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        comp(*args)
-        torch.cuda.synchronize()
-        first = time.perf_counter() - t
-        compiled = time_ms(lambda: comp(*args), a.repeats)
-        print(f"| {name} | {nbytes / eager / 1e6:.0f} | {nbytes / compiled / 1e6:.0f} | {first:.1f} |")
-        results[name] = dict(bytes=nbytes, eager_ms=eager, compiled_ms=compiled, first_s=first)
-        del args, comp
-        torch.cuda.empty_cache()
+    # A time limit (`timeout` sends SIGTERM) ends the loop; the comparison still prints.
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        run_cases(cases, wanted, a.repeats, results)
+    except Stopped:
+        print(f"stopped by SIGTERM after {len(results)} cases")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if a.compare:
+        compare(a.compare, results)
     # Fused Adam (PyTorch's multi-tensor fused kernel).
     params = [torch.nn.Parameter(r(n))]
     params[0].grad = r(n)
@@ -111,8 +102,36 @@ def main():
     y = torch.empty_like(x)
     ms = time_ms(lambda: y.copy_(x), a.repeats)
     print(f"| copy f32 (ceiling) | {8 * n / ms / 1e6:.0f} | | |")
-    if a.compare:
-        compare(a.compare, results)
+
+
+class Stopped(BaseException):
+    """SIGTERM (a time limit): not an `Exception`, so no per-case handler swallows it."""
+
+
+def stop(signum, frame):
+    raise Stopped
+
+
+def run_cases(cases, wanted, repeats, results):
+    for name, fn, make, nbytes in cases:
+        if not wanted(name):
+            continue
+        args = make()
+        eager = time_ms(lambda: fn(*args), repeats)
+        # Several cases share a function: start each from a clean cache, static shapes, so
+        # that none reuses another's guards or compiles with dynamic shapes.
+        torch._dynamo.reset()
+        comp = torch.compile(fn, dynamic=False)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        comp(*args)
+        torch.cuda.synchronize()
+        first = time.perf_counter() - t
+        compiled = time_ms(lambda: comp(*args), repeats)
+        print(f"| {name} | {nbytes / eager / 1e6:.0f} | {nbytes / compiled / 1e6:.0f} | {first:.1f} |")
+        results[name] = dict(bytes=nbytes, eager_ms=eager, compiled_ms=compiled, first_s=first)
+        del args, comp
+        torch.cuda.empty_cache()
 
 
 def issue26_cases(r):

@@ -22,6 +22,7 @@ listed apart, with their ratio to torch only.
 
 import argparse
 import json
+import signal
 import statistics
 
 import torch
@@ -252,6 +253,27 @@ def main():
     copy_gbps = 8 * (1 << 26) / (time_ms(lambda: y.copy_(x), warmup, repeats, inner) * 1e-3) / 1e9
     del x, y
 
+    rows = []
+    # A time limit (`timeout` sends SIGTERM) ends the cases; the table still prints.
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        run_cases(ours, shape, warmup, repeats, inner, rows)
+    except Stopped:
+        print(f"stopped by SIGTERM after {len(rows)} cases")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    report(ours, rows, copy_gbps, side, warmup, repeats, inner, args.json)
+
+
+class Stopped(BaseException):
+    """SIGTERM (a time limit): not an `Exception`, so no per-case handler swallows it."""
+
+
+def stop(signum, frame):
+    raise Stopped
+
+
+def run_cases(ours, shape, warmup, repeats, inner, rows):
+    """Times every case of `ours` in torch, appending to `rows`."""
     inputs = {}
 
     def get(dtype_name):
@@ -263,7 +285,6 @@ def main():
                                   random(shape, torch.bool, 4))
         return inputs[dtype_name]
 
-    rows = []
     # Group the cases by input dtype, so that each dtype's inputs are made once.
     cases = sorted(ours["rows"], key=lambda r: list(DTYPES).index(r["dtype"]) if r["dtype"] in DTYPES else 99)
     for r in cases:
@@ -299,6 +320,10 @@ def main():
         del o
     inputs.clear()
 
+
+def report(ours, rows, copy_gbps, side, warmup, repeats, inner, json_path):
+    """Prints the comparison (see the module docs); writes torch's rows to `json_path`."""
+    n = side * side
     print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name()}: copy {copy_gbps:.0f} GB/s; "
           f"ours on {ours['device']}: copy {ours['copy_gbps']:.0f} GB/s; {side}x{side} = {n} elements, "
           f"warm-up {warmup}, median of {repeats} samples of {inner} launches")
@@ -361,8 +386,8 @@ def main():
         print(f"errors on our side: {len(ours['errors'])}")
         for e in ours["errors"][:10]:
             print(f"  {e}")
-    if args.json:
-        with open(args.json, "w") as f:
+    if json_path:
+        with open(json_path, "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
                            copy_gbps=copy_gbps, rows=rows), f, indent=1)
 
