@@ -245,6 +245,7 @@ impl Bench {
                         ms,
                     });
                     if self.rows.len() % 32 == 0 {
+                        eprintln!("{} cases done", self.rows.len());
                         if let Some(path) = &self.opts.json {
                             if let Err(e) = write_json(self, self.copy_gbps, path) {
                                 eprintln!("cannot write {path}: {e}");
