@@ -15,6 +15,7 @@
 //! ```text
 //! cargo run --release --example gpu_pointwise_bench -- --all-ops --json ops.json \
 //!     [--side 8192 --warmup 2 --repeats 5 --inner 3 --only exp,add --dtypes f32,f16]
+//!     [--no-prewarm]
 //! python3 scripts/bench_torch_ops.py --compare ops.json
 //! ```
 //!
@@ -69,6 +70,7 @@ fn options() -> Res<Options> {
         only: None,
         dtypes: None,
         json: None,
+        prewarm: true,
     };
     let mut all_ops = false;
     let list = |v: String| Some(v.split(',').map(str::to_owned).collect::<Vec<_>>());
@@ -86,6 +88,7 @@ fn options() -> Res<Options> {
             "--inner" => all.inner = value()?.parse()?,
             "--only" => all.only = list(value()?),
             "--dtypes" => all.dtypes = list(value()?),
+            "--no-prewarm" => all.prewarm = false,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }

@@ -14,6 +14,10 @@
 //! (the same distributions as `scripts/bench_torch_ops.py`, which runs the same cases in
 //! PyTorch from the JSON this writes).
 //!
+//! Before the timed pass, every kernel is compiled by a pass over the same cases on small
+//! operands, one thread per element type ([`prewarm`]; `--no-prewarm` skips it), so that the
+//! ~600 first-call compiles use several cores.
+//!
 //! The ops are listed once, in `op_list!` (`lists.rs`): one line per op, `"name" => method_into(scalars)`,
 //! grouped by arity, bound and output type. A case that fails (an op missing on the device, a
 //! compile error) is reported and skipped; the others still run.
@@ -56,7 +60,7 @@ macro_rules! run_ops {
         fn group<T: $bound>(bench: &mut Bench) {
             $( bench.unary::<T, $out>($name, |x, out| x.$m($($arg,)* out)); )*
         }
-        each_type!($bound, E => { group::<E>(&mut $bench); });
+        each_type!($bound, E => { group::<E>($bench); });
     }};
     (@group $bench:ident binary $bound:ident [$out:ty] {
         $($name:literal => $m:ident($($arg:expr),*)),*
@@ -64,7 +68,7 @@ macro_rules! run_ops {
         fn group<T: $bound>(bench: &mut Bench) {
             $( bench.binary::<T, $out>($name, |x, y, out| x.$m(y, $($arg,)* out)); )*
         }
-        each_type!($bound, E => { group::<E>(&mut $bench); });
+        each_type!($bound, E => { group::<E>($bench); });
     }};
     (@group $bench:ident ternary $bound:ident [$out:ty] {
         $($name:literal => $m:ident($($arg:expr),*)),*
@@ -72,7 +76,7 @@ macro_rules! run_ops {
         fn group<T: $bound>(bench: &mut Bench) {
             $( bench.ternary::<T, $out>($name, |x, y, z, out| x.$m(y, z, $($arg,)* out)); )*
         }
-        each_type!($bound, E => { group::<E>(&mut $bench); });
+        each_type!($bound, E => { group::<E>($bench); });
     }};
     (@group $bench:ident select $bound:ident [$out:ty] {
         $($name:literal => $m:ident($($arg:expr),*)),*
@@ -82,11 +86,12 @@ macro_rules! run_ops {
                 Tensor::<T, Gpu>::$m(mask, x, y, $($arg,)* out)
             }); )*
         }
-        each_type!($bound, E => { group::<E>(&mut $bench); });
+        each_type!($bound, E => { group::<E>($bench); });
     }};
 }
 
 /// The options of `--all-ops`.
+#[derive(Clone)]
 pub struct Options {
     /// Rows and columns of every operand (`side * side` elements).
     pub side: usize,
@@ -102,6 +107,8 @@ pub struct Options {
     pub dtypes: Option<Vec<String>>,
     /// Where to write the JSON for `scripts/bench_torch_ops.py --compare`.
     pub json: Option<String>,
+    /// Compile every kernel first, one thread per element type (see [`prewarm`]).
+    pub prewarm: bool,
 }
 
 /// The three inputs of one element type, uploaded once and kept for every op of that type.
@@ -132,6 +139,8 @@ struct Bench {
     errors: Vec<String>,
     /// The copy bandwidth measured before the cases (for the JSON written during the run).
     copy_gbps: f64,
+    /// No error lines (the prewarm pass: the timed pass reports its errors).
+    quiet: bool,
 }
 
 /// The layouts of the first operand: row-major, then transposed.
@@ -244,7 +253,7 @@ impl Bench {
                         bytes,
                         ms,
                     });
-                    if self.rows.len() % 32 == 0 {
+                    if self.rows.len().is_multiple_of(32) && !self.quiet {
                         eprintln!("{} cases done", self.rows.len());
                         if let Some(path) = &self.opts.json {
                             if let Err(e) = write_json(self, self.copy_gbps, path) {
@@ -255,7 +264,9 @@ impl Bench {
                 }
                 Err(e) => {
                     let msg = format!("{op} {} -> {} {layout}: {e}", T::NAME, O::NAME);
-                    eprintln!("error: {msg}");
+                    if !self.quiet {
+                        eprintln!("error: {msg}");
+                    }
                     self.errors.push(msg);
                 }
             }
@@ -388,32 +399,78 @@ fn casts_from<A: Element>(bench: &mut Bench) {
     });
 }
 
-/// `--all-ops`: see the module docs.
-pub fn run(opts: Options) -> Res<()> {
+/// A run on device 0 with no cases yet.
+fn new_bench(opts: Options, quiet: bool) -> Res<Bench> {
     let gpu = Gpu::new(0)?;
     let stream = gpu.default_stream().clone();
-    let started = std::time::Instant::now();
-    let mut bench = Bench {
+    Ok(Bench {
         opts,
-        gpu: gpu.clone(),
+        gpu,
         stream,
         inputs: HashMap::new(),
         mask: None,
         rows: Vec::new(),
         errors: Vec::new(),
         copy_gbps: f64::NAN,
-    };
-    let copy_before = bench.copy_gbps()?;
-    bench.copy_gbps = copy_before;
+        quiet,
+    })
+}
+
+/// Every case the options keep: `copy` per element type, the ops of `op_list!`, the casts.
+fn all_cases(bench: &mut Bench) -> Res<()> {
     each_type!(Element, E => { bench.prepare::<E>()?; });
     each_type!(Element, E => {
         bench.unary::<E, E>("copy", |x, out| out.copy_from(x));
     });
     op_list!(run_ops!(bench;));
-    each_type!(Element, A => { casts_from::<A>(&mut bench); });
+    each_type!(Element, A => { casts_from::<A>(bench); });
+    Ok(())
+}
+
+/// Compiles (and loads) every kernel of the run before it is timed: the same cases on
+/// 256 x 256 operands (the same kernel forms as 8192 x 8192: the same vector widths, index
+/// width and tile shapes), one launch each, one thread per element type, so that NVRTC
+/// compiles on several cores (the compile layer builds each kernel once, and different
+/// kernels concurrently). The timed pass then only loads from the process's cache.
+fn prewarm(opts: &Options) {
+    let mut names: Vec<&'static str> = Vec::new();
+    each_type!(Element, E => { names.push(E::NAME); });
+    let kept = |n: &str| {
+        opts.dtypes
+            .as_ref()
+            .is_none_or(|l| l.iter().any(|d| d == n))
+    };
+    std::thread::scope(|s| {
+        for name in names.into_iter().filter(|n| kept(n)) {
+            let mut o = opts.clone();
+            (o.side, o.warmup, o.repeats, o.inner) = (256, 1, 1, 1);
+            (o.json, o.dtypes) = (None, Some(vec![name.to_owned()]));
+            s.spawn(move || {
+                if let Ok(mut bench) = new_bench(o, true) {
+                    let _ = all_cases(&mut bench);
+                }
+            });
+        }
+    });
+}
+
+/// `--all-ops`: see the module docs.
+pub fn run(opts: Options) -> Res<()> {
+    let started = std::time::Instant::now();
+    if opts.prewarm {
+        prewarm(&opts);
+        println!(
+            "prewarm (every kernel compiled, one thread per element type): {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let mut bench = new_bench(opts, false)?;
+    let copy_before = bench.copy_gbps()?;
+    bench.copy_gbps = copy_before;
+    all_cases(&mut bench)?;
     let copy_after = bench.copy_gbps()?;
     let copy = copy_before.max(copy_after);
-    gpu.check_err()?;
+    bench.gpu.check_err()?;
     report(
         &bench,
         copy,
