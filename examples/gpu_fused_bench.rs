@@ -7,13 +7,23 @@
 //! Run `cargo run --release --example gpu_fused_bench [-- --repeats N --log2 N]` and
 //! `python scripts/bench_torch_fused.py` in the same session for PyTorch eager and
 //! `torch.compile` on the same cases. Without a GPU it prints a note and exits.
+//!
+//! Issue 26's cases (2^26 elements each, whatever `--log2`): permuted leaves that keep their
+//! innermost dim, ranks 3 to 6 (attention-head splits `[B, S, H, D] -> [B, H, S, D]`, batched
+//! middle transposes), in `sigmoid(x' * y + y) * x'` with `x'` the permuted view and `y`
+//! row-major; and transcendental `f32` chains between `f16`/`bf16` casts (see
+//! [`issue26_cases`]). `--json PATH` writes every row for `scripts/bench_torch_fused.py
+//! --compare PATH`, which prints ours against `torch.compile` and torch eager per case;
+//! `--only a,b` keeps the cases whose name contains one of the words.
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
-use half::f16;
+use half::{bf16, f16};
 use typestate_tensor::device::Device;
 use typestate_tensor::gpu::{Gpu, Stream};
 use typestate_tensor::tensor::{expr, Tensor};
+use typestate_tensor::FloatElement;
 
 mod common;
 
@@ -44,21 +54,221 @@ fn random_f32(shape: &[usize], seed: u64) -> Res<Tensor<f32>> {
 }
 
 struct Row {
-    case: &'static str,
+    case: String,
     fused_ms: f64,
     eager_ms: f64,
     bytes: usize,
     first_ms: f64,
 }
 
+/// Times `fused` and `eager` (each writing its output into `out`) and records the row; the
+/// first call of `fused` is timed apart (compile or disk-cache load).
+#[allow(clippy::too_many_arguments)]
+fn measure<O>(
+    stream: &Stream,
+    repeats: usize,
+    rows: &mut Vec<Row>,
+    case: String,
+    bytes: usize,
+    out: &mut O,
+    mut fused: impl FnMut(&mut O) -> Res<()>,
+    mut eager: impl FnMut(&mut O) -> Res<()>,
+) -> Res<()> {
+    let first = first_ms(stream, || fused(out))?;
+    let fused_ms = time_ms(stream, repeats, || fused(out))?;
+    let eager_ms = time_ms(stream, repeats, || eager(out))?;
+    rows.push(Row {
+        case,
+        fused_ms,
+        eager_ms,
+        bytes,
+        first_ms: first,
+    });
+    Ok(())
+}
+
+/// A case of issue 26: name, the leaf's shape, and the permutation that views it.
+type Leaf = (&'static str, &'static [usize], &'static [usize]);
+
+/// Issue 26's permuted leaves: `shape` permuted by `perm` (the innermost dim kept), ranks 3 to
+/// 6, 2^26 elements each; the same list as `scripts/bench_torch_fused.py`.
+const PERMUTED: [Leaf; 5] = [
+    ("perm3", &[1024, 512, 128], &[1, 0, 2]),
+    ("attn-split", &[8, 2048, 64, 64], &[0, 2, 1, 3]),
+    ("batched-mid-T", &[16, 256, 256, 64], &[0, 2, 1, 3]),
+    ("perm5", &[16, 32, 32, 64, 64], &[2, 0, 3, 1, 4]),
+    ("perm6", &[8, 16, 16, 16, 32, 64], &[0, 3, 1, 4, 2, 5]),
+];
+
+/// `[8, 2048]` as `8x2048`.
+fn dims(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join("x")
+}
+
+/// `[0, 2, 1]` as `(0,2,1)`.
+fn perm_name(v: &[usize]) -> String {
+    let inner = v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    format!("({inner})")
+}
+
+/// `sigmoid(x' * y + y) * x'`, `x'` = `x.permute(perm)` of `shape` and `y` row-major of the
+/// permuted shape, in `E`: reads `x` and `y`, writes the output.
+fn permuted_case<E: FloatElement>(
+    gpu: &Gpu,
+    repeats: usize,
+    (name, shape, perm): Leaf,
+    rows: &mut Vec<Row>,
+) -> Res<()> {
+    let x = random_f32(shape, 30)?.cast::<E>()?.to_gpu(gpu)?;
+    let xp = x.permute(perm)?;
+    let y = random_f32(xp.shape(), 31)?.cast::<E>()?.to_gpu(gpu)?;
+    let mut out = Tensor::<E, Gpu>::zeros_on(xp.shape(), gpu)?;
+    let n: usize = shape.iter().product();
+    measure(
+        gpu.default_stream(),
+        repeats,
+        rows,
+        format!("{name} {} {} {}", dims(shape), perm_name(perm), E::NAME),
+        3 * n * E::DTYPE.size_in_bytes(),
+        &mut out,
+        |out| Ok(((xp.lazy() * &y + &y).sigmoid() * xp.lazy()).eval_into(out)?),
+        |out| {
+            xp.mul(&y)?.add(&y)?.sigmoid()?.mul_into(&xp, out)?;
+            Ok(())
+        },
+    )
+}
+
+/// The cast-heavy chains on `E` inputs `a` (of `shape`, viewed through `perm`) and `b`
+/// (row-major), computed in `f32` and cast back to `E`: `exp(a) * tanh(b) + sigmoid(a)`
+/// ("cast3") and `log(exp(a * b) + 1) * sigmoid(a - b) + tanh(a)` ("cast4").
+fn cast_case<E: FloatElement>(
+    gpu: &Gpu,
+    repeats: usize,
+    (name, shape, perm): Leaf,
+    rows: &mut Vec<Row>,
+) -> Res<()> {
+    let a = random_f32(shape, 40)?.cast::<E>()?.to_gpu(gpu)?;
+    let ap = a.permute(perm)?;
+    let b = random_f32(ap.shape(), 41)?.cast::<E>()?.to_gpu(gpu)?;
+    let mut out = Tensor::<E, Gpu>::zeros_on(ap.shape(), gpu)?;
+    let n: usize = shape.iter().product();
+    let bytes = 3 * n * E::DTYPE.size_in_bytes();
+    let stream = gpu.default_stream();
+    let leaf = format!("{} {}", dims(shape), perm_name(perm));
+    measure(
+        stream,
+        repeats,
+        rows,
+        format!("{name} cast3 {leaf} {}", E::NAME),
+        bytes,
+        &mut out,
+        |out| {
+            let (a, b) = (ap.lazy().cast::<f32>(), b.lazy().cast::<f32>());
+            Ok((a.clone().exp() * b.tanh() + a.sigmoid())
+                .cast::<E>()
+                .eval_into(out)?)
+        },
+        |out| {
+            let (a, b) = (ap.cast::<f32>()?, b.cast::<f32>()?);
+            a.exp()?
+                .mul(&b.tanh()?)?
+                .add(&a.sigmoid()?)?
+                .cast_into(out)?;
+            Ok(())
+        },
+    )?;
+    measure(
+        stream,
+        repeats,
+        rows,
+        format!("{name} cast4 {leaf} {}", E::NAME),
+        bytes,
+        &mut out,
+        |out| {
+            let (a, b) = (ap.lazy().cast::<f32>(), b.lazy().cast::<f32>());
+            let softplus = ((a.clone() * b.clone()).exp() + 1.0f32).log();
+            Ok((softplus * (a.clone() - b).sigmoid() + a.tanh())
+                .cast::<E>()
+                .eval_into(out)?)
+        },
+        |out| {
+            let (a, b) = (ap.cast::<f32>()?, b.cast::<f32>()?);
+            a.mul(&b)?
+                .exp()?
+                .add_scalar(1.0)?
+                .log()?
+                .mul(&a.sub(&b)?.sigmoid()?)?
+                .add(&a.tanh()?)?
+                .cast_into(out)?;
+            Ok(())
+        },
+    )
+}
+
+/// Issue 26's cases (see the module docs), those `wanted` keeps.
+fn issue26_cases(
+    gpu: &Gpu,
+    repeats: usize,
+    wanted: &dyn Fn(&str) -> bool,
+    rows: &mut Vec<Row>,
+) -> Res<()> {
+    // f32 for every rank; f16 too for the attention split and rank 5.
+    for (i, case) in PERMUTED.into_iter().enumerate() {
+        if wanted(case.0) {
+            permuted_case::<f32>(gpu, repeats, case, rows)?;
+            if i == 1 || i == 3 {
+                permuted_case::<f16>(gpu, repeats, case, rows)?;
+            }
+        }
+    }
+    if wanted("cast") {
+        let flat: Leaf = ("flat", &[1 << 26], &[0]);
+        cast_case::<f16>(gpu, repeats, flat, rows)?;
+        cast_case::<bf16>(gpu, repeats, flat, rows)?;
+        cast_case::<f16>(gpu, repeats, PERMUTED[1], rows)?;
+    }
+    Ok(())
+}
+
+/// The rows as JSON for `scripts/bench_torch_fused.py --compare`.
+fn write_json(path: &str, device: &str, copy_gbps: f64, rows: &[Row]) -> Res<()> {
+    let mut json = format!(
+        "{{\"device\": \"{}\", \"copy_gbps\": {copy_gbps}, \"rows\": [",
+        device.replace('"', "'")
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let _ = write!(
+            json,
+            "{}\n {{\"case\": \"{}\", \"bytes\": {}, \"fused_ms\": {}, \"eager_ms\": {}, \"first_ms\": {}}}",
+            if i == 0 { "" } else { "," },
+            r.case,
+            r.bytes,
+            r.fused_ms,
+            r.eager_ms,
+            r.first_ms
+        );
+    }
+    json.push_str("\n]}\n");
+    std::fs::write(path, json)?;
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let mut repeats = 20usize;
     let mut log2 = 26u32;
+    let mut json = None;
+    let mut only: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--repeats" => repeats = args.next().ok_or("--repeats N")?.parse()?,
             "--log2" => log2 = args.next().ok_or("--log2 N")?.parse()?,
+            "--json" => json = Some(args.next().ok_or("--json PATH")?),
+            "--only" => {
+                let list = args.next().ok_or("--only a,b")?;
+                only = Some(list.split(',').map(str::to_owned).collect());
+            }
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -72,9 +282,13 @@ fn main() -> Res<()> {
     let side = 1usize << (log2 / 2);
     let mut rows = Vec::new();
     let up = |t: Tensor<f32>| t.to_gpu(&gpu);
+    let wanted = |case: &str| {
+        only.as_ref()
+            .is_none_or(|l| l.iter().any(|w| case.contains(w.as_str())))
+    };
 
     // gelu(a*b+c), f32.
-    {
+    if wanted("gelu(a*b+c) f32") {
         let (a, b, c) = (
             up(random_f32(&[n], 1)?)?,
             up(random_f32(&[n], 2)?)?,
@@ -92,7 +306,7 @@ fn main() -> Res<()> {
             Ok(())
         })?;
         rows.push(Row {
-            case: "gelu(a*b+c) f32",
+            case: "gelu(a*b+c) f32".into(),
             fused_ms: fused,
             eager_ms: eager,
             bytes: 4 * 4 * n,
@@ -100,7 +314,7 @@ fn main() -> Res<()> {
         });
     }
     // sigmoid(tanh(exp(-abs(a*b+c))*0.5+a))*c-b, f16.
-    {
+    if wanted("8-op chain f16") {
         let h = |t: Tensor<f32>| -> Res<Tensor<f16, Gpu>> { Ok(t.cast::<f16>()?.to_gpu(&gpu)?) };
         let (a, b, c) = (
             h(random_f32(&[n], 4)?)?,
@@ -134,7 +348,7 @@ fn main() -> Res<()> {
             Ok(())
         })?;
         rows.push(Row {
-            case: "8-op chain f16",
+            case: "8-op chain f16".into(),
             fused_ms: fused,
             eager_ms: eager,
             bytes: 2 * 4 * n,
@@ -142,7 +356,7 @@ fn main() -> Res<()> {
         });
     }
     // (x - mu[:,None]) * rs[:,None] * w + b, side x side, f32.
-    {
+    if wanted("layernorm tail (bcast) f32") {
         let x = up(random_f32(&[side, side], 7)?)?;
         let mu = up(random_f32(&[side, 1], 8)?)?;
         let rs = up(random_f32(&[side, 1], 9)?)?;
@@ -159,7 +373,7 @@ fn main() -> Res<()> {
             Ok(())
         })?;
         rows.push(Row {
-            case: "layernorm tail (bcast) f32",
+            case: "layernorm tail (bcast) f32".into(),
             fused_ms: fused,
             eager_ms: eager,
             bytes: 4 * 2 * side * side,
@@ -167,7 +381,7 @@ fn main() -> Res<()> {
         });
     }
     // relu(a.T*b + c), side x side, f32.
-    {
+    if wanted("relu(a.T*b+c) f32") {
         let a = up(random_f32(&[side, side], 12)?)?;
         let b = up(random_f32(&[side, side], 13)?)?;
         let c = up(random_f32(&[side, side], 14)?)?;
@@ -183,7 +397,7 @@ fn main() -> Res<()> {
             Ok(())
         })?;
         rows.push(Row {
-            case: "relu(a.T*b+c) f32",
+            case: "relu(a.T*b+c) f32".into(),
             fused_ms: fused,
             eager_ms: eager,
             bytes: 4 * 4 * side * side,
@@ -191,7 +405,7 @@ fn main() -> Res<()> {
         });
     }
     // Adam: read p, g, m, v; write p, m, v.
-    {
+    if wanted("adam p,m,v f32") {
         let p = up(random_f32(&[n], 15)?)?;
         let g = up(random_f32(&[n], 16)?)?;
         let m = up(random_f32(&[n], 17)?)?;
@@ -221,13 +435,14 @@ fn main() -> Res<()> {
             Ok(())
         })?;
         rows.push(Row {
-            case: "adam p,m,v f32",
+            case: "adam p,m,v f32".into(),
             fused_ms: fused,
             eager_ms: eager,
             bytes: 4 * 7 * n,
             first_ms: first,
         });
     }
+    issue26_cases(&gpu, repeats, &wanted, &mut rows)?;
     // Copy ceiling.
     let copy_gbps = {
         let a = up(random_f32(&[n], 19)?)?;
@@ -253,6 +468,10 @@ fn main() -> Res<()> {
         );
     }
     println!("| copy f32 (ceiling) | {copy_gbps:.0} | | | 100% | |");
+    if let Some(path) = &json {
+        write_json(path, &gpu.name(), copy_gbps, &rows)?;
+        println!("wrote {path}");
+    }
 
     // Host time: a cached fused launch vs one eager op, 1024 elements.
     let a = up(random_f32(&[1024], 20)?)?;

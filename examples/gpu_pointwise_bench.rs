@@ -8,6 +8,17 @@
 //! python3 scripts/bench_torch.py --permute --compare perm.json
 //! ```
 //!
+//! `--all-ops` measures every op of the op table for every element type its bound allows, and
+//! every cast, on 8192 x 8192 tensors contiguous and with the first operand transposed (see
+//! `pointwise_all/mod.rs`); `--json` writes the rows for `scripts/bench_torch_ops.py`:
+//!
+//! ```text
+//! cargo run --release --example gpu_pointwise_bench -- --all-ops --json ops.json \
+//!     [--side 8192 --warmup 2 --repeats 5 --inner 3 --only exp,add --dtypes f32,f16]
+//!     [--no-prewarm]
+//! python3 scripts/bench_torch_ops.py --compare ops.json
+//! ```
+//!
 //! `--permute` measures permutes instead (see [`run_permute`]): every permutation of a
 //! rank-3 and a rank-4 f32 tensor of 2^26 elements and 10 seeded random ones each of rank 5
 //! and 6, as `exp(x.permute(p))` and `x.permute(p) + y` into a contiguous output; f16 and u8
@@ -29,6 +40,7 @@ use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
 use typestate_tensor::layout::Layout;
 
 mod common;
+mod pointwise_all;
 
 use common::{time_ms, Res};
 
@@ -39,6 +51,7 @@ struct Options {
     repeats: usize,
     small_calls: usize,
     permute: bool,
+    all_ops: Option<pointwise_all::Options>,
 }
 
 fn options() -> Res<Options> {
@@ -47,7 +60,20 @@ fn options() -> Res<Options> {
         repeats: 20,
         small_calls: 20000,
         permute: false,
+        all_ops: None,
     };
+    let mut all = pointwise_all::Options {
+        side: 8192,
+        warmup: 2,
+        repeats: 5,
+        inner: 3,
+        only: None,
+        dtypes: None,
+        json: None,
+        prewarm: true,
+    };
+    let mut all_ops = false;
+    let list = |v: String| Some(v.split(',').map(str::to_owned).collect::<Vec<_>>());
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
@@ -56,10 +82,25 @@ fn options() -> Res<Options> {
             "--repeats" => opts.repeats = value()?.parse()?,
             "--small-calls" => opts.small_calls = value()?.parse()?,
             "--permute" => opts.permute = true,
+            "--all-ops" => all_ops = true,
+            "--side" => all.side = value()?.parse()?,
+            "--warmup" => all.warmup = value()?.parse()?,
+            "--inner" => all.inner = value()?.parse()?,
+            "--only" => all.only = list(value()?),
+            "--dtypes" => all.dtypes = list(value()?),
+            "--no-prewarm" => all.prewarm = false,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
     opts.repeats = opts.repeats.max(1);
+    if all_ops {
+        // `--repeats` counts samples here too; its default is the all-ops one.
+        if std::env::args().any(|a| a == "--repeats") {
+            all.repeats = opts.repeats;
+        }
+        all.json = opts.json.clone();
+        opts.all_ops = Some(all);
+    }
     Ok(opts)
 }
 
@@ -447,6 +488,9 @@ fn main() -> Res<()> {
     if !Gpu::available() {
         println!("no CUDA driver: nothing to measure");
         return Ok(());
+    }
+    if let Some(all) = opts.all_ops {
+        return pointwise_all::run(all);
     }
     if opts.permute {
         return run_permute(&opts);
