@@ -114,7 +114,10 @@ UNARY = {
     "lgamma": lambda x, o: torch.lgamma(x, out=o),
     "digamma": lambda x, o: torch.digamma(x, out=o),
     "i0": lambda x, o: torch.i0(x, out=o),
-    "logit": lambda x, o: torch.logit(x, eps=1e-6, out=o),
+    "logit": lambda x, o: torch.logit(x, out=o),
+    "clamp_min": lambda x, o: torch.clamp_min(x, 0.75, out=o),
+    "clamp_max": lambda x, o: torch.clamp_max(x, 1.25, out=o),
+    "logit_eps": lambda x, o: torch.logit(x, eps=1e-6, out=o),
     "nan_to_num": lambda x, o: torch.nan_to_num(x, nan=0.0, posinf=1e4, neginf=-1e4, out=o),
     "relu6": lambda x, o: F.relu6(x),
     "leaky_relu": lambda x, o: F.leaky_relu(x, 0.01),
@@ -163,8 +166,8 @@ BINARY = {
     "fmod": lambda x, y, o: torch.fmod(x, y, out=o),
     "floor_divide": lambda x, y, o: torch.floor_divide(x, y, out=o),
     "true_divide": lambda x, y, o: torch.true_divide(x, y, out=o),
-    "clamp_min": lambda x, y, o: torch.clamp_min(x, y, out=o),
-    "clamp_max": lambda x, y, o: torch.clamp_max(x, y, out=o),
+
+
     "copysign": lambda x, y, o: torch.copysign(x, y, out=o),
     "nextafter": lambda x, y, o: torch.nextafter(x, y, out=o),
     "logaddexp": lambda x, y, o: torch.logaddexp(x, y, out=o),

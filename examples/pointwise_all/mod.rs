@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use half::{bf16, f16};
-use typestate_tensor::element::{DType, Element};
+use typestate_tensor::element::{Bitwise, DType, DivRem, Element, Integer};
 use typestate_tensor::gpu::{Gpu, GpuStorage, Stream};
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::{FloatElement, Numeric, Signed};
