@@ -571,6 +571,8 @@ __device__ __forceinline__ T ts_nextafter(T a, T b, T eps, T tiny) {
   if (!away && mag == ldexp((T)1, e - 1)) ulp = fmax(ulp * (T)0.5, tiny);
   const T r = (away == (a > (T)0)) ? a + ulp : a - ulp;
   return r == (T)0 ? copysign(r, a) : r;
+}
+
 // ---- float math ops (issue 26) ---------------------------------------------------------
 //
 // The helpers of the float math ops of the op table, for the compute types float and double
