@@ -37,6 +37,7 @@
 //! `arange_step_on`, seeded `rand_on` / `randn_on` ([`random`]), `zeros_like`, ...; the CPU
 //! forms drop `_on`).
 
+mod any_all;
 mod arith;
 pub mod backend;
 mod base;

@@ -54,3 +54,5 @@ mod pointwise_activations;
 mod pointwise_int_logic;
 // Float math ops (issue 26).
 mod pointwise_float_math;
+// any and all (issue 26).
+mod any_all;
