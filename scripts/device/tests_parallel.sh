@@ -11,6 +11,7 @@ ngpu=$(nvidia-smi -L | wc -l); [ "$ngpu" -lt 1 ] && ngpu=1
 groups=(
   "pointwise::"
   "fused_random::"
+  "dtypes:: pointwise_activations:: pointwise_int_logic:: pointwise_float_math:: any_all::"
   "fused:: syncedmem:: blob:: stream_order:: transfer_gpu::"
   "graph:: reduce:: basics:: tensor::"
   "allocation:: allocator_caching:: allocator_config:: allocator_contract:: allocator_event_failures:: allocator_gpu:: allocator_host_pinned:: allocator_naive:: allocator_pooled:: allocator_stress:: architecture:: bad_input:: bf16_rounding:: collective:: gpu_runtime:: host_source:: layout:: memory_history:: multi_gpu:: ndarray_interop:: harness:: common::"
@@ -34,7 +35,7 @@ for i in "${!lib_groups[@]}"; do
     timeout "${LIMIT:-520}" "$T/typestate_tensor" ${lib_groups[$i]} --test-threads=1 2>&1 | stamp > "$O/lib_g$i.log" ) &
   pids+=($!)
 done
-( export CUDA_VISIBLE_DEVICES=$(( (${#groups[@]} + ${#lib_groups[@]}) % ngpu ))
+[ -x "$T/fused_alloc" ] && ( export CUDA_VISIBLE_DEVICES=$(( (${#groups[@]} + ${#lib_groups[@]}) % ngpu ))
   timeout 200 "$T/fused_alloc" --test-threads=1 2>&1 | stamp > "$O/fused_alloc.log" ) &
 pids+=($!)
 wait "${pids[@]}"

@@ -19,6 +19,10 @@
 //!   from `x > 88.7` like PyTorch (the true value does from 91.9); `i0(±inf) = inf`, where
 //!   PyTorch's formula gives `inf / inf = NaN`.
 
+// Cephes' and Giles' coefficients are kept as published (the digits `kernels/ops.cuh` has
+// too), not rounded to the nearest `f64` by hand: the compiler rounds them the same way.
+#![allow(clippy::excessive_precision)]
+
 /// Giles' single-precision `erfinv(t) / t` polynomial in `w = -ln((1 - t)(1 + t))`.
 macro_rules! giles {
     ($t:ty, $w:expr) => {{
