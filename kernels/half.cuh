@@ -26,8 +26,14 @@ struct __align__(2) ts_bf16 {
 
 // ---- f16 -------------------------------------------------------------------------------
 
-// Exact for every value (f32 holds every f16).
+// Exact for every value (f32 holds every f16). A NaN keeps its sign and payload, quieted, as
+// `half::f16::to_f32` (and x86's F16C) widen it: `cvt.f32.f16` gives the canonical NaN, whose
+// sign `signbit` and `copysign` would read wrong.
 __device__ __forceinline__ float ts_f16_to_float(ts_f16 h) {
+  const unsigned int bits = h.bits;
+  if ((bits & 0x7FFFu) > 0x7C00u) {
+    return __uint_as_float(((bits & 0x8000u) << 16) | 0x7FC00000u | ((bits & 0x3FFu) << 13));
+  }
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
   return f;

@@ -438,25 +438,39 @@ mod float_divrem {
     }
 }
 
+/// `DivRem` for a float type computing in `$c` (its compute type, as the kernels do): the
+/// inputs widened exactly, the result rounded once by [`Element::from_f32`] (or exact for
+/// `f32` and `f64`, whose compute type is their own).
 macro_rules! impl_divrem_float {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $c:ty, |$v:ident| $widen:expr, |$r:ident| $narrow:expr);* $(;)?) => {$(
         impl DivRem for $t {
             #[inline]
             fn fmod(self, rhs: Self) -> Self {
-                crate::ops::compute::in_compute!($t as C; x = self, y = rhs => float_divrem::fmod(x, y))
+                let (x, y) = ({ let $v = self; $widen }, { let $v = rhs; $widen });
+                let $r: $c = float_divrem::fmod(x, y);
+                $narrow
             }
             #[inline]
             fn remainder(self, rhs: Self) -> Self {
-                crate::ops::compute::in_compute!($t as C; x = self, y = rhs => float_divrem::remainder(x, y))
+                let (x, y) = ({ let $v = self; $widen }, { let $v = rhs; $widen });
+                let $r: $c = float_divrem::remainder(x, y);
+                $narrow
             }
             #[inline]
             fn floor_div(self, rhs: Self) -> Self {
-                crate::ops::compute::in_compute!($t as C; x = self, y = rhs => float_divrem::floor_div(x, y))
+                let (x, y) = ({ let $v = self; $widen }, { let $v = rhs; $widen });
+                let $r: $c = float_divrem::floor_div(x, y);
+                $narrow
             }
         }
     )*};
 }
-impl_divrem_float!(f32, f64, half::f16, half::bf16);
+impl_divrem_float!(
+    f32: f32, |v| v, |r| r;
+    f64: f64, |v| v, |r| r;
+    half::f16: f32, |v| v.to_f32(), |r| <half::f16 as Element>::from_f32(r);
+    half::bf16: f32, |v| v.to_f32(), |r| <half::bf16 as Element>::from_f32(r);
+);
 
 /// `DivRem`, `Bitwise` and `Integer` for integer types, each given with the unsigned type of
 /// its width (`i32: u32`, `u8: u8`): extend the list for new integer element types.

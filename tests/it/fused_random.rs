@@ -71,7 +71,7 @@ const TRANSCENDENTAL: &[&str] = &[
 
 fn cases<D: 'static>() -> u64 {
     // Each GPU case compiles a fused kernel and the eager kernels it has not seen yet.
-    let default = if is_cpu::<D>() { 160 } else { 16 };
+    let default = if is_cpu::<D>() { 640 } else { 16 };
     std::env::var("FUSED_RANDOM_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -1064,6 +1064,9 @@ fn logic_of<'p, U: Gen + Numeric, D: TestDevice>(
     cx: &mut Ctx<'p, D>,
     depth: usize,
 ) -> Pair<'p, bool, D> {
+    // The op is drawn before the subtree: drawn right after it, the generator's state
+    // correlated with the subtree's last draws and some ops were never picked.
+    let k = cx.rng.gen_range(0..10);
     let a = node::<U, D>(cx, depth - 1);
     macro_rules! pred {
         ($m:ident) => {
@@ -1082,7 +1085,7 @@ fn logic_of<'p, U: Gen + Numeric, D: TestDevice>(
             }
         }};
     }
-    match cx.rng.gen_range(0..10) {
+    match k {
         0 => logic!(logical_and),
         1 => logic!(logical_or),
         2 => logic!(logical_xor),
