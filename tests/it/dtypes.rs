@@ -890,6 +890,7 @@ fn dtype_tags_sizes_and_names() {
     assert!(DType::F32 < DType::Bool);
 }
 
+#[cfg(feature = "ndarray")]
 #[test]
 fn new_types_round_trip_through_ndarray() {
     let a = ndarray::Array2::from_shape_vec((2, 2), vec![u64::MAX, 0, 1, 1 << 40]).unwrap();
