@@ -48,6 +48,7 @@ mod index;
 mod interop;
 pub mod iter;
 mod join;
+pub mod matmul;
 mod operand;
 pub mod ops;
 // Integer, bitwise, logical and float-predicate ops (issue 26).
