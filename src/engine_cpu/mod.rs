@@ -13,6 +13,8 @@ mod runs;
 mod tensor;
 // Rust closures on the CPU engine (issue 26).
 mod closure;
+// Matrix multiply (issue 27).
+mod matmul;
 
 pub(crate) use reduce::sum_map;
 
