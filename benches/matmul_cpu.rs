@@ -20,8 +20,12 @@
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
 
+use criterion::measurement::WallTime;
+use criterion::BenchmarkGroup;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ndarray::{Array2, ArrayView2, LinalgScalar};
+use typestate_tensor::tensor::matmul::MatmulBackend;
+use typestate_tensor::{Cpu, Numeric, Tensor};
 
 fn data<T: From<f32>>(n: usize, seed: u32) -> Vec<T> {
     (0..n)
@@ -156,12 +160,14 @@ fn mm_into<T: Elem>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>, c: &mut Array2<T
     }
 }
 
-fn case<T: Elem + ours::Ours>(
+fn case<T: Elem + Numeric>(
     c: &mut Criterion,
     name: &str,
     (m, k, n): (usize, usize, usize),
     lhs_t: bool,
-) {
+) where
+    Cpu: MatmulBackend<T>,
+{
     let a_store = if lhs_t {
         Array2::from_shape_vec((k, m), data::<T>(m * k, 1)).expect("shape")
     } else {
@@ -170,7 +176,7 @@ fn case<T: Elem + ours::Ours>(
     let a = if lhs_t { a_store.t() } else { a_store.view() };
     let b = Array2::from_shape_vec((k, n), data::<T>(k * n, 2)).expect("shape");
     let mut out = Array2::<T>::zeros((m, n));
-    let mut g = c.benchmark_group(format!("{}/{name}", T::NAME));
+    let mut g = c.benchmark_group(format!("{}/{name}", <T as Elem>::NAME));
     g.sample_size(10)
         .throughput(Throughput::Elements(2 * (m * n * k) as u64));
     g.bench_function(BenchmarkId::from_parameter("ndarray_dot"), |bch| {
@@ -192,26 +198,36 @@ fn case<T: Elem + ours::Ours>(
             )
         })
     });
-    T::ours(&mut g, a, b.view());
+    ours(&mut g, (m, k, n), lhs_t);
     g.finish();
 }
 
-/// `Tensor::matmul`, once the tensor layer has it.
-mod ours {
-    use criterion::measurement::WallTime;
-    use criterion::BenchmarkGroup;
-    use ndarray::ArrayView2;
-
-    pub trait Ours: Sized {
-        fn ours(
-            _g: &mut BenchmarkGroup<'_, WallTime>,
-            _a: ArrayView2<'_, Self>,
-            _b: ArrayView2<'_, Self>,
-        ) {
-        }
-    }
-    impl Ours for f32 {}
-    impl Ours for f64 {}
+/// `Tensor::matmul` on the same data and layout (the transposed case is a `.t()` view, not a
+/// copy), allocating its result as `dot` does; `ours_1t` in a one-thread rayon pool.
+fn ours<T: Elem + Numeric>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    (m, k, n): (usize, usize, usize),
+    lhs_t: bool,
+) where
+    Cpu: MatmulBackend<T>,
+{
+    let a_store = if lhs_t {
+        Tensor::from_vec(&[k, m], data::<T>(m * k, 1)).expect("shape")
+    } else {
+        Tensor::from_vec(&[m, k], data::<T>(m * k, 1)).expect("shape")
+    };
+    let a = if lhs_t { a_store.t() } else { a_store.view() };
+    let b = Tensor::from_vec(&[k, n], data::<T>(k * n, 2)).expect("shape");
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a thread");
+    g.bench_function(BenchmarkId::from_parameter("ours_1t"), |bch| {
+        bch.iter(|| one.install(|| black_box(a.matmul(&b).expect("shapes fit"))))
+    });
+    g.bench_function(BenchmarkId::from_parameter("ours_mt"), |bch| {
+        bch.iter(|| black_box(a.matmul(&b).expect("shapes fit")))
+    });
 }
 
 fn bench(c: &mut Criterion) {

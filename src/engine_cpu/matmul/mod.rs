@@ -31,6 +31,8 @@ mod int;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_tensor;
+#[cfg(test)]
 mod tests_types;
 
 use crate::device::Cpu;

@@ -55,13 +55,23 @@ fn eps<T: Numeric>() -> (f64, f64) {
 /// `cases` random jobs of a float type against the `f64` reference.
 fn check_float<T: Numeric>(seed: u64, cases: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let draw = |r: &mut SmallRng| T::from_f64(r.gen_range(-1.0..1.0));
     let scalar = |r: &mut SmallRng| T::from_f64([0.5, -1.25, 2.0, -0.75][r.gen_range(0..4)]);
-    let (e_acc, e_t) = eps::<T>();
     let mut checked = 0usize;
     for _ in 0..cases {
         let case = Case::<T>::draw(&mut rng, scalar, &FLOAT_ACTS);
-        let out = run_case(&mut rng, &case, draw, T::from_f64(f64::NAN));
+        checked += check_fixed_float(&case, rng.gen());
+    }
+    assert!(checked > 1000, "{} elements checked", checked);
+}
+
+/// One float job against the reference; the number of elements checked.
+fn check_fixed_float<T: Numeric>(case: &Case<T>, seed: u64) -> usize {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let draw = |r: &mut SmallRng| T::from_f64(r.gen_range(-1.0..1.0));
+    let (e_acc, e_t) = eps::<T>();
+    let mut checked = 0;
+    {
+        let out = run_case(&mut rng, case, draw, T::from_f64(f64::NAN));
         let (m, k, n) = (case.m, case.k, case.n);
         let count: usize = case.batch.iter().product();
         let (alpha, beta) = (case.alpha.to_f64(), case.beta.to_f64());
@@ -97,7 +107,7 @@ fn check_float<T: Numeric>(seed: u64, cases: usize) {
             }
         }
     }
-    assert!(checked > 1000, "{} elements checked", checked);
+    checked
 }
 
 #[test]
@@ -152,8 +162,18 @@ fn check_int<T: IntCase>(seed: u64, cases: usize) {
     let mut checked = 0usize;
     for _ in 0..cases {
         let case = Case::<T>::draw(&mut rng, T::draw, &acts);
-        // Garbage for `beta == 0`: a nonzero value, which reading would show.
-        let out = run_case(&mut rng, &case, T::draw, T::wrap(0x5a5a_5a5a_5a5a_5a5a));
+        checked += check_fixed_int(&case, rng.gen());
+    }
+    assert!(checked > 1000, "{} elements checked", checked);
+}
+
+/// One integer job against the reference; the number of elements checked.
+fn check_fixed_int<T: IntCase>(case: &Case<T>, seed: u64) -> usize {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut checked = 0;
+    {
+        // Garbage for `beta == 0`: a nonzero value (reading it could not show: 0·x = 0).
+        let out = run_case(&mut rng, case, T::draw, T::wrap(0x5a5a_5a5a_5a5a_5a5a));
         let (m, k, n) = (case.m, case.k, case.n);
         let count: usize = case.batch.iter().product();
         let (alpha, beta) = (case.alpha.to_i128(), case.beta.to_i128());
@@ -188,7 +208,7 @@ fn check_int<T: IntCase>(seed: u64, cases: usize) {
             }
         }
     }
-    assert!(checked > 1000, "{} elements checked", checked);
+    checked
 }
 
 #[test]
@@ -201,4 +221,28 @@ fn int_random_jobs() {
     check_int::<u16>(16, 80);
     check_int::<u32>(17, 80);
     check_int::<u64>(18, 80);
+}
+
+/// Past the blocking of `gemm` and of the integer kernel (`KC = 256`, `NC = 512`, several
+/// row blocks): a few large jobs with every form, bias and activation.
+#[test]
+fn large_jobs_cross_the_blocks() {
+    use super::tests::Form;
+    let forms = [
+        [Form::Trans, Form::Step, Form::FlipCols],
+        [Form::FlipRows, Form::Trans, Form::Trans],
+        [Form::Plain, Form::FlipBatch, Form::Step],
+    ];
+    for (s, f) in forms.into_iter().enumerate() {
+        let seed = 100 + s as u64;
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let sizes = [(67, 301, 530), (130, 517, 37), (9, 260, 515)][s];
+        let mut case = Case::<f32>::draw(&mut rng, |_| 0.5, &FLOAT_ACTS);
+        (case.m, case.k, case.n, case.forms, case.batch) = (sizes.0, sizes.1, sizes.2, f, vec![2]);
+        check_fixed_float(&case, seed);
+        let mut icase = Case::<i32>::draw(&mut rng, i32::draw, &[None, Some(Activation::Relu)]);
+        (icase.m, icase.k, icase.n, icase.forms, icase.batch) =
+            (sizes.0, sizes.1, sizes.2, f, vec![2]);
+        check_fixed_int(&icase, seed);
+    }
 }
