@@ -162,3 +162,55 @@ pub(super) fn via_f32<T: Numeric>(
         Ok(())
     })
 }
+
+/// Many small `f32` / `f64` / `f16` products (each below `gemm`'s threading threshold, which
+/// would run them one after another on one thread): the batch indices in parallel, each
+/// product into a private row-major `[m, n]` buffer (`beta·dst` gathered into it first),
+/// then one sequential pass stores every buffer through the destination's layout.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn batch_parallel<T: Numeric>(
+    a_data: &[T],
+    b_data: &[T],
+    out: &mut [T],
+    mats: &[[Mat; 3]],
+    (m, k, n): (usize, usize, usize),
+    epi: &Epilogue<'_, T>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let old: &[T] = out;
+    let tile = Mat {
+        off: 0,
+        rs: n as isize,
+        cs: 1,
+    };
+    let results: Vec<Result<Vec<T>>> = mats
+        .par_iter()
+        .map(|&[a, b, c]| {
+            let mut buf = vec_with_capacity::<T>(m * n)?;
+            if epi.read_dst() {
+                for i in 0..m {
+                    buf.extend((0..n).map(|j| old[c.at(i, j)]));
+                }
+            } else {
+                buf.resize(m * n, T::ZERO);
+            }
+            let sizes = (m, k, n);
+            let par = Parallelism::None;
+            if gemm_raw(
+                a_data, a, b_data, b, &mut buf, tile, sizes, epi.alpha, epi.beta, par,
+            ) {
+                epi.apply_in_place(&mut buf, tile, m, n);
+            }
+            Ok(buf)
+        })
+        .collect();
+    for (&[_, _, c], buf) in mats.iter().zip(results) {
+        let buf = buf?;
+        for (i, row) in buf.chunks_exact(n).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                out[c.at(i, j)] = v;
+            }
+        }
+    }
+    Ok(())
+}

@@ -127,6 +127,15 @@ fn mat_at(batch: &[usize], idx: usize, offset: usize, strides: &[isize]) -> Mat 
     }
 }
 
+/// Whether a batch of `gemm` products runs one product per thread: several threads, several
+/// products, each too small for `gemm` to split (its threading threshold, in multiply-adds).
+fn batch_in_parallel<T: Numeric>(count: usize, (m, k, n): (usize, usize, usize)) -> bool {
+    matches!(T::DTYPE, DType::F32 | DType::F64 | DType::F16)
+        && count > 1
+        && rayon::current_num_threads() > 1
+        && m.saturating_mul(n).saturating_mul(k) < gemm::get_threading_threshold()
+}
+
 // SAFETY: `matmul` writes every element of `dst`'s layout once per batch index (each path
 // writes the `m × n` matrix it is handed, and the batch positions cover `dst`'s layout
 // exactly) with a value computed from valid values, and reads `dst` only when `beta != 0`
@@ -162,11 +171,20 @@ unsafe impl<T: Numeric> MatmulEngine<T> for Cpu {
         });
         let epi = Epilogue::new(job.alpha, job.beta, bias.as_deref(), job.activation);
         let out = dst.slice_mut();
+        let sizes = (d.m, d.k, d.n);
+        let mats = |idx| {
+            [
+                mat_at(&d.batch, idx, a_off, &a_st),
+                mat_at(&d.batch, idx, b_off, &b_st),
+                mat_at(&d.batch, idx, c_off, &c_st),
+            ]
+        };
+        if d.k > 0 && batch_in_parallel::<T>(count, sizes) {
+            let all: Vec<[Mat; 3]> = (0..count).map(mats).collect();
+            return float::batch_parallel(a_data, b_data, out, &all, sizes, &epi);
+        }
         for idx in 0..count {
-            let a = mat_at(&d.batch, idx, a_off, &a_st);
-            let b = mat_at(&d.batch, idx, b_off, &b_st);
-            let c = mat_at(&d.batch, idx, c_off, &c_st);
-            let sizes = (d.m, d.k, d.n);
+            let [a, b, c] = mats(idx);
             if d.k == 0 {
                 epi.k_zero(out, c, d.m, d.n);
                 continue;
