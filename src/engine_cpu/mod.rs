@@ -5,7 +5,8 @@
 //! strides ([`kernels`]). A contiguous op is one run of plain slices. Results of
 //! out-of-place ops are appended to a fresh `Vec` when the runs come in output order, so no
 //! time is spent zero-filling memory that is about to be overwritten; tiled iterations
-//! (transposed inputs) write into a zeroed buffer instead. No `unsafe` code.
+//! (transposed inputs) write into a zeroed buffer instead. No `unsafe` code but the `gemm`
+//! calls of matrix multiply (`matmul/float.rs`, issue 27).
 
 mod kernels;
 mod reduce;

@@ -15,11 +15,18 @@
 //!   arithmetic (PyTorch's CPU integer matmul wraps; the result is exact modulo 2^bits,
 //!   whatever the summation order).
 //!
-//! Threads: rayon's global pool, by default one thread per logical core
-//! (`RAYON_NUM_THREADS` overrides it; a call inside `ThreadPool::install` uses that pool).
-//! `gemm` splits one large product across the threads; the `bf16` and integer paths split
-//! rows of `a` into blocks. The epilogue runs right after each product, on the matrix just
-//! written. `allow_tf32` means nothing on the CPU and is ignored.
+//! Threads: rayon's global pool, by default one thread per logical core, as PyTorch uses
+//! every core (`RAYON_NUM_THREADS` overrides it; a call inside `ThreadPool::install` uses
+//! that pool). `gemm` splits one large product across the threads; a batch of products too
+//! small for that (below `gemm`'s threading threshold, 48·48·256 multiply-adds) runs one
+//! product per thread, each into a private row-major buffer stored through the destination's
+//! layout afterwards; the `bf16` and integer paths split the rows of `a` into one block per
+//! thread. The epilogue runs right after each product, on the matrix just computed.
+//! `allow_tf32` means nothing on the CPU and is ignored.
+//!
+//! Which layouts copy: none for `f32` / `f64` / `f16` (the small-batch path copies only the
+//! result, `m·n` per product); `bf16` and the integers pack their operands (widened or not)
+//! into contiguous panels whatever the layout, as a blocked kernel packs anyway.
 //!
 //! Only the `gemm` calls are `unsafe`; every other access indexes the storage slices, at
 //! offsets the views' layout invariant keeps in bounds.
