@@ -56,3 +56,5 @@ mod pointwise_int_logic;
 mod pointwise_float_math;
 // any and all (issue 26).
 mod any_all;
+// Matrix multiplication (issue 27).
+mod matmul;

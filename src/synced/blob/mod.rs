@@ -16,12 +16,15 @@
 //! | `ShareData(other)`, `ShareDiff(other)` | [`freeze_data`](Blob::freeze_data) + [`with_shared_data`](Blob::with_shared_data) (and `diff`) |
 //! | `shape()`, `count()`, `num()`, `offset()`, `CanonicalAxisIndex()` | [`shape()`](Blob::shape) ([`BlobShape`]) |
 //! | `Update()`, `scale_data()`, `asum_diff()`, ... | [`update()`](Blob::update), [`scale_data()`](Blob::scale_data), [`asum_diff()`](Blob::asum_diff), ...; through `&mut` where the state stays: [`update_in_place()`](Blob::update_in_place), [`scale_data_in_place()`](Blob::scale_data_in_place), [`sgd_update_in_place()`](Blob::sgd_update_in_place) |
+//! | `caffe_cpu_gemm(.., mutable_cpu_data())`, `caffe_gpu_gemm(.., mutable_gpu_diff())` | [`cpu_gemm_data`](Blob::cpu_gemm_data), [`gpu_gemm_diff`](Blob::gpu_gemm_diff), ...; on any views [`caffe_gemm`] |
 //! | a net's blobs in any state, Caffe's run-time calls | [`DynBlob`] (`erase()`, then `cpu_data()`, `update()`, ...; [`try_into_blob`](DynBlob::try_into_blob) back) |
 
 mod base;
 mod collective;
 mod construct;
 mod dyn_blob;
+// Caffe's gemm on views and blobs (issue 27).
+mod gemm;
 mod math;
 mod peer;
 mod shape;
@@ -33,6 +36,7 @@ pub use base::Blob;
 pub use collective::CollectiveSide;
 pub use construct::Reshaped;
 pub use dyn_blob::{DynBlob, TypedBlobOnly};
+pub use gemm::{caffe_gemm, Transpose};
 pub use math::{BlobElement, DiffOnCpu, DiffOnGpu, InPlaceMath, MathPlace, MathSide, UpdateWith};
 pub use shape::BlobShape;
 pub use side::{BlobSide, Frozen, OwnedSide, SideState};

@@ -43,9 +43,9 @@ use crate::tensor::Backend;
 /// ```
 /// use typestate_tensor::tensor::Tensor;
 ///
-/// let x = Tensor::from_vec(vec![1.0f32, -2.0, 3.0, 4.0], &[2, 2])?;
-/// let w = Tensor::from_vec(vec![1.0f32, 0.0, 0.0, 1.0], &[2, 2])?;
-/// let b = Tensor::from_vec(vec![0.5f32, -10.0], &[2])?;
+/// let x = Tensor::from_vec(&[2, 2], vec![1.0f32, -2.0, 3.0, 4.0])?;
+/// let w = Tensor::from_vec(&[2, 2], vec![1.0f32, 0.0, 0.0, 1.0])?;
+/// let b = Tensor::from_vec(&[2], vec![0.5f32, -10.0])?;
 /// // relu(x·w + b), the bias and the activation fused into the product's pass.
 /// let y = x.matmul_with(&w).bias(&b).relu().eval()?;
 /// assert_eq!(y.to_vec(), vec![1.5, 0.0, 3.5, 0.0]);
@@ -236,8 +236,8 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// ```
     /// use typestate_tensor::tensor::Tensor;
     ///
-    /// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
-    /// let b = Tensor::from_vec(vec![1.0f32, 0.0, 1.0], &[3])?;
+    /// let a = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let b = Tensor::from_vec(&[3], vec![1.0f32, 0.0, 1.0])?;
     /// assert_eq!(a.matmul(&b)?.to_vec(), vec![4.0, 10.0]); // [2, 3] · [3] = [2]
     /// assert_eq!(a.matmul(&a.t())?.shape(), &[2, 2]); // a · aᵀ, no copy of the transpose
     /// assert!(a.matmul(&a).is_err()); // [2, 3] · [2, 3]: 3 ≠ 2, a typed error
