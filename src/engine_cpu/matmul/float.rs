@@ -1,4 +1,4 @@
-//! The float paths: `f32`, `f64`, `f16` straight through the `gemm` crate; `bf16` through
+//! The float paths: `f32`, `f64` straight through the `gemm` crate; `f16`, `bf16` through
 //! `f32` panels.
 
 use std::any::TypeId;
@@ -76,7 +76,7 @@ fn gemm_raw<T: Numeric>(
     true
 }
 
-/// `f32`, `f64`, `f16`: `gemm` with `alpha` and `beta`, every thread, then the bias and
+/// `f32`, `f64`: `gemm` with `alpha` and `beta`, every thread, then the bias and
 /// activation over the stored matrix. Falls back to the `f32` panels for any other type.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gemm_native<T: Numeric>(
@@ -100,7 +100,7 @@ pub(super) fn gemm_native<T: Numeric>(
     Ok(())
 }
 
-/// Any float type through `f32` (`bf16`): `b` widened once to a contiguous `[k, n]` panel,
+/// Any float type through `f32` (`f16`, `bf16`): `b` widened once to a contiguous `[k, n]` panel,
 /// each block of rows of `a` widened to `[rows, k]`, multiplied by `gemm` in `f32` (one
 /// thread per block, blocks in parallel), the epilogue on the `f32` accumulator, rounded once.
 #[allow(clippy::too_many_arguments)]
@@ -163,7 +163,7 @@ pub(super) fn via_f32<T: Numeric>(
     })
 }
 
-/// Many small `f32` / `f64` / `f16` products (each below `gemm`'s threading threshold, which
+/// Many small `f32` / `f64` products (each below `gemm`'s threading threshold, which
 /// would run them one after another on one thread): the batch indices in parallel, each
 /// product into a private row-major `[m, n]` buffer (`beta·dst` gathered into it first),
 /// then one sequential pass stores every buffer through the destination's layout.
