@@ -4,7 +4,6 @@
 use std::any::TypeId;
 
 use gemm::Parallelism;
-use half::f16;
 
 use super::blocks::{for_row_blocks, Block};
 use super::{Epilogue, Mat};
@@ -15,7 +14,7 @@ use crate::host_vec::vec_with_capacity;
 /// Whether `gemm::gemm::<T>` takes `T` (it panics on any other type).
 fn gemm_takes<T: 'static>() -> bool {
     let t = TypeId::of::<T>();
-    t == TypeId::of::<f32>() || t == TypeId::of::<f64>() || t == TypeId::of::<f16>()
+    t == TypeId::of::<f32>() || t == TypeId::of::<f64>()
 }
 
 /// `c = alpha·a·b + beta·c` by `gemm` on the strided matrices as they are, into `out`.
@@ -46,8 +45,8 @@ fn gemm_raw<T: Numeric>(
     // (element `[0, 0]`, which exists as m, n, k > 0) are too, so the base pointers are in
     // bounds. `out` is borrowed exclusively, so it aliases neither operand, and the
     // destination view's layout is non-overlapping, so no element is written twice by
-    // different threads of `gemm`. `T` is `f32`, `f64` or `half::f16` (checked above; `gemm`'s
-    // `f16` is `half::f16`), the types `gemm` dispatches on. With `read_dst == false`, `gemm`
+    // different threads of `gemm`. `T` is `f32` or `f64` (checked above), types `gemm` dispatches
+    // on. With `read_dst == false`, `gemm`
     // zeroes its `alpha` and never loads the destination (gemm-common's `gemm_basic_generic`).
     // Argument order: `gemm`'s `alpha` scales `dst`, its `beta` the product.
     unsafe {
