@@ -369,4 +369,20 @@ pub enum LayoutError {
         /// Its element count.
         numel: usize,
     },
+    // Matrix multiplication (issue 27).
+    /// The operands of a matrix product do not fit: the inner dims differ, the batch dims do
+    /// not broadcast, an operand has no dims, or `bmm` was given other than two 3-D tensors
+    /// of one batch size. `reason` says which.
+    #[error("{op}: shapes {lhs:?} and {rhs:?} cannot be multiplied: {reason}")]
+    MatmulMismatch {
+        /// The operation (`matmul`, `bmm`, `gemm`, ...).
+        op: &'static str,
+        /// The left operand's shape.
+        lhs: Vec<usize>,
+        /// The right operand's shape.
+        rhs: Vec<usize>,
+        /// What does not fit, in words (e.g. "the left operand's last dim differs from the
+        /// right operand's first of its last two").
+        reason: &'static str,
+    },
 }
