@@ -428,7 +428,14 @@ pub(crate) fn heuristic(ctx: &CudaContext, p: &Problem) -> Result<Option<Algo>, 
                 &mut found,
             )
         };
-        if status == lt::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED || found < 1 {
+        // Not supported, or a layout this library version refuses: the caller falls back
+        // (copies, or no fused epilogue).
+        if matches!(
+            status,
+            lt::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED
+                | lt::cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE
+        ) || (status == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS && found < 1)
+        {
             return Ok(None);
         }
         status.call("cublasLtMatmulAlgoGetHeuristic")?;

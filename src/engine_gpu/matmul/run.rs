@@ -212,9 +212,34 @@ pub(super) fn matmul<T: FloatElement>(
     if stored(m, n, sdm, sdn).is_none_or(|s| s.trans) {
         temp = Some(temporary(gpu, dst, reads_dst)?);
     }
-    let mut fuse = fused != Epilogue::Default;
-    let mut copied_all = false;
+    // Tries, in order: (copied, fused) = (no, yes), (no, no), (yes, yes), (yes, no); a try
+    // with the fused epilogue is skipped when there is none to fuse.
+    let mut stage = 0;
+    let mut fuse;
     loop {
+        if stage >= 4 {
+            return Err(GpuError::Cublas {
+                call: "cublasLtMatmulAlgoGetHeuristic",
+                message: format!(
+                    "no algorithm for a {} matmul [{m}, {k}] x [{k}, {n}]",
+                    T::NAME
+                ),
+            }
+            .into());
+        }
+        fuse = stage % 2 == 0;
+        if fuse && fused == Epilogue::Default {
+            stage += 1;
+            continue;
+        }
+        if stage == 2 {
+            a.make_contiguous(gpu, stream)?;
+            b.make_contiguous(gpu, stream)?;
+            if temp.is_none() {
+                temp = Some(temporary(gpu, dst, reads_dst)?);
+            }
+        }
+        stage += 1;
         let epi = if fuse { fused } else { Epilogue::Default };
         let (d_ptr, d_layout) = match &temp {
             Some((s, l)) => (s.device_ptr(), l.clone()),
@@ -284,27 +309,6 @@ pub(super) fn matmul<T: FloatElement>(
             drop(workspace);
             break;
         }
-        if !copied_all {
-            copied_all = true;
-            a.make_contiguous(gpu, stream)?;
-            b.make_contiguous(gpu, stream)?;
-            if temp.is_none() {
-                temp = Some(temporary(gpu, dst, reads_dst)?);
-            }
-            continue;
-        }
-        if fuse {
-            fuse = false;
-            continue;
-        }
-        return Err(GpuError::Cublas {
-            call: "cublasLtMatmulAlgoGetHeuristic",
-            message: format!(
-                "no algorithm for a {} matmul [{m}, {k}] x [{k}, {n}]",
-                T::NAME
-            ),
-        }
-        .into());
     }
     // The product went to a temporary: copy it over the destination.
     if let Some((t, tl)) = &temp {
