@@ -285,3 +285,43 @@ fn the_missing_library_error_says_where_to_find_it() {
     );
     assert!(text.contains("libcublasLt.so"), "{text}");
 }
+
+/// Where libcublasLt cannot be loaded (run with it off LD_LIBRARY_PATH), a matmul is
+/// [`GpuError::NoCublasLt`], not a panic; where it can, this prints a skip line.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn a_missing_cublaslt_is_a_typed_error() -> Result<()> {
+    let Some(gpu) = gpu_or_skip("a_missing_cublaslt_is_a_typed_error") else {
+        return Ok(());
+    };
+    if super::cublaslt::available() {
+        println!("a_missing_cublaslt_is_a_typed_error: skipped, libcublasLt is loadable here");
+        return Ok(());
+    }
+    let s = gpu.default_stream();
+    let (a, b) = (
+        GpuStorage::<f32>::zeros(&gpu, 4, s)?,
+        GpuStorage::<f32>::zeros(&gpu, 4, s)?,
+    );
+    let mut d = GpuStorage::<f32>::zeros(&gpu, 4, s)?;
+    let job = MatmulJob {
+        a: TensorView::new(&a, Layout::contiguous(&[2, 2])?, &gpu)?,
+        b: TensorView::new(&b, Layout::contiguous(&[2, 2])?, &gpu)?,
+        alpha: 1.0,
+        beta: 0.0,
+        bias: None,
+        activation: None,
+        allow_tf32: false,
+    };
+    let mut dst = TensorViewMut::new(&mut d, Layout::contiguous(&[2, 2])?, &gpu)?;
+    let err = <Gpu as MatmulEngine<f32>>::matmul(&gpu, &job, &mut dst).unwrap_err();
+    assert!(
+        matches!(err, Error::Gpu(GpuError::NoCublasLt { .. })),
+        "{err}"
+    );
+    println!("a_missing_cublaslt_is_a_typed_error: {err}");
+    Ok(())
+}
