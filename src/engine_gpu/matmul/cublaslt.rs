@@ -19,6 +19,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::error::GpuError;
 use crate::runtime::driver::bind;
+use crate::runtime::graph::state;
 
 /// The shared-library names cudarc tries for cuBLASLt, in order (for the error message).
 fn candidates() -> Vec<String> {
@@ -219,6 +220,18 @@ fn with_handle<R>(
 ) -> Result<R, GpuError> {
     require()?;
     bind(ctx)?;
+    // Inside a graph capture (`Gpu::capture`, global mode) cuBLASLt's own setup work (its
+    // first use of a handle or a kernel) makes calls the global mode refuses, and the call
+    // fails with CUBLAS_STATUS_INTERNAL_ERROR: relax this thread's mode around cuBLASLt, as
+    // the allocator does around `cuMemAlloc`. Its launches are still recorded into the graph;
+    // a synchronisation of the capturing stream is still refused.
+    state::relaxed(|| with_handle_relaxed(ctx, f))
+}
+
+fn with_handle_relaxed<R>(
+    ctx: &CudaContext,
+    f: impl FnOnce(lt::cublasLtHandle_t) -> Result<R, GpuError>,
+) -> Result<R, GpuError> {
     let ordinal = ctx.ordinal();
     let raw = HANDLES.with(|h| -> Result<lt::cublasLtHandle_t, GpuError> {
         let mut map = h.borrow_mut();
