@@ -37,20 +37,18 @@ mod cublaslt;
 mod layout;
 mod operands;
 mod plan;
+mod problem;
 mod run;
 
 #[cfg(test)]
 mod tests;
 
 use crate::element::FloatElement;
-use crate::error::{GpuError, LayoutError, Result};
+use crate::error::Result;
 use crate::runtime::Gpu;
 use crate::tensor::matmul::MatmulEngine;
 use crate::tensor::matmul::MatmulJob;
-use crate::tensor::{Backend, TensorViewMut};
-
-/// The op name in errors.
-const OP: &str = "matmul (GPU)";
+use crate::tensor::TensorViewMut;
 
 // SAFETY: `run::matmul` writes every element of the destination's layout once: cuBLASLt
 // writes every element of D (each strided batch, each looped call), or a temporary that one
@@ -66,72 +64,7 @@ unsafe impl<T: FloatElement> MatmulEngine<T> for Gpu {
         job: &MatmulJob<'_, T, Self>,
         dst: &mut TensorViewMut<'_, T, Self>,
     ) -> Result<()> {
-        check(self, job, dst)?;
+        problem::check(self, job, dst)?;
         run::matmul(self, job, dst)
     }
-}
-
-/// The job's rules that an engine re-checks (the tensor layer already did): shapes and the
-/// device of every view.
-fn check<T: FloatElement>(
-    gpu: &Gpu,
-    job: &MatmulJob<'_, T, Gpu>,
-    dst: &TensorViewMut<'_, T, Gpu>,
-) -> Result<()> {
-    let (a, b, d) = (
-        job.a.layout().shape(),
-        job.b.layout().shape(),
-        dst.layout().shape(),
-    );
-    let r = d.len();
-    let mismatch = |expected: Vec<usize>, got: &[usize]| -> crate::error::Error {
-        LayoutError::ShapeMismatch {
-            op: OP,
-            expected,
-            got: got.to_vec(),
-        }
-        .into()
-    };
-    if r < 2 {
-        return Err(mismatch(vec![0, 0], d));
-    }
-    if a.len() != r || a[..r - 2] != d[..r - 2] || a[r - 2] != d[r - 2] {
-        let mut want = d.to_vec();
-        want[r - 1] = a.last().copied().unwrap_or(0);
-        return Err(mismatch(want, a));
-    }
-    let k = a[r - 1];
-    if b.len() != r || b[..r - 2] != d[..r - 2] || b[r - 2] != k || b[r - 1] != d[r - 1] {
-        let mut want = d.to_vec();
-        want[r - 2] = k;
-        return Err(mismatch(want, b));
-    }
-    if let Some(bias) = &job.bias {
-        if bias.layout().shape() != [d[r - 1]] {
-            return Err(mismatch(vec![d[r - 1]], bias.layout().shape()));
-        }
-        gpu.check_device(OP, bias.storage())?;
-    }
-    gpu.check_device(OP, job.a.storage())?;
-    gpu.check_device(OP, job.b.storage())?;
-    gpu.check_device(OP, dst.storage())?;
-    Ok(())
-}
-
-/// cuBLASLt's element type for `T`.
-fn data_type<T: FloatElement>() -> Result<cublaslt::DataType> {
-    use crate::element::DType;
-    Ok(match T::DTYPE {
-        DType::F16 => cublaslt::DataType::F16,
-        DType::BF16 => cublaslt::DataType::Bf16,
-        DType::F32 => cublaslt::DataType::F32,
-        DType::F64 => cublaslt::DataType::F64,
-        other => {
-            return Err(GpuError::Cublas {
-                call: "matmul",
-                message: format!("no cuBLASLt matmul of {}", other.name()),
-            }
-            .into())
-        }
-    })
 }

@@ -8,6 +8,9 @@ use crate::layout::{contiguous_strides, Layout};
 use crate::ops::table::Identity;
 use crate::runtime::{Gpu, GpuStorage, Stream};
 
+/// The op name in errors.
+pub(super) const OP: &str = "matmul (GPU)";
+
 /// Storage an operand is read from: the caller's, or a copy this call owns (freed in stream
 /// order after the work queued on its stream).
 pub(super) enum Buf<'s, T: Element> {
@@ -102,7 +105,7 @@ pub(super) fn zeros<'s, T: Element>(
     shape.extend([r, c]);
     let mut strides = vec![0isize; batch.len()];
     let c_stride = isize::try_from(c).map_err(|_| LayoutError::SizeOverflow {
-        op: super::OP,
+        op: OP,
         shape: shape.clone(),
         what: "a zero operand",
     })?;

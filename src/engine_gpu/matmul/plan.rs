@@ -25,14 +25,14 @@ fn cache() -> &'static Mutex<Cache> {
 /// or asked once. Errors are not cached.
 ///
 /// # Errors
-/// As [`cublaslt::heuristic`].
+/// As [`cublaslt::call::heuristic`].
 pub(crate) fn algo(ctx: &CudaContext, p: &Problem) -> Result<Option<Algo>, GpuError> {
     let key = (ctx.ordinal(), *p);
     // A poisoned lock only means another thread panicked mid-insert: the map is still a map.
     if let Some(hit) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(*hit);
     }
-    let found = cublaslt::heuristic(ctx, p)?;
+    let found = cublaslt::call::heuristic(ctx, p)?;
     let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
     if map.len() >= MAX_ENTRIES {
         map.clear();

@@ -3,26 +3,19 @@
 //! copy back and the pointwise part of the epilogue. The order of the fallbacks is in
 //! [`matmul`].
 
-use super::cublaslt::{self, Epilogue, Matrix, Pointers, Problem, Scale};
-use super::layout::{alignment, batches, stored, Batches};
-use super::operands::{contiguous_copy, zeros, Buf, Operand};
-use super::{data_type, plan, OP};
+use super::cublaslt::{self, Epilogue, Pointers, Scale};
+use super::layout::stored;
+use super::operands::{contiguous_copy, zeros, Buf, Operand, OP};
+use super::plan;
+use super::problem::{data_type, describe, epilogue, matrix, overflow};
 use crate::element::{Element, FloatElement};
 use crate::engine_gpu::pointwise::launch as pointwise;
-use crate::error::{GpuError, LayoutError, Result};
+use crate::error::{GpuError, Result};
 use crate::layout::Layout;
 use crate::ops::table::{Add, Gelu, GeluTanh, Identity, Relu};
 use crate::runtime::{Gpu, GpuStorage};
 use crate::tensor::matmul::{Activation, MatmulJob};
 use crate::tensor::TensorViewMut;
-
-fn overflow(what: &'static str) -> LayoutError {
-    LayoutError::SizeOverflow {
-        op: OP,
-        shape: vec![],
-        what,
-    }
-}
 
 /// The byte address of element `base + off` of a buffer at `ptr` (`T`-sized elements).
 fn address(ptr: u64, base: usize, off: isize, size: usize) -> Result<u64> {
@@ -36,110 +29,12 @@ fn address(ptr: u64, base: usize, off: isize, size: usize) -> Result<u64> {
         .ok_or_else(|| overflow("a device address"))?)
 }
 
-/// The matrix dims `(rows, cols)` and strides of a `[B.., r, c]` layout.
-fn matrix(l: &Layout) -> (usize, usize, isize, isize) {
-    let (s, t) = (l.shape(), l.strides());
-    let r = s.len();
-    (s[r - 2], s[r - 1], t[r - 2], t[r - 1])
-}
-
-/// The problem of operands `a`, `b` and destination `d` (layouts `[B.., m, k]`, `[B.., k, n]`,
-/// `[B.., m, n]`), or `None` if a matrix layout cannot be expressed.
-#[allow(clippy::too_many_arguments)]
-fn describe(
-    dtype: cublaslt::DataType,
-    tf32: bool,
-    a: &Layout,
-    b: &Layout,
-    d: &Layout,
-    ptrs: [u64; 3],
-    epilogue: Epilogue,
-) -> Result<Option<(Problem, Batches)>> {
-    let size = dtype_size(dtype);
-    let (m, k, sam, sak) = matrix(a);
-    let (_, n, sbk, sbn) = matrix(b);
-    let (_, _, sdm, sdn) = matrix(d);
-    let (Some(sa), Some(sb), Some(sd)) = (
-        stored(m, k, sam, sak),
-        stored(k, n, sbk, sbn),
-        stored(m, n, sdm, sdn),
-    ) else {
-        return Ok(None);
-    };
-    if sd.trans {
-        return Ok(None);
-    }
-    let r = d.rank();
-    let bt = batches(
-        &d.shape()[..r - 2],
-        [
-            &a.strides()[..r - 2],
-            &b.strides()[..r - 2],
-            &d.strides()[..r - 2],
-        ],
-    );
-    let count = i32::try_from(bt.count).map_err(|_| overflow("the batch count"))?;
-    let bytes = |s: isize| (s.unsigned_abs() as u64).saturating_mul(size);
-    // Alignment of each view's pointers over every call and batch: the base address, and the
-    // byte strides of the batches and the looped dims.
-    let align = |v: usize, base: u64| {
-        alignment(
-            std::iter::once(base)
-                .chain(std::iter::once(bytes(bt.strides[v])))
-                .chain(bt.outer.iter().map(|(_, s)| bytes(s[v]))),
-        )
-    };
-    let mat = |s: &super::layout::Stored, v: usize| Matrix {
-        rows: s.rows,
-        cols: s.cols,
-        ld: s.ld,
-        batch: count,
-        batch_stride: bt.strides[v] as i64,
-    };
-    // cuBLASLt's A is our b, its B our a (Cᵀ = Bᵀ·Aᵀ).
-    let p = Problem {
-        dtype,
-        tf32,
-        trans_a: sb.trans,
-        trans_b: sa.trans,
-        a: mat(&sb, 1),
-        b: mat(&sa, 0),
-        d: mat(&sd, 2),
-        epilogue,
-        align_a: align(1, ptrs[1]),
-        align_b: align(0, ptrs[0]),
-        align_d: align(2, ptrs[2]),
-    };
-    Ok(Some((p, bt)))
-}
-
-fn dtype_size(d: cublaslt::DataType) -> u64 {
-    match d {
-        cublaslt::DataType::F16 | cublaslt::DataType::Bf16 => 2,
-        cublaslt::DataType::F32 => 4,
-        cublaslt::DataType::F64 => 8,
-    }
-}
-
-/// The epilogue cuBLASLt fuses for `bias` and `act`, and whether exact GELU runs after.
-fn epilogue(bias: bool, act: Option<Activation>) -> (Epilogue, bool) {
-    match (act, bias) {
-        (Some(Activation::Relu), false) => (Epilogue::Relu, false),
-        (Some(Activation::Relu), true) => (Epilogue::ReluBias, false),
-        (Some(Activation::GeluTanh), false) => (Epilogue::Gelu, false),
-        (Some(Activation::GeluTanh), true) => (Epilogue::GeluBias, false),
-        (Some(Activation::Gelu), b) => (if b { Epilogue::Bias } else { Epilogue::Default }, true),
-        (None, true) => (Epilogue::Bias, false),
-        (None, false) => (Epilogue::Default, false),
-    }
-}
-
 /// `dst = act(alpha·a·b + beta·dst + bias)` (checked by the caller).
 ///
 /// Fallbacks, in order, each only when the one before has no cuBLASLt algorithm: the views as
-/// they are (operands copied only where no layout expresses them); every operand copied and
-/// the destination computed in a temporary; the same without the fused epilogue, whose bias
-/// add and activation then run as pointwise kernels.
+/// they are (operands copied only where no layout expresses them); the same without the fused
+/// epilogue, whose bias add and activation then run as pointwise kernels; every operand copied
+/// and the destination computed in a temporary, with the epilogue, then without.
 pub(super) fn matmul<T: FloatElement>(
     gpu: &Gpu,
     job: &MatmulJob<'_, T, Gpu>,
@@ -304,7 +199,9 @@ pub(super) fn matmul<T: FloatElement>(
                 // elements (checked or copied above) and the workspace the bytes the
                 // algorithm asked for. Alignments were computed from these very pointers
                 // and strides. `alpha`/`beta` are of the scale type of `dtype`.
-                unsafe { cublaslt::matmul(ctx, stream.cuda(), &p, &algo, ptrs, alpha, beta) }?;
+                unsafe {
+                    cublaslt::call::matmul(ctx, stream.cuda(), &p, &algo, ptrs, alpha, beta)
+                }?;
             }
             drop(workspace);
             break;
