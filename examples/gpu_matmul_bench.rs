@@ -5,14 +5,16 @@
 //! `linear + bias + gelu(tanh)` of 16384x4096x4096 in f16 beside the linear alone.
 //!
 //! ```text
-//! cargo run --release --example gpu_matmul_bench -- [--json ours.json] [--repeats 10] [--only f16]
+//! cargo run --release --example gpu_matmul_bench -- [--json ours.json] [--repeats 10] [--inner 1] [--only f16]
 //! python3 scripts/bench_torch_matmul.py --compare ours.json
 //! ```
 //!
 //! Each case: random data (uniform in [-1, 1)), three warm-up calls (the first asks cuBLASLt's
 //! heuristic), then the median of `--repeats` CUDA-event timings of one call of the tensor
 //! method (`a.matmul(&b)`, `x.matmul_with(&w.t()).bias(&b).gelu_tanh().eval()`) on the default
-//! stream, output allocation included, as `torch.matmul` allocates its result. TFLOP/s counts
+//! stream, output allocation included, as `torch.matmul` allocates its result. With
+//! `--inner N`, each timing spans N calls queued back to back (divided by N), so that the
+//! host's time between the two events hides behind the GPU's work. TFLOP/s counts
 //! `2·m·n·k` per product. Every result is spot-checked against an f64 host sum on 32 elements
 //! (relative 2e-2 of Σ|a||b|). Without a GPU it says so and exits.
 
@@ -32,6 +34,8 @@ use common::{time_ms, Res};
 struct Options {
     json: Option<String>,
     repeats: usize,
+    /// Calls per timing (back to back between the two events; the time is divided by it).
+    inner: usize,
     only: Option<String>,
 }
 
@@ -39,6 +43,7 @@ fn options() -> Res<Options> {
     let mut opts = Options {
         json: None,
         repeats: 10,
+        inner: 1,
         only: None,
     };
     let mut args = std::env::args().skip(1);
@@ -48,10 +53,12 @@ fn options() -> Res<Options> {
             "--json" => opts.json = Some(value()?),
             "--repeats" => opts.repeats = value()?.parse()?,
             "--only" => opts.only = Some(value()?),
+            "--inner" => opts.inner = value()?.parse()?,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
     opts.repeats = opts.repeats.max(1);
+    opts.inner = opts.inner.max(1);
     Ok(opts)
 }
 
@@ -183,7 +190,7 @@ fn check<T: Element>(
 fn run<T: FloatElement>(
     gpu: &Gpu,
     case: &Case,
-    repeats: usize,
+    (repeats, inner): (usize, usize),
     tune: impl for<'v> Fn(Matmul<'v, T, Gpu>) -> Matmul<'v, T, Gpu>,
 ) -> Res<f64>
 where
@@ -214,15 +221,17 @@ where
     let out = call()?.to_cpu()?.to_vec();
     check(&case.name, &ha, &hb, &out, case, |x| x, None)?;
     let ms = time_ms(gpu.default_stream(), repeats, || {
-        call()?;
+        for _ in 0..inner {
+            call()?;
+        }
         Ok(())
-    })?;
+    })? / inner as f64;
     let flop = 2.0 * (case.batch * case.m * case.n) as f64 * case.k as f64;
     Ok(flop / (ms * 1e-3) / 1e12)
 }
 
 /// The fused `gelu_tanh(x·wᵀ + b)` of 16384x4096x4096 in f16, and the linear alone.
-fn epilogue(gpu: &Gpu, repeats: usize) -> Res<(f64, f64)> {
+fn epilogue(gpu: &Gpu, (repeats, inner): (usize, usize)) -> Res<(f64, f64)> {
     let (m, k, n) = (16384, 4096, 4096);
     let (hx, hw, hb) = (
         random::<f16>(m * k, 3),
@@ -248,13 +257,17 @@ fn epilogue(gpu: &Gpu, repeats: usize) -> Res<(f64, f64)> {
     check(&case.name, &hx, &hw, &out, &case, gelu, Some(&hb))?;
     let flop = 2.0 * (m * n) as f64 * k as f64;
     let ms_fused = time_ms(gpu.default_stream(), repeats, || {
-        fused()?;
+        for _ in 0..inner {
+            fused()?;
+        }
         Ok(())
-    })?;
+    })? / inner as f64;
     let ms_plain = time_ms(gpu.default_stream(), repeats, || {
-        x.matmul(&wt)?;
+        for _ in 0..inner {
+            x.matmul(&wt)?;
+        }
         Ok(())
-    })?;
+    })? / inner as f64;
     Ok((
         flop / (ms_fused * 1e-3) / 1e12,
         flop / (ms_plain * 1e-3) / 1e12,
@@ -285,33 +298,33 @@ fn main() -> Res<()> {
             emit(
                 &case.name,
                 "f16",
-                run::<f16>(&gpu, &case, opts.repeats, |m| m)?,
+                run::<f16>(&gpu, &case, (opts.repeats, opts.inner), |m| m)?,
             );
         }
         if want("bf16") {
             emit(
                 &case.name,
                 "bf16",
-                run::<bf16>(&gpu, &case, opts.repeats, |m| m)?,
+                run::<bf16>(&gpu, &case, (opts.repeats, opts.inner), |m| m)?,
             );
         }
         if want("f32") {
             emit(
                 &case.name,
                 "f32",
-                run::<f32>(&gpu, &case, opts.repeats, |m| m)?,
+                run::<f32>(&gpu, &case, (opts.repeats, opts.inner), |m| m)?,
             );
         }
         if want("tf32") {
             emit(
                 &case.name,
                 "tf32",
-                run::<f32>(&gpu, &case, opts.repeats, |m| m.allow_tf32())?,
+                run::<f32>(&gpu, &case, (opts.repeats, opts.inner), |m| m.allow_tf32())?,
             );
         }
     }
     if want("f16") || want("epilogue") {
-        let (fused, plain) = epilogue(&gpu, opts.repeats)?;
+        let (fused, plain) = epilogue(&gpu, (opts.repeats, opts.inner))?;
         emit("linear+bias+gelu_tanh 16384x4096x4096", "f16", fused);
         emit("linear 16384x4096x4096", "f16", plain);
     }

@@ -9,9 +9,10 @@ with a or b the .T view of a contiguous tensor); and in f16 gelu_tanh(linear(x, 
 16384x4096x4096, eager and torch.compile, beside the linear alone.
 
 Each case: random data (uniform in [-1, 1)), 3 warm-up calls, then the median of --repeats
-CUDA-event timings of one call (output allocation included). TFLOP/s counts 2*m*n*k per product.
+CUDA-event timings of one call (output allocation included), or of --inner calls back to back
+(divided by it), so that Python's time between the events hides behind the GPU's work. TFLOP/s counts 2*m*n*k per product.
 
-    python3 scripts/bench_torch_matmul.py [--repeats 10] [--json torch.json] [--compare ours.json]
+    python3 scripts/bench_torch_matmul.py [--repeats 10] [--inner 1] [--json torch.json] [--compare ours.json]
 
 With --compare, prints ours / torch per case from the JSON the Rust example wrote (above 1 means
 ours is faster), and the targets of issue 27: >= 0.95x torch.matmul on every case, the fused
@@ -35,7 +36,11 @@ def rand(shape, dtype, seed):
     return (torch.rand(shape, device="cuda", dtype=torch.float32, generator=g) * 2 - 1).to(dtype)
 
 
+INNER = 1
+
+
 def time_ms(fn, repeats, warmup=3):
+    """Median ms per call of `repeats` timings, each of INNER calls back to back."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -44,10 +49,11 @@ def time_ms(fn, repeats, warmup=3):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(INNER):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / INNER)
     return statistics.median(times)
 
 
@@ -77,6 +83,7 @@ def main():
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--json")
     p.add_argument("--compare")
+    p.add_argument("--inner", type=int, default=1, help="calls per timing, back to back")
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--load", help="compare the torch results of an earlier --json run, measure nothing")
     args = p.parse_args()
@@ -85,6 +92,8 @@ def main():
             out = json.load(f)
         compare(out, args.compare)
         return
+    global INNER
+    INNER = max(1, args.inner)
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     out = {}
 

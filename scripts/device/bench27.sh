@@ -5,7 +5,9 @@
 # the same cases (scripts/bench_torch_matmul.py), on the same card.
 # Needs .gpu/tests/lib (`cargo test --release --no-run --features gpu-tests --lib`) and
 # .gpu/examples/gpu_matmul_bench (`cargo build --release --example gpu_matmul_bench`).
-#   bash scripts/device/bench27.sh [tests] [bench]   (default: both)
+#   [INNER=10] bash scripts/device/bench27.sh [tests] [bench]   (default: both)
+# INNER: calls per timing, back to back on both sides (default 1: one call per timing, the
+# host's launch time between the events included, which favours the faster host side).
 set -u
 cd "$(dirname "$0")/../.."
 source scripts/device/common.sh
@@ -29,10 +31,10 @@ if want tests; then
 fi
 if want bench; then
   stage "ours: gpu_matmul_bench"
-  timeout 200 $E/gpu_matmul_bench --repeats 10 --json $O/ours27.json >$O/ours27.txt 2>&1
+  timeout 200 $E/gpu_matmul_bench --repeats 10 --inner ${INNER:-1} --json $O/ours27.json >$O/ours27.txt 2>&1
   echo "[exit $?]"; cat $O/ours27.txt | head -60
   stage "PyTorch: torch.matmul, eager and torch.compile on the same cases"
-  timeout 240 python3 scripts/bench_torch_matmul.py --repeats 10 --json $O/torch27.json \
+  timeout 240 python3 scripts/bench_torch_matmul.py --repeats 10 --inner ${INNER:-1} --json $O/torch27.json \
     --compare $O/ours27.json >$O/cmp27.txt 2>&1
   echo "[exit $?]"; sed -n '/ours \/ torch |/,$p' $O/cmp27.txt; tail -3 $O/cmp27.txt | grep -iE "error" || true
 fi
