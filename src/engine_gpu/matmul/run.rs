@@ -127,7 +127,8 @@ pub(super) fn matmul<T: FloatElement>(
             stage += 1;
             continue;
         }
-        if stage == 2 {
+        if stage >= 2 {
+            // Idempotent: a copy already made stays, a temporary already there stays.
             a.make_contiguous(gpu, stream)?;
             b.make_contiguous(gpu, stream)?;
             if temp.is_none() {
