@@ -29,6 +29,25 @@ fn address(ptr: u64, base: usize, off: isize, size: usize) -> Result<u64> {
         .ok_or_else(|| overflow("a device address"))?)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests only: the tries below this index find no algorithm, so that the fallbacks run.
+    pub(super) static FAIL_BELOW: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether try `i` is made to find no algorithm (tests of the fallbacks; never otherwise).
+fn forced_failure(i: usize) -> bool {
+    #[cfg(test)]
+    {
+        FAIL_BELOW.with(|f| i < f.get())
+    }
+    #[cfg(not(test))]
+    {
+        let _ = i;
+        false
+    }
+}
+
 /// `dst = act(alpha·a·b + beta·dst + bias)` (checked by the caller).
 ///
 /// Fallbacks, in order, each only when the one before has no cuBLASLt algorithm: the views as
@@ -135,6 +154,7 @@ pub(super) fn matmul<T: FloatElement>(
                 temp = Some(temporary(gpu, dst, reads_dst)?);
             }
         }
+        let this_try = stage;
         stage += 1;
         let epi = if fuse { fused } else { Epilogue::Default };
         let (d_ptr, d_layout) = match &temp {
@@ -149,6 +169,7 @@ pub(super) fn matmul<T: FloatElement>(
         ];
         let described = describe(dtype, tf32, &a.layout, &b.layout, &d_layout, ptrs, epi)?;
         let found = match &described {
+            Some(_) if forced_failure(this_try) => None,
             Some((p, _)) => plan::algo(ctx, p)?,
             None => None,
         };

@@ -240,6 +240,28 @@ fn random_layouts_match_the_f64_reference() -> Result<()> {
     cases::<bf16>(&gpu, 5, 60, false, 1.6e-2)
 }
 
+/// The fallbacks (no fused epilogue: pointwise bias and activation; every operand copied and
+/// the destination in a temporary, with and without the epilogue) on the same random cases,
+/// reached by making the earlier tries find no algorithm.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: cargo test --features gpu-tests"
+)]
+fn the_fallbacks_match_the_f64_reference() -> Result<()> {
+    let Some(gpu) = gpu_or_skip("the_fallbacks_match_the_f64_reference") else {
+        return Ok(());
+    };
+    for fail_below in 1..4 {
+        super::run::FAIL_BELOW.with(|f| f.set(fail_below));
+        let r = cases::<f32>(&gpu, 10 + fail_below as u64, 25, false, 1e-5)
+            .and_then(|()| cases::<f16>(&gpu, 20 + fail_below as u64, 25, false, 2e-3));
+        super::run::FAIL_BELOW.with(|f| f.set(0));
+        r?;
+    }
+    Ok(())
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
