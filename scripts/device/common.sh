@@ -4,6 +4,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export PYTHONUNBUFFERED=1
 nccl_dir=$(bash scripts/nccl-lib.sh)
 export LD_LIBRARY_PATH="${nccl_dir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Issue 27: cuBLASLt for the GPU matmul (PyTorch's wheel keeps it in nvidia/cu13/lib).
+cublaslt_dir=$(bash scripts/cublaslt-lib.sh)
+export LD_LIBRARY_PATH="${cublaslt_dir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 O=${OUT:-/tmp/device-out}
 mkdir -p "$O"
 T=.gpu/tests

@@ -25,6 +25,8 @@ pub(crate) mod compile;
 pub(crate) mod fused;
 pub(crate) mod int_divider;
 pub(crate) mod kernel;
+// Issue 27: matrix multiply through cuBLASLt (`MatmulEngine` for `Gpu`).
+pub(crate) mod matmul;
 pub(crate) mod offset_calculator;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;

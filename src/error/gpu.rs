@@ -150,4 +150,19 @@ pub enum GpuError {
         /// `(major, minor)` of the device.
         device: (u32, u32),
     },
+    /// cuBLASLt (libcublasLt), which the GPU matmul calls, could not be loaded (issue 27).
+    /// Nothing was queued.
+    #[error("cuBLASLt (libcublasLt) could not be loaded: none of {tried:?} is on the library path; put the folder holding it on LD_LIBRARY_PATH (PyTorch's CUDA 13 wheels ship it as `nvidia/cu13/lib/libcublasLt.so.13`, older ones in `nvidia/cublas/lib/`; `bash scripts/cublaslt-lib.sh` prints the folder)")]
+    NoCublasLt {
+        /// The file names looked for, in order.
+        tried: Vec<String>,
+    },
+    /// A cuBLASLt call failed (issue 27).
+    #[error("cuBLASLt call {call} failed: {message}")]
+    Cublas {
+        /// The cuBLASLt call.
+        call: &'static str,
+        /// The status name, and what was asked.
+        message: String,
+    },
 }

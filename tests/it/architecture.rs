@@ -556,6 +556,38 @@ fn check_nccl(rel: &str, src: &str) -> Vec<String> {
         .collect()
 }
 
+/// Issue 27: the only folder that may call cuBLAS / cuBLASLt (closed like NCCL).
+const CUBLAS: &str = "engine_gpu/matmul/cublaslt/";
+
+/// cuBLAS's and cuBLASLt's bindings named outside [`CUBLAS`] (in code, not in comments).
+fn check_cublas(rel: &str, src: &str) -> Vec<String> {
+    if rel.starts_with(CUBLAS) {
+        return Vec::new();
+    }
+    strip(src)
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.split_whitespace()
+                .collect::<String>()
+                .contains("cudarc::cublas")
+        })
+        .map(|(n, _)| {
+            format!(
+                "src/{rel}:{} uses `cudarc::cublas`: cuBLASLt calls go through {CUBLAS}",
+                n + 1
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn cublas_calls_outside_the_cublaslt_module_are_reported() {
+    let src = "use cudarc::cublaslt::sys as lt;\n// cudarc::cublas in a comment\n";
+    assert_eq!(check_cublas("engine_gpu/matmul/run.rs", src).len(), 1);
+    assert!(check_cublas("engine_gpu/matmul/cublaslt/call.rs", src).is_empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // The module graph: no import circles.
 // ---------------------------------------------------------------------------------------------
@@ -1111,6 +1143,7 @@ fn every_folder_imports_only_from_the_layers_below() {
             bad.extend(check_driver(&rel, &text));
         }
         bad.extend(check_nccl(&rel, &text));
+        bad.extend(check_cublas(&rel, &text)); // issue 27
     }
     assert!(
         checked > 300,

@@ -37,6 +37,7 @@ mod gpu_runtime;
 mod graph;
 mod host_source;
 mod layout;
+mod matmul_gpu; // issue 27: the GPU matmul through the public API
 mod memory_history;
 mod multi_gpu;
 mod ndarray_interop;
