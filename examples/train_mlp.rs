@@ -181,7 +181,7 @@ fn main() -> Res<()> {
             "{name}: loss {first:.6} -> {last:.6} ({:.1}x lower)",
             first / last
         );
-        if !(last < first / 10.0) {
+        if last.is_nan() || last >= first / 10.0 {
             return Err(format!("{name}: the loss did not fall below a tenth of its start").into());
         }
     }

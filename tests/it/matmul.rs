@@ -548,9 +548,11 @@ fn integer_products_wrap_on_the_cpu() {
             let got = a.matmul(&bt.t()).unwrap().to_vec();
             for i in 0..m {
                 for j in 0..n {
-                    let s: i128 = (0..k)
-                        .map(|l| from(av[i * k + l]) * from(bv[l * n + j]))
-                        .sum();
+                    // Exact up to 64 bits, then wrapping: the low bits, which are all the
+                    // element type keeps, are the exact sum's.
+                    let s = (0..k).fold(0i128, |acc, l| {
+                        acc.wrapping_add(from(av[i * k + l]).wrapping_mul(from(bv[l * n + j])))
+                    });
                     assert_eq!(
                         got[i * n + j],
                         wrap(s),

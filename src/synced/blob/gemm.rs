@@ -60,7 +60,7 @@ fn matrix<'a, T: BlobElement, D: MatmulBackend<T>>(
         .into());
     }
     let flat = v.reshape(&[v.numel()])?;
-    Ok(flat.narrow(0, 0, need)?.reshape(&[rows, cols])?)
+    flat.narrow(0, 0, need)?.reshape(&[rows, cols])
 }
 
 /// Caffe's `caffe_cpu_gemm` / `caffe_gpu_gemm`: `C = alpha·op(A)·op(B) + beta·C`, with `op(A)`
@@ -123,7 +123,6 @@ pub fn caffe_gemm<T: BlobElement, D: MatmulBackend<T>>(
     Tensor::matmul_with(&a, &b)
         .alpha(alpha)
         .accumulate_into(beta, &mut out)
-        .map_err(Into::into)
 }
 
 macro_rules! blob_gemm {
