@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::Mat;
+use super::mat::Mat;
 use crate::element::Element;
 use crate::error::Result;
 use crate::host_vec::vec_with_capacity;

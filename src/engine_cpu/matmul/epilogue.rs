@@ -6,7 +6,7 @@
 //! `Relu` is exact, the GELUs go through `f64` and back (truncated, saturating:
 //! [`Element::from_f64`](crate::element::Element::from_f64)); PyTorch has no integer GELU.
 
-use super::Mat;
+use super::mat::Mat;
 use crate::element::{DType, Numeric};
 use crate::ops::op::UnaryOp;
 use crate::ops::table::{Gelu, GeluTanh, Relu};

@@ -6,7 +6,8 @@ use std::any::TypeId;
 use gemm::Parallelism;
 
 use super::blocks::{for_row_blocks, Block};
-use super::{Epilogue, Mat};
+use super::epilogue::Epilogue;
+use super::mat::Mat;
 use crate::element::Numeric;
 use crate::error::Result;
 use crate::host_vec::vec_with_capacity;

@@ -8,7 +8,8 @@
 //! modulo 2^bits, so the result is exact whatever the order: the one PyTorch's CPU gives.
 
 use super::blocks::for_row_blocks;
-use super::{Epilogue, Mat};
+use super::epilogue::Epilogue;
+use super::mat::Mat;
 use crate::element::Numeric;
 use crate::error::Result;
 use crate::host_vec::vec_with_capacity;
