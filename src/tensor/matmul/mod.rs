@@ -59,7 +59,7 @@ pub struct Matmul<'v, T: Element, D: Backend> {
     alpha: T,
     bias: Option<TensorView<'v, T, D>>,
     activation: Option<Activation>,
-    allow_tf32: bool,
+    tf32: bool,
 }
 
 impl<'v, T: Element, D: MatmulBackend<T>> Matmul<'v, T, D> {
@@ -194,7 +194,7 @@ impl<'v, T: Element, D: MatmulBackend<T>> Matmul<'v, T, D> {
             beta,
             bias: self.bias,
             activation: self.activation,
-            allow_tf32: self.allow_tf32,
+            allow_tf32: self.tf32,
         };
         device.matmul(&job, dst)
     }
@@ -206,7 +206,7 @@ impl<'v, D: MatmulBackend<f32>> Matmul<'v, f32, D> {
     /// `torch.backends.cuda.matmul.allow_tf32 = True`, off by default as there. The CPU
     /// ignores it. Only `f32` products have this method.
     pub fn allow_tf32(mut self) -> Self {
-        self.allow_tf32 = true;
+        self.tf32 = true;
         self
     }
 }
@@ -224,7 +224,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
             alpha: T::ONE,
             bias: None,
             activation: None,
-            allow_tf32: false,
+            tf32: false,
         }
     }
 
