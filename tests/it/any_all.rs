@@ -3,22 +3,9 @@
 //! (PyTorch: `any` of nothing is false, `all` of nothing is true).
 
 use crate::common::device::{host, test_device, TestDevice};
+use crate::common::rng::Rng;
 use typestate_tensor::tensor::Tensor;
 use typestate_tensor::Cpu;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> usize {
-        (self.next() % n) as usize
-    }
-}
 
 /// Mostly zeros (so whole rows are all zero or all nonzero often enough), some `-0.0`,
 /// NaN, and small values.

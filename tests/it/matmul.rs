@@ -14,30 +14,13 @@
 //!   or `tanh` computed in `f32`: 8 ulps of `f32`, which the bounds above dominate).
 
 use crate::common::device::{host, test_device, TestDevice};
+use crate::common::rng::Rng;
 use half::{bf16, f16};
 use typestate_tensor::element::Element;
 use typestate_tensor::error::{Error, LayoutError};
 use typestate_tensor::tensor::matmul::{Activation, MatmulBackend};
 use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::Cpu;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// Uniform in [-1, 1), never all zeros.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
 
 /// A float element type under test, with its store rounding and accumulation roundoff.
 trait FloatCase: Element + num_traits::Float {

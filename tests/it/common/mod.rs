@@ -14,6 +14,7 @@ pub mod caching_suite;
 pub mod device;
 pub mod host_suite;
 pub mod pooled_suite;
+pub mod rng;
 pub mod stress;
 
 use proptest::prelude::*;
