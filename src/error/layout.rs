@@ -385,4 +385,90 @@ pub enum LayoutError {
         /// right operand's first of its last two").
         reason: &'static str,
     },
+    // Shape basics (issue 28): triangles, padding, splits, selecting one index.
+    /// The op needs more dims than the tensor has (`tril` and `triu` need a matrix).
+    #[error("{op}: needs a tensor of at least {min} dims, got rank {rank}")]
+    RankTooSmall {
+        /// The operation.
+        op: &'static str,
+        /// The tensor's rank.
+        rank: usize,
+        /// The least rank the op takes.
+        min: usize,
+    },
+    /// `pad` was given an odd number of padding values, or more than two per dim.
+    #[error("{op}: {got} padding values given for a tensor of rank {rank}; give (before, after) pairs, last dim first, at most two per dim (PyTorch's order)")]
+    PadLength {
+        /// The operation.
+        op: &'static str,
+        /// How many values were given.
+        got: usize,
+        /// The tensor's rank.
+        rank: usize,
+    },
+    /// A padding wider than its mode allows: `reflect` needs `pad < size`, `circular`
+    /// `pad <= size`, `replicate` a non-empty dim.
+    #[error("{op}: padding {pad} of dim {dim} (size {size}) is too wide for {mode} padding, which needs {rule}")]
+    PadTooWide {
+        /// The operation.
+        op: &'static str,
+        /// The padding mode (`reflect`, `replicate`, `circular`).
+        mode: &'static str,
+        /// The dim.
+        dim: usize,
+        /// The padding asked for on one side.
+        pad: usize,
+        /// The dim's size.
+        size: usize,
+        /// The mode's rule, in words.
+        rule: &'static str,
+    },
+    /// A split that cannot be made: zero chunks, a zero split size with elements left, or
+    /// section sizes that do not add up to the dim's size. `reason` says which.
+    #[error("{op}: cannot split dim {dim} of size {size}: {reason}")]
+    InvalidSplit {
+        /// The operation (`chunk`, `split`, `split_sizes`).
+        op: &'static str,
+        /// The dim.
+        dim: usize,
+        /// The dim's size.
+        size: usize,
+        /// What is wrong, in words.
+        reason: &'static str,
+    },
+    /// An index (possibly negative, counting from the end) outside `-size..size`.
+    #[error("{op}: index {index} is out of range for dim {dim} of size {size}")]
+    IndexOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The index as given.
+        index: i64,
+        /// The dim it indexes.
+        dim: usize,
+        /// The dim's size.
+        size: usize,
+    },
+    /// A dim range that starts after it ends (`flatten(2, 1)`).
+    #[error("{op}: start dim {start} comes after end dim {end}")]
+    DimOrder {
+        /// The operation.
+        op: &'static str,
+        /// The first dim, resolved.
+        start: usize,
+        /// The last dim, resolved.
+        end: usize,
+    },
+    /// A list argument of the wrong length: `roll`'s shifts and dims differ in length,
+    /// `repeat` got fewer counts than the tensor has dims. `rule` says what fits.
+    #[error("{op}: {got} {what} given; {rule}")]
+    ArgumentCount {
+        /// The operation.
+        op: &'static str,
+        /// What the list holds (`shifts`, `repeat counts`).
+        what: &'static str,
+        /// Its length.
+        got: usize,
+        /// The length that fits, in words.
+        rule: String,
+    },
 }

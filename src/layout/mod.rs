@@ -12,6 +12,7 @@ pub mod collapse;
 mod dims;
 pub mod overlap;
 pub mod reduce;
+mod select;
 mod view;
 
 pub use broadcast::broadcast_shapes;

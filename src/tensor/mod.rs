@@ -55,11 +55,16 @@ pub mod ops;
 mod ops_by_hand;
 pub use ops_by_hand::NanToNumNode;
 mod owned;
+// Shape basics (issue 28): padding, repeats and rolls, triangles, splits.
+pub mod pad;
 pub mod print;
 pub mod random;
 pub mod reduce;
 pub mod repr;
 mod shape_ops;
+mod split;
+mod tile;
+mod triangle;
 mod view;
 // Integer division into floats (issue 26).
 mod true_divide;

@@ -104,6 +104,34 @@ macro_rules! view_methods {
             $s.relayout(|l| l.slice(dim.to_isize(), start, end, step))
         }
 
+        /// PyTorch's `x[.., start:end, ..]` along `dim` with Python's rules: `range` is any
+        /// Rust range of `isize` whose bounds may be negative (counting from the end) and
+        /// are clamped to the dim (`x.slice_range(0, -3.., 1)` is `x[-3:]`, and
+        /// `x.slice_range(1, 1..-1, 2)` is `x[:, 1:-1:2]`); `step` as in [`Self::slice`].
+        pub fn slice_range($($recv)*, dim: impl Dim, range: impl std::ops::RangeBounds<isize>, step: isize) -> Result<$out> {
+            $s.relayout(|l| l.slice_range(dim.to_isize(), range, step))
+        }
+
+        /// `x[.., index, ..]` at `dim`: the view with that dim removed (PyTorch's
+        /// `select`; a negative `index` counts from the end).
+        pub fn select($($recv)*, dim: impl Dim, index: isize) -> Result<$out> {
+            $s.relayout(|l| l.select(dim.to_isize(), index))
+        }
+
+        /// Dims `start_dim..=end_dim` merged into one, as a view (PyTorch's `flatten`;
+        /// `flatten(0, -1)` makes a 1-D view). Fails with
+        /// [`crate::error::LayoutError::ReshapeNeedsCopy`] where the strides need a copy
+        /// (call `contiguous()` first).
+        pub fn flatten($($recv)*, start_dim: impl Dim, end_dim: impl Dim) -> Result<$out> {
+            $s.relayout(|l| l.flatten(start_dim.to_isize(), end_dim.to_isize()))
+        }
+
+        /// Dim `dim` split into dims of `sizes`, whose product must be its size (PyTorch's
+        /// `unflatten`); always a view.
+        pub fn unflatten($($recv)*, dim: impl Dim, sizes: &[usize]) -> Result<$out> {
+            $s.relayout(|l| l.unflatten(dim.to_isize(), sizes))
+        }
+
         /// Reverses the elements along `dim` (a negative stride; a negative `dim` counts from
         /// the end).
         pub fn flip($($recv)*, dim: impl Dim) -> Result<$out> {

@@ -43,6 +43,7 @@ mod multi_gpu;
 mod ndarray_interop;
 mod pointwise;
 mod reduce;
+mod shape_basics; // issue 28: tril, triu, pad, repeat, roll, splits, select
 mod stream_order;
 mod syncedmem;
 mod tensor;
