@@ -7,7 +7,7 @@ use gemm::Parallelism;
 
 use super::blocks::{for_row_blocks, Block};
 use super::epilogue::Epilogue;
-use super::mat::Mat;
+use super::mat::{Mat, Product};
 use crate::element::Numeric;
 use crate::error::Result;
 use crate::host_vec::vec_with_capacity;
@@ -22,19 +22,15 @@ fn gemm_takes<T: 'static>() -> bool {
 ///
 /// `T` must be one `gemm` takes (checked: otherwise nothing is written and `false` returns).
 /// `c` must not be read when `read_dst` is false.
-#[allow(clippy::too_many_arguments)]
 fn gemm_raw<T: Numeric>(
-    a_data: &[T],
-    a: Mat,
-    b_data: &[T],
-    b: Mat,
+    p: &Product<'_, T>,
     out: &mut [T],
-    c: Mat,
-    (m, k, n): (usize, usize, usize),
     alpha: T,
     beta: T,
     par: Parallelism,
 ) -> bool {
+    let (a_data, a, b_data, b, c) = (p.a_data, p.a, p.b_data, p.b, p.c);
+    let (m, k, n) = (p.m, p.k, p.n);
     if !gemm_takes::<T>() || m == 0 || n == 0 || k == 0 {
         return false;
     }
@@ -78,81 +74,45 @@ fn gemm_raw<T: Numeric>(
 
 /// `f32`, `f64`: `gemm` with `alpha` and `beta`, every thread, then the bias and
 /// activation over the stored matrix. Falls back to the `f32` panels for any other type.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn gemm_native<T: Numeric>(
-    a_data: &[T],
-    a: Mat,
-    b_data: &[T],
-    b: Mat,
+    p: &Product<'_, T>,
     out: &mut [T],
-    c: Mat,
-    sizes: (usize, usize, usize),
     epi: &Epilogue<'_, T>,
 ) -> Result<()> {
-    let (m, _, n) = sizes;
-    let par = Parallelism::Rayon(0);
-    if !gemm_raw(
-        a_data, a, b_data, b, out, c, sizes, epi.alpha, epi.beta, par,
-    ) {
-        return via_f32(a_data, a, b_data, b, out, c, sizes, epi);
+    if !gemm_raw(p, out, epi.alpha, epi.beta, Parallelism::Rayon(0)) {
+        return via_f32(p, out, epi);
     }
-    epi.apply_in_place(out, c, m, n);
+    epi.apply_in_place(out, p.c, p.m, p.n);
     Ok(())
 }
 
 /// Any float type through `f32` (`f16`, `bf16`): `b` widened once to a contiguous `[k, n]` panel,
 /// each block of rows of `a` widened to `[rows, k]`, multiplied by `gemm` in `f32` (one
 /// thread per block, blocks in parallel), the epilogue on the `f32` accumulator, rounded once.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn via_f32<T: Numeric>(
-    a_data: &[T],
-    a: Mat,
-    b_data: &[T],
-    b: Mat,
+    p: &Product<'_, T>,
     out: &mut [T],
-    c: Mat,
-    (m, k, n): (usize, usize, usize),
     epi: &Epilogue<'_, T>,
 ) -> Result<()> {
-    let mut bf = vec_with_capacity::<f32>(k * n)?;
-    for p in 0..k {
-        bf.extend((0..n).map(|j| b_data[b.at(p, j)].to_f64() as f32));
-    }
-    let packed_b = Mat {
-        off: 0,
-        rs: n as isize,
-        cs: 1,
-    };
+    let (c, m, k, n) = (p.c, p.m, p.k, p.n);
+    let widen = |x: T| x.to_f64() as f32;
+    let bf = p.b.pack(p.b_data, 0..k, n, widen)?;
     for_row_blocks(out, c, m, n, |blk: Block, old: &[T], res: &mut Vec<T>| {
         let rows = blk.rows();
-        let mut af = vec_with_capacity::<f32>(rows * k)?;
-        for i in blk.start..blk.end {
-            af.extend((0..k).map(|p| a_data[a.at(i, p)].to_f64() as f32));
-        }
+        let af = p.a.pack(p.a_data, blk.start..blk.end, k, widen)?;
         let mut acc = vec_with_capacity::<f32>(rows * n)?;
         acc.resize(rows * n, 0.0);
-        let packed_a = Mat {
-            off: 0,
-            rs: k as isize,
-            cs: 1,
+        let panel = Product {
+            a_data: &af,
+            a: Mat::row_major(k),
+            b_data: &bf,
+            b: Mat::row_major(n),
+            c: Mat::row_major(n),
+            m: rows,
+            k,
+            n,
         };
-        let packed_c = Mat {
-            off: 0,
-            rs: n as isize,
-            cs: 1,
-        };
-        gemm_raw(
-            &af,
-            packed_a,
-            &bf,
-            packed_b,
-            &mut acc,
-            packed_c,
-            (rows, k, n),
-            1.0,
-            0.0,
-            Parallelism::None,
-        );
+        gemm_raw(&panel, &mut acc, 1.0, 0.0, Parallelism::None);
         for r in 0..rows {
             for j in 0..n {
                 let v = epi.finish_f32(acc[r * n + j], || old[c.at(blk.start + r, j)], j);
@@ -167,22 +127,16 @@ pub(super) fn via_f32<T: Numeric>(
 /// would run them one after another on one thread): the batch indices in parallel, each
 /// product into a private row-major `[m, n]` buffer (`beta·dst` gathered into it first),
 /// then one sequential pass stores every buffer through the destination's layout.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn batch_parallel<T: Numeric>(
-    a_data: &[T],
-    b_data: &[T],
+    first: &Product<'_, T>,
     out: &mut [T],
     mats: &[[Mat; 3]],
-    (m, k, n): (usize, usize, usize),
     epi: &Epilogue<'_, T>,
 ) -> Result<()> {
     use rayon::prelude::*;
+    let (m, n) = (first.m, first.n);
     let old: &[T] = out;
-    let tile = Mat {
-        off: 0,
-        rs: n as isize,
-        cs: 1,
-    };
+    let tile = Mat::row_major(n);
     let results: Vec<Result<Vec<T>>> = mats
         .par_iter()
         .map(|&[a, b, c]| {
@@ -194,11 +148,13 @@ pub(super) fn batch_parallel<T: Numeric>(
             } else {
                 buf.resize(m * n, T::ZERO);
             }
-            let sizes = (m, k, n);
-            let par = Parallelism::None;
-            if gemm_raw(
-                a_data, a, b_data, b, &mut buf, tile, sizes, epi.alpha, epi.beta, par,
-            ) {
+            let p = Product {
+                a,
+                b,
+                c: tile,
+                ..*first
+            };
+            if gemm_raw(&p, &mut buf, epi.alpha, epi.beta, Parallelism::None) {
                 epi.apply_in_place(&mut buf, tile, m, n);
             }
             Ok(buf)

@@ -9,7 +9,7 @@
 
 use super::blocks::for_row_blocks;
 use super::epilogue::Epilogue;
-use super::mat::Mat;
+use super::mat::Product;
 use crate::element::Numeric;
 use crate::error::Result;
 use crate::host_vec::vec_with_capacity;
@@ -24,27 +24,16 @@ const R: usize = 4;
 const W: usize = 16;
 
 /// `dst = act(alpha·a·b + beta·dst + bias)` for one integer matrix, wrapping.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn matmul<T: Numeric>(
-    a_data: &[T],
-    a: Mat,
-    b_data: &[T],
-    b: Mat,
+    p: &Product<'_, T>,
     out: &mut [T],
-    c: Mat,
-    (m, k, n): (usize, usize, usize),
     epi: &Epilogue<'_, T>,
 ) -> Result<()> {
-    let mut bp = vec_with_capacity(k * n)?;
-    for p in 0..k {
-        bp.extend((0..n).map(|j| b_data[b.at(p, j)]));
-    }
+    let (c, m, k, n) = (p.c, p.m, p.k, p.n);
+    let bp = p.b.pack(p.b_data, 0..k, n, |x| x)?;
     for_row_blocks(out, c, m, n, |blk, old, res| {
         let rows = blk.rows();
-        let mut ap = vec_with_capacity(rows * k)?;
-        for i in blk.start..blk.end {
-            ap.extend((0..k).map(|p| a_data[a.at(i, p)]));
-        }
+        let ap = p.a.pack(p.a_data, blk.start..blk.end, k, |x| x)?;
         let mut acc = vec_with_capacity(rows * n)?;
         acc.resize(rows * n, T::ZERO);
         for j0 in (0..n).step_by(NC) {

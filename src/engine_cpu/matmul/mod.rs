@@ -49,7 +49,7 @@ use crate::tensor::matmul::{MatmulEngine, MatmulJob};
 use crate::tensor::TensorViewMut;
 
 pub(crate) use epilogue::Epilogue;
-pub(crate) use mat::Mat;
+pub(crate) use mat::{Mat, Product};
 
 /// The job's sizes, checked against [`MatmulJob`]'s rules.
 struct Dims {
@@ -162,6 +162,16 @@ unsafe impl<T: Numeric> MatmulEngine<T> for Cpu {
         let epi = Epilogue::new(job.alpha, job.beta, bias.as_deref(), job.activation);
         let out = dst.slice_mut();
         let sizes = (d.m, d.k, d.n);
+        let product = |[a, b, c]: [Mat; 3]| Product {
+            a_data,
+            a,
+            b_data,
+            b,
+            c,
+            m: d.m,
+            k: d.k,
+            n: d.n,
+        };
         let mats = |idx| {
             [
                 mat_at(&d.batch, idx, a_off, &a_st),
@@ -171,22 +181,18 @@ unsafe impl<T: Numeric> MatmulEngine<T> for Cpu {
         };
         if d.k > 0 && batch_in_parallel::<T>(count, sizes) {
             let all: Vec<[Mat; 3]> = (0..count).map(mats).collect();
-            return float::batch_parallel(a_data, b_data, out, &all, sizes, &epi);
+            return float::batch_parallel(&product(all[0]), out, &all, &epi);
         }
         for idx in 0..count {
-            let [a, b, c] = mats(idx);
+            let p = product(mats(idx));
             if d.k == 0 {
-                epi.k_zero(out, c, d.m, d.n);
+                epi.k_zero(out, p.c, d.m, d.n);
                 continue;
             }
             match T::DTYPE {
-                DType::F32 | DType::F64 => {
-                    float::gemm_native(a_data, a, b_data, b, out, c, sizes, &epi)?
-                }
-                DType::F16 | DType::BF16 => {
-                    float::via_f32(a_data, a, b_data, b, out, c, sizes, &epi)?
-                }
-                _ => int::matmul(a_data, a, b_data, b, out, c, sizes, &epi)?,
+                DType::F32 | DType::F64 => float::gemm_native(&p, out, &epi)?,
+                DType::F16 | DType::BF16 => float::via_f32(&p, out, &epi)?,
+                _ => int::matmul(&p, out, &epi)?,
             }
         }
         Ok(())
