@@ -14,6 +14,7 @@
 //!   or `tanh` computed in `f32`: 8 ulps of `f32`, which the bounds above dominate).
 
 use crate::common::device::{host, test_device, TestDevice};
+use crate::common::matmul_ref::product;
 use crate::common::rng::Rng;
 use half::{bf16, f16};
 use typestate_tensor::element::Element;
@@ -73,27 +74,6 @@ float_case!(
 fn random<T: FloatCase>(rng: &mut Rng, shape: &[usize]) -> Tensor<T, Cpu> {
     let n = shape.iter().product();
     Tensor::from_vec(shape, (0..n).map(|_| T::of_f64(rng.unit())).collect()).unwrap()
-}
-
-/// The reference product of two operands already broadcast to `[B.., m, k]` and `[B.., k,
-/// n]`, given as row-major `f64` data: `(value, Σ|a||b|)` per output element, row-major over
-/// `[B.., m, n]`.
-fn reference(a: &[f64], b: &[f64], batch: usize, m: usize, k: usize, n: usize) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(batch * m * n);
-    for bi in 0..batch {
-        for i in 0..m {
-            for j in 0..n {
-                let (mut v, mut s) = (0.0, 0.0);
-                for l in 0..k {
-                    let x = a[bi * m * k + i * k + l] * b[bi * k * n + l * n + j];
-                    v += x;
-                    s += x.abs();
-                }
-                out.push((v, s));
-            }
-        }
-    }
-    out
 }
 
 /// Operand `x` (`[B.., r, c]`, possibly lower rank) broadcast to `full` and read row-major.
@@ -241,13 +221,10 @@ fn products_match<T: FloatCase, D: TestDevice + MatmulBackend<T>>(
         full_a.extend([m, k]);
         let mut full_b = batch.clone();
         full_b.extend([k, n]);
-        let want = reference(
+        let want = product(
             &broadcast_host(&a2, &full_a),
             &broadcast_host(&b2, &full_b),
-            batch.iter().product(),
-            m,
-            k,
-            n,
+            (batch.iter().product(), m, k, n),
         );
         let mut out_shape = batch.clone();
         if sa.len() > 1 {
@@ -335,7 +312,7 @@ fn epilogues<T: FloatCase, D: TestDevice + MatmulBackend<T>>(dev: &D, seed: u64)
         let full_a: Vec<f64> = ha.to_vec().into_iter().map(T::as_f64).collect();
         let wt_host: Vec<f64> = hw.t().to_vec().into_iter().map(T::as_f64).collect();
         let rows = batch.max(1) * m;
-        let plain = reference(&full_a, &wt_host, 1, rows, k, n);
+        let plain = product(&full_a, &wt_host, (1, rows, k, n));
         // Rows of every batch share `wt`, so one `[rows, k] · [k, n]` product is the reference.
         let want: Vec<(f64, f64)> = plain
             .iter()
@@ -397,7 +374,7 @@ fn into_views_and_beta<D: TestDevice + MatmulBackend<f32>>(dev: &D) {
     let (a, b) = (dev.upload(&ha), dev.upload(&hb));
     let av: Vec<f64> = ha.to_vec().into_iter().map(f64::from).collect();
     let bv: Vec<f64> = hb.to_vec().into_iter().map(f64::from).collect();
-    let want = reference(&av, &bv, 1, m, k, n);
+    let want = product(&av, &bv, (1, m, k, n));
 
     // Into a transposed destination: `out` is [n, m], written through its transpose.
     let mut out = dev.upload(&Tensor::<f32, Cpu>::full(&[n, m], f32::NAN).unwrap());
@@ -439,7 +416,7 @@ fn mm_bmm_and_linear<D: TestDevice + MatmulBackend<f64>>(dev: &D) {
     assert_eq!(host(&bmm), host(&via_matmul));
     let av: Vec<f64> = ha.to_vec();
     let bv: Vec<f64> = hb.to_vec();
-    check("bmm", &host(&bmm), &reference(&av, &bv, 4, 6, 5, 3), 5, 0.0);
+    check("bmm", &host(&bmm), &product(&av, &bv, (4, 6, 5, 3)), 5, 0.0);
 
     // linear: x·wᵀ + b.
     let (hx, hw, hbias) = (
@@ -449,7 +426,7 @@ fn mm_bmm_and_linear<D: TestDevice + MatmulBackend<f64>>(dev: &D) {
     );
     let (x, w, bias) = (dev.upload(&hx), dev.upload(&hw), dev.upload(&hbias));
     let y = x.linear(&w, Some(&bias.view())).unwrap();
-    let want: Vec<(f64, f64)> = reference(&hx.to_vec(), &hw.t().to_vec(), 1, 7, 5, 3)
+    let want: Vec<(f64, f64)> = product(&hx.to_vec(), &hw.t().to_vec(), (1, 7, 5, 3))
         .into_iter()
         .enumerate()
         .map(|(i, (v, s))| (v + hbias.to_vec()[i % 3], s + 1.0))

@@ -16,33 +16,7 @@ use typestate_tensor::tensor::{Tensor, TensorView};
 use typestate_tensor::Result;
 
 use crate::common::device::{gpu_or_skip, host};
-
-/// Host `act(a·b + bias)` of row-major `[batch, m, k]` and `[batch, k, n]` values, with the
-/// per-element scale `Σ|a||b| + |bias|`.
-fn reference(
-    a: &[f64],
-    b: &[f64],
-    bias: Option<&[f64]>,
-    (batch, m, k, n): (usize, usize, usize, usize),
-    act: impl Fn(f64) -> f64,
-) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(batch * m * n);
-    for q in 0..batch {
-        for i in 0..m {
-            for j in 0..n {
-                let (mut s, mut g) = (0.0, 0.0);
-                for p in 0..k {
-                    let x = a[q * m * k + i * k + p] * b[q * k * n + p * n + j];
-                    s += x;
-                    g += x.abs();
-                }
-                let c = bias.map_or(0.0, |v| v[j]);
-                out.push((act(s + c), g + c.abs()));
-            }
-        }
-    }
-    out
-}
+use crate::common::matmul_ref::reference;
 
 fn check(what: &str, got: &[f64], want: &[(f64, f64)], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: length");

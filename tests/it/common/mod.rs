@@ -13,6 +13,7 @@
 pub mod caching_suite;
 pub mod device;
 pub mod host_suite;
+pub mod matmul_ref;
 pub mod pooled_suite;
 pub mod rng;
 pub mod stress;
