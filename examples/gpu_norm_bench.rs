@@ -77,7 +77,13 @@ fn apply<T: FloatElement, D: NormalizeBackend<T>>(
 }
 
 /// Times every op on `[ROWS, n]` of `T`, and the copy; pushes `(name, GB/s)`.
-fn run<T: FloatElement>(gpu: &Gpu, n: usize, dtype: &str, repeats: usize, rows: &mut Vec<(String, f64)>) -> Res<()>
+fn run<T: FloatElement>(
+    gpu: &Gpu,
+    n: usize,
+    dtype: &str,
+    repeats: usize,
+    rows: &mut Vec<(String, f64)>,
+) -> Res<()>
 where
     Gpu: NormalizeBackend<T>,
     Cpu: NormalizeBackend<T>,
@@ -96,12 +102,15 @@ where
     // The CPU reference of 4 rows.
     let check_rows = 4;
     let cx = Tensor::<T, Cpu>::from_vec(&[check_rows, n], hx[..check_rows * n].to_vec())?;
-    let (cw, cb) = (Tensor::from_vec(&[n], hw.clone())?, Tensor::from_vec(&[n], hb.clone())?);
+    let (cw, cb) = (
+        Tensor::from_vec(&[n], hw.clone())?,
+        Tensor::from_vec(&[n], hb.clone())?,
+    );
     for op in OPS {
         let got = apply(op, &x, &w, &b)?.to_cpu()?.to_vec();
         let want = apply(op, &cx, &cw, &cb)?.to_vec();
         for (i, (g, r)) in got.iter().zip(&want).enumerate() {
-            let (g, r) = (g.to_f64(), r.to_f64());
+            let (g, r) = (Element::to_f64(*g), Element::to_f64(*r));
             if (g - r).abs() > 2e-2 * (1.0 + r.abs()) {
                 return Err(format!("{op} {dtype} {n}: element {i} = {g}, want {r}").into());
             }
@@ -111,7 +120,11 @@ where
             Ok(())
         })?;
         rows.push((format!("{op} | {ROWS}x{n} | {dtype}"), gbps(ms)));
-        println!("| {op} | {ROWS}x{n} | {dtype} | {:.0} | {:.2} |", gbps(ms), gbps(ms) / gbps(copy));
+        println!(
+            "| {op} | {ROWS}x{n} | {dtype} | {:.0} | {:.2} |",
+            gbps(ms),
+            gbps(ms) / gbps(copy)
+        );
     }
     Ok(())
 }
