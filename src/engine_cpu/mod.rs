@@ -16,6 +16,8 @@ mod tensor;
 mod closure;
 // Matrix multiply (issue 27).
 mod matmul;
+// issue 28 (norm): softmax, variance, layer / rms / group norm.
+mod normalize;
 
 pub(crate) use reduce::sum_map;
 

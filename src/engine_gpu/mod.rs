@@ -27,6 +27,8 @@ pub(crate) mod int_divider;
 pub(crate) mod kernel;
 // Issue 27: matrix multiply through cuBLASLt (`MatmulEngine` for `Gpu`).
 pub(crate) mod matmul;
+// issue 28 (norm): softmax, variance, layer / rms / group norm.
+pub(crate) mod normalize;
 pub(crate) mod offset_calculator;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;

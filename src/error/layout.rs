@@ -471,4 +471,39 @@ pub enum LayoutError {
         /// The length that fits, in words.
         rule: String,
     },
+    // issue 28 (norm): statistics and normalisations.
+    /// The `normalized_shape` of `layer_norm` / `rms_norm` is not the input's trailing dims
+    /// (or is longer than the input's rank).
+    #[error("{op}: normalized_shape {normalized_shape:?} is not the trailing dims of an input of shape {shape:?}")]
+    NormalizedShapeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// The input's shape.
+        shape: Vec<usize>,
+        /// The `normalized_shape` given.
+        normalized_shape: Vec<usize>,
+    },
+    /// A weight or bias of a normalisation does not have the shape it scales.
+    #[error("{op}: {param} has shape {got:?}, expected {expected:?}")]
+    NormParamShape {
+        /// The operation.
+        op: &'static str,
+        /// `"weight"` or `"bias"`.
+        param: &'static str,
+        /// The shape it must have.
+        expected: Vec<usize>,
+        /// The shape it has.
+        got: Vec<usize>,
+    },
+    /// `group_norm`'s groups do not divide the channels (dim 1), there are none, or the input
+    /// has fewer than two dims.
+    #[error("{op}: {num_groups} groups cannot split the channels of an input of shape {shape:?} (dim 1 must be a multiple of num_groups > 0)")]
+    GroupNormGroups {
+        /// The operation.
+        op: &'static str,
+        /// The groups asked for.
+        num_groups: usize,
+        /// The input's shape.
+        shape: Vec<usize>,
+    },
 }

@@ -49,6 +49,8 @@ mod interop;
 pub mod iter;
 mod join;
 pub mod matmul;
+// issue 28 (norm): softmax, variance, layer / rms / group norm.
+pub mod normalize;
 mod operand;
 pub mod ops;
 // Integer, bitwise, logical and float-predicate ops (issue 26).

@@ -60,3 +60,5 @@ mod pointwise_float_math;
 mod any_all;
 // Matrix multiplication (issue 27).
 mod matmul;
+// issue 28 (norm): statistics and normalisations.
+mod normalize;

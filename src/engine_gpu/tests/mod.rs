@@ -13,6 +13,8 @@ mod fused_kernels;
 mod int_divider;
 mod kernel_source;
 mod launch_gpu;
+// issue 28 (norm)
+mod normalize_source;
 mod offset_calculator;
 mod plan;
 mod pointwise_gpu;
