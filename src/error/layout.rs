@@ -385,4 +385,18 @@ pub enum LayoutError {
         /// right operand's first of its last two").
         reason: &'static str,
     },
+    // issue 28 (index): indexing ops.
+    /// An index of an indexing op (`gather`, `scatter`, `index_select`, `take`, `one_hot`,
+    /// `bincount`, ...) lies outside the dim it indexes. Raised before anything is written.
+    #[error("{op}: index {index} is out of range for dim {dim} of size {size}")]
+    IndexOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// The offending index value, as given (negative values included).
+        index: i64,
+        /// The dim it indexes (resolved; 0 for ops over the flattened tensor).
+        dim: usize,
+        /// That dim's size.
+        size: usize,
+    },
 }

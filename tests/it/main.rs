@@ -59,3 +59,5 @@ mod pointwise_float_math;
 mod any_all;
 // Matrix multiplication (issue 27).
 mod matmul;
+// issue 28 (index): indexing ops.
+mod indexing;
