@@ -164,7 +164,7 @@ fn main() -> Res<()> {
         let ms = time_ms(s, reps, || Ok(z.scatter_add(0, &i, &v).map(|_| ())?))?;
         row(
             "scatter_add",
-            format!("2^24 -> 2^16 bins"),
+            "2^24 -> 2^16 bins".to_string(),
             n * (f + 8) + 2 * (1 << 16) * f,
             ms,
         );

@@ -233,10 +233,10 @@ fn scatter_add_random<D: TestDevice + ScatterBackend<f32> + ScatterBackend<i64>>
                     .iter()
                     .map(|&v| if include_self { vec![v as f64] } else { vec![] })
                     .collect();
-                for p in 0..ni {
+                for (p, &ix) in idx.iter().enumerate() {
                     let c = coords(p, &is);
                     let mut t = c.clone();
-                    t[dim] = idx[p] as usize;
+                    t[dim] = ix as usize;
                     acc[flat(&t, &s)].push(src[flat(&c, &ss)] as f64);
                 }
                 let want: Vec<f32> = acc

@@ -70,11 +70,10 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
             }
         }
         // A 0-d tensor has one position, with no coordinates.
-        let k = if rank == 0 {
-            host.iter().filter(|&&b| b).count()
-        } else {
-            out.len() / rank
-        };
+        let k = out
+            .len()
+            .checked_div(rank)
+            .unwrap_or_else(|| host.iter().filter(|&&b| b).count());
         Tensor::from_slice_on(&[k, rank], &out, device)
     }
 }
