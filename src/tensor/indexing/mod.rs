@@ -1,7 +1,7 @@
 //! Indexing ops (issue 28), with PyTorch's names and semantics, on both engines:
 //! [`Tensor::gather`], [`Tensor::index_select`], [`Tensor::take`], [`Tensor::embedding`]
-//! (this file); `scatter`, `scatter_add`, `scatter_reduce`, `index_add`, `index_copy`,
-//! `index_fill` (`scatter.rs`); `masked_fill`, `masked_select`, `masked_scatter`, `nonzero`
+//! (this file); `scatter`, `index_copy`, `index_fill` (`scatter.rs`); `scatter_add`,
+//! `scatter_reduce`, `index_add` (`reducing.rs`); `masked_fill`, `masked_select`, `masked_scatter`, `nonzero`
 //! (`mask.rs`); `one_hot`, `bincount` (`count.rs`).
 //!
 //! # Design
@@ -32,6 +32,7 @@ mod check;
 mod count;
 mod engine;
 mod mask;
+mod reducing;
 mod scatter;
 
 #[allow(unused_imports)] // implemented by the engines
