@@ -18,6 +18,8 @@ mod closure;
 mod matmul;
 // issue 28 (norm): softmax, variance, layer / rms / group norm.
 mod normalize;
+// issue 28 (index): gather and scatter.
+mod indexing;
 
 pub(crate) use reduce::sum_map;
 

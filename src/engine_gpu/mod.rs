@@ -32,6 +32,8 @@ pub(crate) mod normalize;
 pub(crate) mod offset_calculator;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
+// issue 28 (index): gather and scatter kernels.
+pub(crate) mod indexing;
 mod sleep;
 mod transfer;
 

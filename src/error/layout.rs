@@ -436,7 +436,9 @@ pub enum LayoutError {
         /// What is wrong, in words.
         reason: &'static str,
     },
-    /// An index (possibly negative, counting from the end) outside `-size..size`.
+    /// An index lies outside the dim it indexes (`select`, and the indexing ops: `gather`,
+    /// `scatter`, `index_select`, `take`, `one_hot`, `bincount`, ...); raised before anything
+    /// is written. Negative indices count from the end only where PyTorch's op allows it.
     #[error("{op}: index {index} is out of range for dim {dim} of size {size}")]
     IndexOutOfRange {
         /// The operation.

@@ -44,6 +44,8 @@ mod base;
 mod construct;
 pub mod expr;
 mod index;
+// issue 28 (index): gather, scatter, index_select, masked ops, one_hot, bincount.
+pub mod indexing;
 #[cfg(feature = "ndarray")]
 mod interop;
 pub mod iter;

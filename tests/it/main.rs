@@ -62,3 +62,5 @@ mod any_all;
 mod matmul;
 // issue 28 (norm): statistics and normalisations.
 mod normalize;
+// issue 28 (index): indexing ops.
+mod indexing;

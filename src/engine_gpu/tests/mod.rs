@@ -20,6 +20,8 @@ mod plan;
 mod pointwise_gpu;
 mod pointwise_host;
 mod reduce_source;
+// issue 28 (index): the indexing kernels through NVRTC.
+mod indexing_source;
 mod tiled_gpu;
 
 use crate::runtime::Gpu;

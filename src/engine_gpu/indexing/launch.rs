@@ -1,0 +1,311 @@
+//! Gather and scatter launches over GPU views: shape checks, the offset calculator, kernel
+//! lookup, argument packing, stream order and the driver call. The `unsafe` of the indexing
+//! engine is here.
+//!
+//! Stream order is the reductions' (docs/STREAMS.md): the inputs are asked for `access_read`
+//! and the destination for `access_write` on the device's default stream right before the
+//! kernel is queued.
+
+use std::sync::Arc;
+
+use crate::element::Element;
+use crate::engine_gpu::kernel::args::{KernelArgs, LaunchArgs, ScalarBytes};
+use crate::engine_gpu::kernel::cache::KernelFront;
+use crate::engine_gpu::kernel::form::IndexWidth;
+use crate::engine_gpu::kernel::launch::launch_kernel;
+use crate::engine_gpu::kernel::source::Operand;
+use crate::engine_gpu::offset_calculator::OffsetCalculator;
+use crate::error::{LayoutError, Result};
+use crate::layout::Layout;
+use crate::runtime::Gpu;
+use crate::tensor::indexing::{GatherJob, IndexElement, ScatterJob, ScatterReduce};
+use crate::tensor::TensorViewMut;
+
+use super::source::{IndexKind, IndexSpec, THREADS};
+
+/// The indexing kernels loaded so far, by device and spec.
+static KERNELS: KernelFront<IndexSpec> = KernelFront::new();
+
+fn overflow(op: &'static str, what: &'static str) -> crate::Error {
+    LayoutError::SizeOverflow {
+        op,
+        shape: vec![],
+        what,
+    }
+    .into()
+}
+
+fn bad_job(op: &'static str, expected: &[usize], got: &[usize]) -> crate::Error {
+    LayoutError::ShapeMismatch {
+        op,
+        expected: expected.to_vec(),
+        got: got.to_vec(),
+    }
+    .into()
+}
+
+/// The farthest offset `layout` reaches from its first element.
+fn extent(layout: &Layout) -> usize {
+    layout
+        .shape()
+        .iter()
+        .zip(layout.strides())
+        .map(|(&n, &s)| n.saturating_sub(1).saturating_mul(s.unsigned_abs()))
+        .fold(0usize, usize::saturating_add)
+}
+
+/// The byte address of element `offset` of a buffer at `ptr`.
+fn address(op: &'static str, ptr: u64, offset: usize, size: usize) -> Result<u64> {
+    (offset as u64)
+        .checked_mul(size as u64)
+        .and_then(|b| b.checked_add(ptr))
+        .ok_or_else(|| overflow(op, "device address"))
+}
+
+/// The width, the calculator's dims and its byte image over `shape` with three operands.
+fn calc(
+    numel: usize,
+    max_extent: usize,
+    shape: &[usize],
+    strides: [&[isize]; 3],
+) -> Result<(IndexWidth, usize, Vec<u8>)> {
+    let width = IndexWidth::for_extent(numel, max_extent);
+    Ok(match width {
+        IndexWidth::Bits32 => {
+            let c = OffsetCalculator::<u32, 3>::new(shape, strides)?;
+            (width, c.ndims(), c.kernel_param_bytes())
+        }
+        IndexWidth::Bits64 => {
+            let c = OffsetCalculator::<u64, 3>::new(shape, strides)?;
+            (width, c.ndims(), c.kernel_param_bytes())
+        }
+    })
+}
+
+fn push_index(p: &mut KernelArgs, width: IndexWidth, v: usize) -> Result<()> {
+    match width {
+        IndexWidth::Bits32 => {
+            let v = u32::try_from(v).map_err(|_| overflow("gather (GPU)", "a count"))?;
+            p.push(&v.to_le_bytes());
+        }
+        IndexWidth::Bits64 => p.push(&(v as u64).to_le_bytes()),
+    }
+    Ok(())
+}
+
+/// The kernel of `spec` on `gpu` and its grid for `n` elements (capped at the resident blocks:
+/// the kernels loop over the rest).
+fn kernel_and_grid(
+    gpu: &Gpu,
+    spec: &IndexSpec,
+    n: usize,
+) -> Result<(Arc<crate::engine_gpu::kernel::cache::LoadedKernel>, u32)> {
+    let kernel = KERNELS.kernel(gpu.context(), spec, spec)?;
+    let blocks = n.div_ceil(THREADS as usize).max(1);
+    let cap = (kernel.max_blocks as usize).max(1);
+    let grid = u32::try_from(blocks.min(cap)).unwrap_or(u32::MAX);
+    Ok((kernel, grid))
+}
+
+/// Queues a gather (see [`GatherJob`]) into `dst` on `gpu`'s default stream.
+pub(crate) fn gather<T: Element, I: IndexElement>(
+    gpu: &Gpu,
+    job: &GatherJob<'_, T, I, Gpu>,
+    dst: &mut TensorViewMut<'_, T, Gpu>,
+) -> Result<()> {
+    let op = job.op;
+    let (src, index, dim) = (&job.src, &job.index, job.dim);
+    let shape = dst.shape().to_vec();
+    let fits = index.shape() == shape.as_slice()
+        && src.rank() == shape.len()
+        && dim < shape.len()
+        && (0..shape.len()).all(|d| d == dim || src.shape()[d] == shape[d]);
+    if !fits {
+        return Err(bad_job(op, &shape, index.shape()));
+    }
+    src.layout().check_within(op, src.storage().len())?;
+    index.layout().check_within(op, index.storage().len())?;
+    dst.layout().check_within(op, dst.storage().len())?;
+    dst.layout().check_writable(op)?;
+    let n = dst.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let mut src_strides = src.strides().to_vec();
+    let step = src_strides[dim];
+    src_strides[dim] = 0;
+    let max_extent = extent(src.layout())
+        .max(extent(index.layout()))
+        .max(extent(dst.layout()));
+    let dst_strides = dst.strides().to_vec();
+    let (width, dims, calc_bytes) = calc(
+        n,
+        max_extent,
+        &shape,
+        [&dst_strides, index.strides(), &src_strides],
+    )?;
+    let spec = IndexSpec {
+        kind: IndexKind::Gather,
+        elem: Operand::of::<T>(),
+        index_type: Operand::of::<I>(),
+        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
+        width,
+    };
+    let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
+    let stream = gpu.default_stream();
+    let (es, is) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
+    src.storage().access_read(op, stream)?;
+    index.storage().access_read(op, stream)?;
+    let src_ptr = address(op, src.storage().device_ptr(), src.layout().offset(), es)?;
+    let idx_ptr = address(
+        op,
+        index.storage().device_ptr(),
+        index.layout().offset(),
+        is,
+    )?;
+    let dst_offset = dst.layout().offset();
+    let out = dst.slice_mut();
+    out.access_write(op, stream)?;
+    let out_ptr = address(op, out.device_ptr_mut(), dst_offset, es)?;
+    let mut p = KernelArgs::default();
+    p.push(&out_ptr.to_le_bytes());
+    p.push(&src_ptr.to_le_bytes());
+    p.push(&idx_ptr.to_le_bytes());
+    push_index(&mut p, width, n)?;
+    p.push(&(src.shape()[dim] as i64).to_le_bytes());
+    p.push(&(step as i64).to_le_bytes());
+    p.push(&i32::from(job.wrap).to_le_bytes());
+    p.push(&calc_bytes);
+    let mut args = LaunchArgs::new(p);
+    // SAFETY: `args` are the entry point's parameters in order and of its declared sizes
+    // (`IndexSpec::tail`). The three pointers address the first elements of the views, whose
+    // layouts were checked within their live storages above; the calculator maps each of the
+    // `n` positions to offsets inside the destination's (non-overlapping, exclusively
+    // borrowed) layout, the index's, and the source's with its `dim` held at 0, to which the
+    // kernel adds `v * step` only for `0 <= v < size` (`ts_idx_resolve`), a position of the
+    // source's layout. Stream order: the reads and the write were registered on `stream`,
+    // the stream the kernel is queued on, of the storages' GPU (checked by `access_*`).
+    unsafe {
+        launch_kernel(
+            stream.cuda(),
+            &kernel,
+            (grid, 1, 1),
+            (THREADS, 1, 1),
+            &mut args,
+        )
+    }
+}
+
+/// Queues a scatter (see [`ScatterJob`]) with reduction `reduce` into `dst` on `gpu`'s
+/// default stream.
+pub(crate) fn scatter<T: Element, I: IndexElement>(
+    gpu: &Gpu,
+    job: &ScatterJob<'_, T, I, Gpu>,
+    reduce: ScatterReduce,
+    dst: &mut TensorViewMut<'_, T, Gpu>,
+) -> Result<()> {
+    let op = job.op;
+    let (index, dim) = (&job.index, job.dim);
+    let shape = index.shape().to_vec();
+    let fits = shape.len() == dst.rank()
+        && dim < shape.len()
+        && (0..shape.len()).all(|d| d == dim || shape[d] <= dst.shape()[d])
+        && job
+            .src
+            .as_ref()
+            .is_none_or(|s| s.shape() == shape.as_slice());
+    if !fits {
+        return Err(bad_job(op, dst.shape(), &shape));
+    }
+    let k: u8 = match reduce {
+        ScatterReduce::Assign => 0,
+        ScatterReduce::Sum => 1,
+        ScatterReduce::Prod => 2,
+        ScatterReduce::Amax => 3,
+        ScatterReduce::Amin => 4,
+        ScatterReduce::Mean => return Err(bad_job(op, &[], &[])),
+    };
+    index.layout().check_within(op, index.storage().len())?;
+    if let Some(s) = &job.src {
+        s.layout().check_within(op, s.storage().len())?;
+    }
+    dst.layout().check_within(op, dst.storage().len())?;
+    dst.layout().check_writable(op)?;
+    let n = index.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let zeros = vec![0isize; shape.len()];
+    let src_strides = job.src.as_ref().map_or(&zeros[..], |s| s.strides());
+    let mut dst_strides = dst.strides().to_vec();
+    let step = dst_strides[dim];
+    dst_strides[dim] = 0;
+    let max_extent = extent(index.layout())
+        .max(job.src.as_ref().map_or(0, |s| extent(s.layout())))
+        .max(extent(dst.layout()));
+    let (width, dims, calc_bytes) = calc(
+        n,
+        max_extent,
+        &shape,
+        [index.strides(), src_strides, &dst_strides],
+    )?;
+    let spec = IndexSpec {
+        kind: IndexKind::Scatter(k),
+        elem: Operand::of::<T>(),
+        index_type: Operand::of::<I>(),
+        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
+        width,
+    };
+    let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
+    let stream = gpu.default_stream();
+    let (es, is) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
+    index.storage().access_read(op, stream)?;
+    let src_ptr = match &job.src {
+        Some(s) => {
+            s.storage().access_read(op, stream)?;
+            address(op, s.storage().device_ptr(), s.layout().offset(), es)?
+        }
+        None => 0,
+    };
+    let idx_ptr = address(
+        op,
+        index.storage().device_ptr(),
+        index.layout().offset(),
+        is,
+    )?;
+    let dst_offset = dst.layout().offset();
+    let size = dst.shape()[dim];
+    let out = dst.slice_mut();
+    out.access_write(op, stream)?;
+    let out_ptr = address(op, out.device_ptr_mut(), dst_offset, es)?;
+    let mut p = KernelArgs::default();
+    p.push(&out_ptr.to_le_bytes());
+    p.push(&src_ptr.to_le_bytes());
+    p.push(ScalarBytes::of(job.value).as_bytes());
+    p.push(&idx_ptr.to_le_bytes());
+    push_index(&mut p, width, n)?;
+    p.push(&(size as i64).to_le_bytes());
+    p.push(&(step as i64).to_le_bytes());
+    p.push(&i32::from(job.wrap).to_le_bytes());
+    p.push(&i32::from(job.src.is_some()).to_le_bytes());
+    p.push(&calc_bytes);
+    let mut args = LaunchArgs::new(p);
+    // SAFETY: as in `gather`: the parameters match the entry point (`IndexSpec::tail`; the
+    // scalar in the element's compute type, as `ScalarBytes` writes it); the calculator maps
+    // each of the `n` index positions inside the index's and the source's checked layouts
+    // (the source pointer is read only when `has_src`, which is set exactly when it is a
+    // live storage) and the destination's with its `dim` held at 0, to which the kernel adds
+    // `v * step` only for `0 <= v < size`, a position of the destination's layout (the index
+    // is no larger than it in every other dim, checked above). Atomics and plain stores touch
+    // only those elements (the 16-bit CAS rewrites the neighbouring half of the aligned word
+    // unchanged, atomically). Stream order as in `gather`.
+    unsafe {
+        launch_kernel(
+            stream.cuda(),
+            &kernel,
+            (grid, 1, 1),
+            (THREADS, 1, 1),
+            &mut args,
+        )
+    }
+}

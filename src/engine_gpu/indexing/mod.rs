@@ -1,0 +1,68 @@
+//! Gather and scatter on the GPU (issue 28): the two primitives of the indexing ops
+//! ([`crate::tensor::indexing`]) as NVRTC-compiled kernels (`kernels/indexing.cuh`).
+//!
+//! - [`source`]: the kernel source of an [`source::IndexSpec`] and its cache key.
+//! - `launch`: checks, the offset calculator, argument packing, stream order and the launch.
+//!
+//! Out-of-range indices: the tensor layer reads the index tensor's min and max back before
+//! each launch and returns `LayoutError::IndexOutOfRange` (a synchronisation per op); the
+//! kernels also skip any access whose index is out of range, so no index value can reach
+//! memory outside a view even if a job were built without that check.
+//!
+//! Scatter reductions run as atomics: `f32`, `f64`, `i32`, `u32`, `i64`, `u64` sums on the
+//! hardware's `atomicAdd`, integer max / min on `atomicMax` / `atomicMin`, the rest
+//! (products, float max / min, every `f16` / `bf16` reduction) as compare-and-swap loops.
+//! Float results are therefore not deterministic run to run (PyTorch's note on
+//! `scatter_add_` / `index_add_` on CUDA).
+
+mod launch;
+pub mod source;
+
+use crate::element::Element;
+use crate::error::Result;
+use crate::runtime::Gpu;
+use crate::tensor::indexing::{
+    GatherJob, IndexElement, IndexEngine, ScatterJob, ScatterReduce, ScatterReduceEngine,
+};
+use crate::tensor::TensorViewMut;
+
+// SAFETY: `gather` launches one thread per destination element, each writing its element
+// once with a value copied from the source (zero bits, a valid value of every element type,
+// for an out-of-range index, which the tensor layer's check rules out before the launch);
+// `scatter_assign` writes only destination elements. Neither reads outside a view for any
+// index value (`launch.rs`).
+unsafe impl<T: Element> IndexEngine<T> for Gpu {
+    fn gather<I: IndexElement>(
+        &self,
+        job: &GatherJob<'_, T, I, Gpu>,
+        dst: &mut TensorViewMut<'_, T, Gpu>,
+    ) -> Result<()> {
+        launch::gather(self, job, dst)
+    }
+
+    fn scatter_assign<I: IndexElement>(
+        &self,
+        job: &ScatterJob<'_, T, I, Gpu>,
+        dst: &mut TensorViewMut<'_, T, Gpu>,
+    ) -> Result<()> {
+        launch::scatter(self, job, ScatterReduce::Assign, dst)
+    }
+}
+
+/// The element types the GPU scatters with a reduction: those its atomics reach.
+macro_rules! scatter_reduce_types {
+    ($($t:ty),*) => {$(
+        // SAFETY: as `IndexEngine` above; the reductions are atomics on destination elements.
+        unsafe impl ScatterReduceEngine<$t> for Gpu {
+            fn scatter_reduce<I: IndexElement>(
+                &self,
+                job: &ScatterJob<'_, $t, I, Gpu>,
+                dst: &mut TensorViewMut<'_, $t, Gpu>,
+            ) -> Result<()> {
+                launch::scatter(self, job, job.reduce, dst)
+            }
+        }
+    )*};
+}
+
+scatter_reduce_types!(f32, f64, half::f16, half::bf16, i32, i64, u32, u64);

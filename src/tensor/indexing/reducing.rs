@@ -1,0 +1,193 @@
+//! The reducing scatters: `scatter_add`, `scatter_reduce` and `index_add`, each out of place
+//! and in place (`_`), on the types a device scatters with a reduction ([`ScatterBackend`]).
+
+use super::engine::{IndexElement, ScatterReduce};
+use super::scatter::{assign, reduce, Values};
+use super::ScatterBackend;
+use crate::element::Numeric;
+use crate::error::Result;
+use crate::tensor::repr::{ReadRepr, WriteRepr};
+use crate::tensor::{AsView, Dim, Tensor};
+
+/// The value a reduction starts from where `include_self` is false.
+fn identity<T: Numeric>(r: ScatterReduce) -> T {
+    match r {
+        ScatterReduce::Prod => T::ONE,
+        // Saturating conversions: the type's lowest / highest value for integers, ∓inf for
+        // floats.
+        ScatterReduce::Amax => T::from_f64(f64::NEG_INFINITY),
+        ScatterReduce::Amin => T::from_f64(f64::INFINITY),
+        _ => T::ZERO,
+    }
+}
+
+impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
+    /// PyTorch's `self.scatter_add_(dim, index, src)`: `self[p with p[dim] = index[p]] +=
+    /// src[p]`, duplicates accumulating (shapes as [`Tensor::scatter_`]). Deterministic on
+    /// the CPU; atomic on the GPU, where float sums may differ in the last bits run to run.
+    ///
+    /// # Errors
+    /// As [`Tensor::scatter_`].
+    pub fn scatter_add_<I: IndexElement>(
+        &mut self,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        src: &impl AsView<T, D>,
+    ) -> Result<()> {
+        let values = Values::Src(src.view());
+        let (dst, dim) = (self.view_mut(), dim.to_isize());
+        reduce(
+            "scatter_add_",
+            dst,
+            dim,
+            index.view(),
+            values,
+            false,
+            ScatterReduce::Sum,
+        )
+    }
+
+    /// PyTorch's `self.scatter_reduce_(dim, index, src, reduce, include_self)`: each source
+    /// value combined into the element it lands on with `reduce` (`Sum`, `Prod`, `Mean`,
+    /// `Amax`, `Amin`; `Assign` is [`Tensor::scatter_`]); with `include_self == false` the
+    /// elements written start from the reduction's identity instead of their own value.
+    /// `Mean` divides the sum by the count with the type's `div` (integers truncate toward
+    /// zero where PyTorch floors: they differ only for negative means).
+    ///
+    /// # Errors
+    /// As [`Tensor::scatter_`].
+    pub fn scatter_reduce_<I: IndexElement>(
+        &mut self,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        src: &impl AsView<T, D>,
+        reduce_op: ScatterReduce,
+        include_self: bool,
+    ) -> Result<()> {
+        const OP: &str = "scatter_reduce_";
+        let d = dim.to_isize();
+        let index = index.view();
+        if reduce_op == ScatterReduce::Assign {
+            let values = Values::Src(src.view());
+            return assign(OP, self.view_mut(), d, index, values, false, false);
+        }
+        if !include_self {
+            let v = Values::Value(identity::<T>(reduce_op));
+            assign(OP, self.view_mut(), d, index.clone(), v, false, false)?;
+        }
+        if reduce_op != ScatterReduce::Mean {
+            let values = Values::Src(src.view());
+            return reduce(OP, self.view_mut(), d, index, values, false, reduce_op);
+        }
+        // Mean: a sum, a count of the values summed into each element (itself included
+        // when `include_self`), and a division where the count is not 0.
+        let values = Values::Src(src.view());
+        reduce(
+            OP,
+            self.view_mut(),
+            d,
+            index.clone(),
+            values,
+            false,
+            ScatterReduce::Sum,
+        )?;
+        let mut count = if include_self {
+            self.ones_like()?
+        } else {
+            self.zeros_like()?
+        };
+        let ones = Values::Value(T::ONE);
+        reduce(
+            OP,
+            count.view_mut(),
+            d,
+            index,
+            ones,
+            false,
+            ScatterReduce::Sum,
+        )?;
+        let device = self.device().clone();
+        let one = Tensor::full_on(&[], T::ONE, &device)?;
+        let zero = Tensor::full_on(&[], T::ZERO, &device)?;
+        let count = Tensor::where_cond(&count.eq(&zero)?, &one, &count)?;
+        let mean = self.div(&count)?;
+        self.copy_from(&mean)
+    }
+
+    /// PyTorch's `self.index_add_(dim, index, src, alpha=alpha)`: `alpha · src`'s slices
+    /// along `dim` added to the slices at the positions of the 1-D `index` (`src` is
+    /// `self`'s shape with `dim` of `index`'s length), duplicates accumulating.
+    ///
+    /// # Errors
+    /// As [`Tensor::scatter_`].
+    pub fn index_add_<I: IndexElement>(
+        &mut self,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        src: &impl AsView<T, D>,
+        alpha: T,
+    ) -> Result<()> {
+        const OP: &str = "index_add_";
+        let scaled;
+        let src = if alpha == T::ONE {
+            src.view()
+        } else {
+            let a = Tensor::full_on(&[], alpha, self.device())?;
+            scaled = src.view().mul(&a)?;
+            scaled.view()
+        };
+        let values = Values::Src(src);
+        let (dst, dim) = (self.view_mut(), dim.to_isize());
+        reduce(OP, dst, dim, index.view(), values, true, ScatterReduce::Sum)
+    }
+}
+
+impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
+    /// [`Tensor::scatter_add_`] on a row-major copy of `self`, returned (`torch.scatter_add`).
+    ///
+    /// # Errors
+    /// As [`Tensor::scatter_`].
+    pub fn scatter_add<I: IndexElement>(
+        &self,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        src: &impl AsView<T, D>,
+    ) -> Result<Tensor<T, D>> {
+        let mut out = self.contiguous()?;
+        out.scatter_add_(dim, index, src)?;
+        Ok(out)
+    }
+
+    /// [`Tensor::scatter_reduce_`] on a copy (`torch.scatter_reduce`).
+    ///
+    /// # Errors
+    /// As [`Tensor::scatter_`].
+    pub fn scatter_reduce<I: IndexElement>(
+        &self,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        src: &impl AsView<T, D>,
+        reduce_op: ScatterReduce,
+        include_self: bool,
+    ) -> Result<Tensor<T, D>> {
+        let mut out = self.contiguous()?;
+        out.scatter_reduce_(dim, index, src, reduce_op, include_self)?;
+        Ok(out)
+    }
+
+    /// [`Tensor::index_add_`] on a copy (`torch.index_add`).
+    ///
+    /// # Errors
+    /// As [`Tensor::scatter_`].
+    pub fn index_add<I: IndexElement>(
+        &self,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        src: &impl AsView<T, D>,
+        alpha: T,
+    ) -> Result<Tensor<T, D>> {
+        let mut out = self.contiguous()?;
+        out.index_add_(dim, index, src, alpha)?;
+        Ok(out)
+    }
+}
