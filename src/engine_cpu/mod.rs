@@ -16,6 +16,8 @@ mod tensor;
 mod closure;
 // Matrix multiply (issue 27).
 mod matmul;
+// issue 28 (sort): scans and sorting.
+mod order;
 
 pub(crate) use reduce::sum_map;
 

@@ -30,7 +30,10 @@ pub(crate) mod matmul;
 pub(crate) mod offset_calculator;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
+// issue 28 (sort): scans and sorting.
+pub(crate) mod scan;
 mod sleep;
+pub(crate) mod sort;
 mod transfer;
 
 #[cfg(test)]

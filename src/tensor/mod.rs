@@ -50,7 +50,9 @@ pub mod iter;
 mod join;
 pub mod matmul;
 mod operand;
+// issue 28 (sort): scans and sorting.
 pub mod ops;
+pub mod order;
 // Integer, bitwise, logical and float-predicate ops (issue 26).
 mod ops_by_hand;
 pub use ops_by_hand::NanToNumNode;

@@ -43,6 +43,10 @@ mod multi_gpu;
 mod ndarray_interop;
 mod pointwise;
 mod reduce;
+// issue 28 (sort): scans and sorting.
+mod order_cases;
+mod scan;
+mod sort;
 mod stream_order;
 mod syncedmem;
 mod tensor;

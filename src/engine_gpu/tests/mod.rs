@@ -14,6 +14,8 @@ mod int_divider;
 mod kernel_source;
 mod launch_gpu;
 mod offset_calculator;
+// issue 28 (sort): scan and sort kernel sources.
+mod order_source;
 mod plan;
 mod pointwise_gpu;
 mod pointwise_host;
