@@ -166,6 +166,21 @@ pub fn ref_cmp<T: Element>(a: T, b: T) -> Ordering {
     }
 }
 
+/// The reference sort key of an element: NaN after every number, numbers by value (`-0.0` as
+/// `0.0`), integers as `i128`; compared as a tuple, a total order equal to [`ref_cmp`]'s.
+pub fn ref_key<T: Element>(v: T) -> (u8, f64, i128) {
+    if is_float::<T>() {
+        let x = v.to_f64();
+        if x.is_nan() {
+            (1, 0.0, 0)
+        } else {
+            (0, x + 0.0, 0)
+        }
+    } else {
+        (0, 0.0, as_i128(v))
+    }
+}
+
 /// An integer or bool element as `i128`.
 pub fn as_i128<T: Element>(v: T) -> i128 {
     match format!("{v:?}").as_str() {

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 
 use crate::common::device::{host, test_device, TestDevice};
 use crate::common::rng::Rng;
-use crate::order_cases::{dim, each_type, lanes, ref_cmp, same, Case, OrderDevice};
+use crate::order_cases::{dim, each_type, lanes, ref_cmp, ref_key, same, Case, OrderDevice};
 use typestate_tensor::element::Element;
 use typestate_tensor::error::{Error, LayoutError};
 use typestate_tensor::tensor::order::{SortBackend, SortElement};
@@ -23,9 +23,11 @@ const CASES: usize = 24;
 /// The stable reference order of a lane's positions (descending: reversed comparison, ties
 /// still by position).
 fn ref_sort<T: Element>(x: &[T], lane: &[usize], descending: bool) -> Vec<usize> {
+    // Keys computed once per element (the integers' go through their decimal form).
+    let keys: Vec<(u8, f64, i128)> = lane.iter().map(|&p| ref_key(x[p])).collect();
     let mut order: Vec<usize> = (0..lane.len()).collect();
     order.sort_by(|&a, &b| {
-        let o = ref_cmp(x[lane[a]], x[lane[b]]);
+        let o = keys[a].partial_cmp(&keys[b]).unwrap_or(Ordering::Equal);
         if descending {
             o.reverse()
         } else {
