@@ -20,6 +20,8 @@ mod matmul;
 mod normalize;
 // issue 28 (index): gather and scatter.
 mod indexing;
+// issue 28 (sort): scans and sorting.
+mod order;
 
 pub(crate) use reduce::sum_map;
 

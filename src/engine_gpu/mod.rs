@@ -34,7 +34,10 @@ pub(crate) mod pointwise;
 pub(crate) mod reduce;
 // issue 28 (index): gather and scatter kernels.
 pub(crate) mod indexing;
+// issue 28 (sort): scans and sorting.
+pub(crate) mod scan;
 mod sleep;
+pub(crate) mod sort;
 mod transfer;
 
 #[cfg(test)]

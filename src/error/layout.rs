@@ -508,4 +508,27 @@ pub enum LayoutError {
         /// The input's shape.
         shape: Vec<usize>,
     },
+    // Scans and sorting (issue 28, sort).
+    /// `k` is outside what the dim allows: `topk` takes `0..=size`, `kthvalue` `1..=size`.
+    #[error("{op}: k = {k} is out of range for dim {dim} of size {size}")]
+    KOutOfRange {
+        /// The operation (`topk`, `kthvalue`).
+        op: &'static str,
+        /// The `k` asked for.
+        k: usize,
+        /// The dim (resolved).
+        dim: usize,
+        /// Its size.
+        size: usize,
+    },
+    /// `searchsorted`'s sorted sequence is not 1-D.
+    #[error("{op}: the sorted sequence must be 1-D, got shape {sorted:?} (values {values:?})")]
+    SortedSequenceShape {
+        /// The operation.
+        op: &'static str,
+        /// The sorted sequence's shape.
+        sorted: Vec<usize>,
+        /// The values' shape.
+        values: Vec<usize>,
+    },
 }

@@ -54,7 +54,9 @@ pub mod matmul;
 // issue 28 (norm): softmax, variance, layer / rms / group norm.
 pub mod normalize;
 mod operand;
+// issue 28 (sort): scans and sorting.
 pub mod ops;
+pub mod order;
 // Integer, bitwise, logical and float-predicate ops (issue 26).
 mod ops_by_hand;
 pub use ops_by_hand::NanToNumNode;

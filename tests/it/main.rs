@@ -44,6 +44,10 @@ mod ndarray_interop;
 mod pointwise;
 mod reduce;
 mod shape_basics; // issue 28: tril, triu, pad, repeat, roll, splits, select
+// issue 28 (sort): scans and sorting.
+mod order_cases;
+mod scan;
+mod sort;
 mod stream_order;
 mod syncedmem;
 mod tensor;

@@ -16,6 +16,8 @@ mod launch_gpu;
 // issue 28 (norm)
 mod normalize_source;
 mod offset_calculator;
+// issue 28 (sort): scan and sort kernel sources.
+mod order_source;
 mod plan;
 mod pointwise_gpu;
 mod pointwise_host;

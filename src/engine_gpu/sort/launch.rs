@@ -1,0 +1,306 @@
+//! Sort and search launches: the plan (rows that fit one block's shared memory in one launch;
+//! longer rows through a bitonic network in global scratch), argument packing, stream order
+//! and the driver calls. The `unsafe` of the sort engine is here.
+//!
+//! Stream order as the scans': `access_read` of the sources and `access_write` of the
+//! outputs on the launch stream right before the kernels; the scratch of the long-row path
+//! is allocated on that stream, written by the first launch and used only by the launches
+//! after it on the same stream.
+
+use crate::element::Element;
+use crate::engine_gpu::kernel::args::{KernelArgs, LaunchArgs};
+use crate::engine_gpu::kernel::cache::{KernelFront, LoadedKernel};
+use crate::engine_gpu::kernel::launch::launch_kernel;
+use crate::engine_gpu::scan::{address, ll};
+use crate::error::{Error, LayoutError, Result};
+use crate::runtime::{Gpu, GpuStorage, Stream};
+use crate::tensor::order::engine::check_rows;
+use crate::tensor::{TensorView, TensorViewMut};
+
+use super::source::{SortForm, SortSpec, THREADS, TILE};
+
+/// The sort kernels loaded so far, by device and spec.
+static KERNELS: KernelFront<SortSpec> = KernelFront::new();
+
+fn too_long(op: &'static str, shape: &[usize]) -> Error {
+    LayoutError::SizeOverflow {
+        op,
+        shape: shape.to_vec(),
+        what: "a GPU sort row past 2^30 elements",
+    }
+    .into()
+}
+
+/// Argument packing.
+#[derive(Default)]
+struct Args(KernelArgs);
+
+impl Args {
+    fn ptr(mut self, p: u64) -> Self {
+        self.0.push(&p.to_le_bytes());
+        self
+    }
+    fn ll(mut self, op: &'static str, v: usize) -> Result<Self> {
+        self.0.push(&ll(op, v)?);
+        Ok(self)
+    }
+    fn int(mut self, v: bool) -> Self {
+        self.0.push(&i32::from(v).to_le_bytes());
+        self
+    }
+    fn done(self) -> LaunchArgs {
+        LaunchArgs::new(self.0)
+    }
+}
+
+/// The kernel of `form` over `T`, and its grid cap (resident blocks times 8, at least 1).
+fn kernel<T: Element>(gpu: &Gpu, form: SortForm) -> Result<(std::sync::Arc<LoadedKernel>, usize)> {
+    let spec = SortSpec::of::<T>(form);
+    let k = KERNELS.kernel(gpu.context(), &spec, &spec)?;
+    let cap = (k.max_blocks.max(1) as usize).saturating_mul(8);
+    Ok((k, cap))
+}
+
+/// Sorts each row of the row-major `[rows, n]` `src` (descending with `desc`, stably) and
+/// writes the first `m` (`m <= n`) values and indices of each sorted row into the row-major
+/// `[rows, m]` `vals` and `idx`.
+pub(crate) fn sort<T: Element>(
+    gpu: &Gpu,
+    op: &'static str,
+    src: &TensorView<'_, T, Gpu>,
+    desc: bool,
+    m: usize,
+    vals: &mut TensorViewMut<'_, T, Gpu>,
+    idx: &mut TensorViewMut<'_, i64, Gpu>,
+) -> Result<()> {
+    let (rows, n) = match src.shape() {
+        &[r, n] => (r, n),
+        s => {
+            return Err(LayoutError::ShapeMismatch {
+                op,
+                expected: vec![0, 0],
+                got: s.to_vec(),
+            }
+            .into())
+        }
+    };
+    check_rows(op, src.layout(), &[rows, n])?;
+    check_rows(op, vals.layout(), &[rows, m])?;
+    check_rows(op, idx.layout(), &[rows, m])?;
+    if m > n {
+        return Err(LayoutError::KOutOfRange {
+            op,
+            k: m,
+            dim: 1,
+            size: n,
+        }
+        .into());
+    }
+    if rows == 0 || m == 0 {
+        return Ok(());
+    }
+    if n > 1 << 30 {
+        return Err(too_long(op, src.shape()));
+    }
+    src.layout().check_within(op, src.storage().len())?;
+    let stream = gpu.default_stream();
+    let p = n.next_power_of_two();
+    let size = size_of::<T>();
+    let in_addr = address(op, src.storage().device_ptr(), src.layout().offset(), size)?;
+    let v_off = vals.layout().offset();
+    let i_off = idx.layout().offset();
+    src.storage().access_read(op, stream)?;
+    let vs = vals.slice_mut();
+    vs.access_write(op, stream)?;
+    let v_addr = address(op, vs.device_ptr_mut(), v_off, size)?;
+    let is = idx.slice_mut();
+    is.access_write(op, stream)?;
+    let i_addr = address(op, is.device_ptr_mut(), i_off, 8)?;
+
+    if p <= TILE {
+        let (k, cap) = kernel::<T>(gpu, SortForm::Rows)?;
+        let threads = (p / 2).clamp(32, THREADS as usize) as u32;
+        let mut args = Args::default()
+            .ptr(in_addr)
+            .ptr(v_addr)
+            .ptr(i_addr)
+            .ll(op, rows)?
+            .ll(op, n)?
+            .ll(op, p)?
+            .ll(op, m)?
+            .int(desc)
+            .done();
+        // SAFETY: the arguments are `ts_sort_rows`'s, in order and size. The input addresses
+        // a live row-major `[rows, n]` layout checked within its storage; vals and idx
+        // address row-major `[rows, m]` layouts of exclusively borrowed storages, ordered on
+        // `stream` above. The kernel reads `row * n + j` (j < n, and gathers at sorted
+        // indices, which are real positions: padding sorts after the first n) and writes
+        // `row * m + i` for i < m <= n. `p <= TILE` entries fit its shared arrays.
+        return unsafe { launch(stream, &k, rows.min(cap), threads, &mut args) };
+    }
+
+    let total = rows
+        .checked_mul(p)
+        .ok_or_else(|| too_long(op, src.shape()))?;
+    let key_bytes = total
+        .checked_mul(size)
+        .ok_or_else(|| too_long(op, src.shape()))?;
+    let id_bytes = total
+        .checked_mul(4)
+        .ok_or_else(|| too_long(op, src.shape()))?;
+    // SAFETY: `ts_sort_init`, queued first on `stream`, writes every one of the `total` keys
+    // and indices before any later launch on the stream reads them; they never reach the host.
+    let mut keys = unsafe { GpuStorage::<u8>::uninit(gpu, key_bytes, stream) }?;
+    // SAFETY: as for `keys`.
+    let mut ids = unsafe { GpuStorage::<u8>::uninit(gpu, id_bytes, stream) }?;
+    keys.access_write(op, stream)?;
+    ids.access_write(op, stream)?;
+    let (ka, ia) = (keys.device_ptr_mut(), ids.device_ptr_mut());
+    let (init, cap) = kernel::<T>(gpu, SortForm::Init)?;
+    let (tiles, tcap) = kernel::<T>(gpu, SortForm::Tiles)?;
+    let (step, scap) = kernel::<T>(gpu, SortForm::Step)?;
+    let (fin, fcap) = kernel::<T>(gpu, SortForm::Final)?;
+    let elems = |count: usize, cap: usize| count.div_ceil(THREADS as usize).min(cap);
+    let tile_args = |k: usize| -> Result<LaunchArgs> {
+        Ok(Args::default()
+            .ptr(ka)
+            .ptr(ia)
+            .ll(op, total)?
+            .ll(op, p)?
+            .ll(op, k)?
+            .done())
+    };
+    let mut a_init = Args::default()
+        .ptr(in_addr)
+        .ptr(ka)
+        .ptr(ia)
+        .ll(op, rows)?
+        .ll(op, n)?
+        .ll(op, p)?
+        .int(desc)
+        .done();
+    let n_tiles = (total / TILE).min(tcap);
+    // SAFETY: every launch below: the arguments are the entry points', in order and size;
+    // the scratch holds `total = rows * p` keys of `size` bytes and `total` 4-byte indices,
+    // and every kernel addresses entries `0..total` only (`p` is a power of two at least
+    // TILE, so tiles and compare-exchange pairs stay inside one row's `p` entries); the input
+    // and the outputs are addressed as in the one-block path, the final gather reading
+    // `row * n + j` at indices j < n the init pass wrote. All on `stream`, in this order.
+    unsafe {
+        launch(stream, &init, elems(total, cap), THREADS, &mut a_init)?;
+        launch(stream, &tiles, n_tiles, THREADS, &mut tile_args(0)?)?;
+        let mut k = 2 * TILE;
+        while k <= p {
+            let mut j = k / 2;
+            while j >= TILE {
+                let mut a = Args::default()
+                    .ptr(ka)
+                    .ptr(ia)
+                    .ll(op, total)?
+                    .ll(op, p)?
+                    .ll(op, k)?
+                    .ll(op, j)?
+                    .done();
+                launch(stream, &step, elems(total / 2, scap), THREADS, &mut a)?;
+                j /= 2;
+            }
+            launch(stream, &tiles, n_tiles, THREADS, &mut tile_args(k)?)?;
+            k *= 2;
+        }
+        let mut a_fin = Args::default()
+            .ptr(in_addr)
+            .ptr(ia)
+            .ptr(v_addr)
+            .ptr(i_addr)
+            .ll(op, rows)?
+            .ll(op, n)?
+            .ll(op, p)?
+            .ll(op, m)?
+            .done();
+        let out_count = rows
+            .checked_mul(m)
+            .ok_or_else(|| too_long(op, src.shape()))?;
+        launch(stream, &fin, elems(out_count, fcap), THREADS, &mut a_fin)
+    }
+}
+
+/// For each of the `count` values of the row-major `[count]` `values`, the insertion point
+/// in the row-major `[m]` `sorted`, into the row-major `[count]` `out`.
+pub(crate) fn searchsorted<T: Element>(
+    gpu: &Gpu,
+    sorted: &TensorView<'_, T, Gpu>,
+    values: &TensorView<'_, T, Gpu>,
+    right: bool,
+    out: &mut TensorViewMut<'_, i64, Gpu>,
+) -> Result<()> {
+    const OP: &str = "searchsorted";
+    let (m, count) = (sorted.numel(), values.numel());
+    check_rows(OP, sorted.layout(), &[m])?;
+    check_rows(OP, values.layout(), &[count])?;
+    check_rows(OP, out.layout(), &[count])?;
+    if count == 0 {
+        return Ok(());
+    }
+    let stream = gpu.default_stream();
+    let size = size_of::<T>();
+    // An empty sequence is never read (the search loop does not run): any address will do.
+    let s_addr = address(
+        OP,
+        sorted.storage().device_ptr(),
+        sorted.layout().offset(),
+        size,
+    )?;
+    let v_addr = address(
+        OP,
+        values.storage().device_ptr(),
+        values.layout().offset(),
+        size,
+    )?;
+    sorted.storage().access_read(OP, stream)?;
+    values.storage().access_read(OP, stream)?;
+    let o_off = out.layout().offset();
+    let os = out.slice_mut();
+    os.access_write(OP, stream)?;
+    let o_addr = address(OP, os.device_ptr_mut(), o_off, 8)?;
+    let (k, cap) = kernel::<T>(gpu, SortForm::Search)?;
+    let mut args = Args::default()
+        .ptr(s_addr)
+        .ll(OP, m)?
+        .ptr(v_addr)
+        .ll(OP, count)?
+        .ptr(o_addr)
+        .int(right)
+        .done();
+    // SAFETY: the arguments are `ts_searchsorted`'s; `sorted` and `values` address live
+    // row-major layouts of `m` and `count` elements within their storages, `out` an
+    // exclusively borrowed row-major `[count]` layout, ordered on `stream`; the kernel reads
+    // `seq[mid]` for `mid < m` and `vals[e]`, and writes `out[e]`, for `e < count`.
+    unsafe {
+        launch(
+            stream,
+            &k,
+            count.div_ceil(THREADS as usize).min(cap),
+            THREADS,
+            &mut args,
+        )
+    }
+}
+
+/// Queues `kernel` on `stream` with `grid` blocks of `threads`.
+///
+/// # Safety
+/// `args` are the entry point's parameters in order and size, and every address in them is
+/// valid for the accesses the kernel makes until it has run on `stream`.
+unsafe fn launch(
+    stream: &Stream,
+    kernel: &LoadedKernel,
+    grid: usize,
+    threads: u32,
+    args: &mut LaunchArgs,
+) -> Result<()> {
+    let grid = u32::try_from(grid.max(1)).unwrap_or(i32::MAX as u32);
+    // SAFETY: forwarded from this function's contract; the function was loaded in the
+    // context of the storages' GPU (`access_read` / `access_write` checked `stream` belongs
+    // to it); `threads` is at most the kernels' __launch_bounds__ (TS_SORT_THREADS).
+    unsafe { launch_kernel(stream.cuda(), kernel, (grid, 1, 1), (threads, 1, 1), args) }
+}
