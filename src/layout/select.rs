@@ -27,13 +27,16 @@ pub(crate) fn resolve_index(
     resolved.filter(|&i| i < size).ok_or_else(out_of_range)
 }
 
-/// A bound of a Python slice clamped into `0..=size` (negative counts from the end).
-fn clamp_bound(bound: isize, size: usize) -> usize {
-    if bound < 0 {
-        size.saturating_sub(bound.unsigned_abs())
+/// A bound of a Python slice (negative counts from the end) moved by `shift` and clamped
+/// into `0..=size`; computed in `i128`, so no bound overflows.
+fn clamp_bound(bound: isize, shift: i128, size: usize) -> usize {
+    let n = size as i128;
+    let at = if bound < 0 {
+        bound as i128 + n
     } else {
-        bound.unsigned_abs().min(size)
-    }
+        bound as i128
+    };
+    (at + shift).clamp(0, n) as usize
 }
 
 impl Layout {
@@ -61,14 +64,13 @@ impl Layout {
         let d = normalize_dim("slice", dim, self.rank())?;
         let size = self.shape()[d];
         let start = match range.start_bound() {
-            Bound::Included(&b) => clamp_bound(b, size),
-            Bound::Excluded(&b) => clamp_bound(b.saturating_add(1), size),
+            Bound::Included(&b) => clamp_bound(b, 0, size),
+            Bound::Excluded(&b) => clamp_bound(b, 1, size),
             Bound::Unbounded => 0,
         };
         let end = match range.end_bound() {
-            Bound::Included(&-1) => size,
-            Bound::Included(&b) => clamp_bound(b.saturating_add(1), size),
-            Bound::Excluded(&b) => clamp_bound(b, size),
+            Bound::Included(&b) => clamp_bound(b, 1, size),
+            Bound::Excluded(&b) => clamp_bound(b, 0, size),
             Bound::Unbounded => size,
         };
         self.slice(dim, start, end.max(start), step)

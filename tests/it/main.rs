@@ -44,7 +44,7 @@ mod ndarray_interop;
 mod pointwise;
 mod reduce;
 mod shape_basics; // issue 28: tril, triu, pad, repeat, roll, splits, select
-// issue 28 (sort): scans and sorting.
+                  // issue 28 (sort): scans and sorting.
 mod order_cases;
 mod scan;
 mod sort;

@@ -19,7 +19,7 @@ mod sort;
 use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::Result;
-use crate::tensor::order::engine::check_rows;
+use crate::tensor::order::check_rows;
 use crate::tensor::{TensorView, TensorViewMut};
 
 /// Elements per rayon task, at least.

@@ -13,7 +13,7 @@ use crate::engine_gpu::kernel::cache::{KernelFront, LoadedKernel};
 use crate::engine_gpu::kernel::launch::launch_kernel;
 use crate::error::{Error, LayoutError, Result};
 use crate::runtime::{Gpu, GpuStorage, Stream};
-use crate::tensor::order::engine::check_rows;
+use crate::tensor::order::check_rows;
 use crate::tensor::{TensorView, TensorViewMut};
 
 use super::source::{ScanForm, ScanKind, ScanSpec, ITEMS, THREADS};
@@ -68,8 +68,18 @@ pub(crate) fn scan<T: Element, O: Element>(
     };
     check_rows(op, src.layout(), &[rows, n])?;
     check_rows(op, out.layout(), &[rows, n])?;
-    if let Some(i) = &idx {
-        check_rows(op, i.layout(), &[rows, n])?;
+    match (&idx, kind) {
+        (Some(i), _) => check_rows(op, i.layout(), &[rows, n])?,
+        // `cummax` / `cummin` kernels store an index per element: they need the buffer.
+        (None, ScanKind::Max | ScanKind::Min) => {
+            return Err(LayoutError::ShapeMismatch {
+                op,
+                expected: vec![rows, n],
+                got: vec![],
+            }
+            .into())
+        }
+        (None, _) => {}
     }
     if rows == 0 || n == 0 {
         return Ok(());

@@ -14,7 +14,7 @@ use crate::engine_gpu::kernel::launch::launch_kernel;
 use crate::engine_gpu::scan::{address, ll};
 use crate::error::{Error, LayoutError, Result};
 use crate::runtime::{Gpu, GpuStorage, Stream};
-use crate::tensor::order::engine::check_rows;
+use crate::tensor::order::check_rows;
 use crate::tensor::{TensorView, TensorViewMut};
 
 use super::source::{SortForm, SortSpec, THREADS, TILE};

@@ -23,7 +23,7 @@ impl<I: IndexElement, D: ScatterBackend<i64>, S: ReadRepr<I, D>> Tensor<I, D, S>
         let classes = match num_classes {
             Some(c) => c,
             None if index.numel() == 0 => 0,
-            None => usize::try_from(min_max(&index)?.1.max(-1) + 1).unwrap_or(0),
+            None => usize::try_from(min_max(&index)?.1.max(-1).saturating_add(1)).unwrap_or(0),
         };
         let mut shape = index.shape().to_vec();
         shape.push(classes);
@@ -118,10 +118,12 @@ fn bins<'a, I: IndexElement, D: crate::tensor::Backend>(
             op,
             index: lo,
             dim: 0,
-            size: usize::try_from(hi + 1).unwrap_or(0),
+            size: usize::try_from(hi.saturating_add(1)).unwrap_or(0),
         }
         .into());
     }
-    let n = usize::try_from(hi + 1).unwrap_or(usize::MAX).max(minlength);
+    let n = usize::try_from(hi.saturating_add(1))
+        .unwrap_or(usize::MAX)
+        .max(minlength);
     Ok((n, index.clone()))
 }

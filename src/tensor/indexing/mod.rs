@@ -7,7 +7,7 @@
 //! # Design
 //!
 //! - **Two engine primitives.** Every op is a gather or a scatter along one dim
-//!   ([`GatherJob`], [`ScatterJob`]): `index_select` is a gather whose index is a stride-0
+//!   (`GatherJob`, `ScatterJob`): `index_select` is a gather whose index is a stride-0
 //!   view of the 1-D index over the result's shape, `take` a gather of the flattened tensor,
 //!   `embedding` an `index_select` of rows; `index_add` / `index_copy` / `index_fill` are
 //!   scatters with the same spread index; `one_hot` and `bincount` scatter into zeros.
@@ -37,9 +37,8 @@ mod scatter;
 
 #[allow(unused_imports)] // implemented by the engines
 pub(crate) use engine::sealed::{IndexEngine, ScatterReduceEngine};
-pub use engine::{
-    GatherJob, IndexBackend, IndexElement, ScatterBackend, ScatterJob, ScatterReduce,
-};
+pub(crate) use engine::{GatherJob, ScatterJob};
+pub use engine::{IndexBackend, IndexElement, ScatterBackend, ScatterReduce};
 
 use super::repr::ReadRepr;
 use super::{AsView, Tensor};

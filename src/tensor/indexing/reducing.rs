@@ -7,7 +7,7 @@ use super::ScatterBackend;
 use crate::element::Numeric;
 use crate::error::Result;
 use crate::tensor::repr::{ReadRepr, WriteRepr};
-use crate::tensor::{AsView, Dim, Tensor};
+use crate::tensor::{AsView, Dim, Tensor, TensorView};
 
 /// The value a reduction starts from where `include_self` is false.
 fn identity<T: Numeric>(r: ScatterReduce) -> T {
@@ -71,47 +71,17 @@ impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
             let values = Values::Src(src.view());
             return assign(OP, self.view_mut(), d, index, values, false, false);
         }
-        if !include_self {
-            let v = Values::Value(identity::<T>(reduce_op));
-            assign(OP, self.view_mut(), d, index.clone(), v, false, false)?;
-        }
-        if reduce_op != ScatterReduce::Mean {
+        if include_self && reduce_op != ScatterReduce::Mean {
+            // One step, whose job is checked before anything is written.
             let values = Values::Src(src.view());
             return reduce(OP, self.view_mut(), d, index, values, false, reduce_op);
         }
-        // Mean: a sum, a count of the values summed into each element (itself included
-        // when `include_self`), and a division where the count is not 0.
-        let values = Values::Src(src.view());
-        reduce(
-            OP,
-            self.view_mut(),
-            d,
-            index.clone(),
-            values,
-            false,
-            ScatterReduce::Sum,
-        )?;
-        let mut count = if include_self {
-            self.ones_like()?
-        } else {
-            self.zeros_like()?
-        };
-        let ones = Values::Value(T::ONE);
-        reduce(
-            OP,
-            count.view_mut(),
-            d,
-            index,
-            ones,
-            false,
-            ScatterReduce::Sum,
-        )?;
-        let device = self.device().clone();
-        let one = Tensor::full_on(&[], T::ONE, &device)?;
-        let zero = Tensor::full_on(&[], T::ZERO, &device)?;
-        let count = Tensor::where_cond(&count.eq(&zero)?, &one, &count)?;
-        let mean = self.div(&count)?;
-        self.copy_from(&mean)
+        // Several steps (the identity written first, or a sum, a count and a division): run
+        // them on a copy, so that an error in a later step (a `src` of the wrong shape, say)
+        // leaves `self` unchanged.
+        let mut work = self.contiguous()?;
+        reduce_steps(OP, &mut work, d, index, src.view(), reduce_op, include_self)?;
+        self.copy_from(&work)
     }
 
     /// PyTorch's `self.index_add_(dim, index, src, alpha=alpha)`: `alpha · src`'s slices
@@ -190,4 +160,57 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         out.index_add_(dim, index, src, alpha)?;
         Ok(out)
     }
+}
+
+/// [`Tensor::scatter_reduce_`]'s steps for `include_self == false` or `Mean`, on `dst`: the
+/// identity where values land (without `self`), then the reduction; for `Mean` a sum, a
+/// count of the values summed into each element (itself included when `include_self`), and
+/// a division where the count is not 0.
+fn reduce_steps<T: Numeric, I: IndexElement, D: ScatterBackend<T>>(
+    op: &'static str,
+    dst: &mut Tensor<T, D>,
+    d: isize,
+    index: TensorView<'_, I, D>,
+    src: TensorView<'_, T, D>,
+    reduce_op: ScatterReduce,
+    include_self: bool,
+) -> Result<()> {
+    if !include_self {
+        let v = Values::Value(identity::<T>(reduce_op));
+        assign(op, dst.view_mut(), d, index.clone(), v, false, false)?;
+    }
+    if reduce_op != ScatterReduce::Mean {
+        return reduce(
+            op,
+            dst.view_mut(),
+            d,
+            index,
+            Values::Src(src),
+            false,
+            reduce_op,
+        );
+    }
+    let sum = ScatterReduce::Sum;
+    reduce(
+        op,
+        dst.view_mut(),
+        d,
+        index.clone(),
+        Values::Src(src),
+        false,
+        sum,
+    )?;
+    let mut count = if include_self {
+        dst.ones_like()?
+    } else {
+        dst.zeros_like()?
+    };
+    let ones = Values::Value(T::ONE);
+    reduce(op, count.view_mut(), d, index, ones, false, sum)?;
+    let device = dst.device().clone();
+    let one = Tensor::full_on(&[], T::ONE, &device)?;
+    let zero = Tensor::full_on(&[], T::ZERO, &device)?;
+    let count = Tensor::where_cond(&count.eq(&zero)?, &one, &count)?;
+    let mean = dst.div(&count)?;
+    dst.copy_from(&mean)
 }

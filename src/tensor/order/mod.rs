@@ -9,7 +9,7 @@
 //! - **Rows.** Each op works along one dim (negative from the end; a 0-d tensor takes `0` or
 //!   `-1`). The tensor layer moves that dim last with a permuted view, copies it to row-major
 //!   only when that view is not row-major already, and hands the engine a `[rows, n]`
-//!   source and row-major destinations ([`engine`]'s sealed traits). Results come back as
+//!   source and row-major destinations (the sealed traits of `engine.rs`). Results come back as
 //!   the destinations' storage viewed in the input's dim order: for a dim other than the
 //!   last, a permuted (not row-major) layout, with no copy; `contiguous()` makes it
 //!   row-major.
@@ -37,7 +37,7 @@
 //! [`Tensor::unique`]: crate::tensor::Tensor::unique
 //! [`Tensor::searchsorted`]: crate::tensor::Tensor::searchsorted
 
-pub mod engine;
+mod engine;
 mod key;
 mod rows;
 mod scan;
@@ -46,7 +46,8 @@ mod unique;
 
 #[allow(unused_imports)] // implemented by the engines
 pub(crate) use engine::sealed::{ScanEngine, SortEngine};
-pub use engine::{CumOp, Extreme, ScanBackend, SortBackend};
+pub(crate) use engine::{check_rows, CumOp, Extreme};
+pub use engine::{ScanBackend, SortBackend};
 pub use key::SortElement;
 pub use sort::ValuesIndices;
 pub use unique::Unique;
