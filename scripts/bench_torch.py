@@ -29,28 +29,14 @@ import time
 
 import torch
 
+from bench_timing import time_ms  # scripts/bench_timing.py, beside this file
+
 N = 16384
 
 
 def rand(shape, dtype):
     # Uniform in [0.5, 1.5): non-zero, and safe for exp.
     return (torch.rand(shape, device="cuda", dtype=torch.float32) + 0.5).to(dtype)
-
-
-def time_ms(fn, repeats, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def cases():

@@ -18,26 +18,11 @@ means ours is faster) beside the issue's target (>= 1.0x PyTorch eager).
 
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 
-
-def time_ms(fn, repeats, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from bench_timing import time_ms  # scripts/bench_timing.py, beside this file
 
 
 def cases(r):

@@ -16,29 +16,14 @@ wrote, and the issue's targets: >= 1.0x torch.compile and >= 0.9x the copy bandw
 
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from bench_timing import time_ms  # scripts/bench_timing.py, beside this file
+
 ROWS = 65536
 OPS = ["softmax", "log_softmax", "layer_norm", "rms_norm"]
-
-
-def time_ms(fn, repeats, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def op_fn(op, n):

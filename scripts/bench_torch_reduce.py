@@ -20,9 +20,10 @@ With --compare, prints ours / torch per case from the JSON the Rust example wrot
 
 import argparse
 import json
-import statistics
 
 import torch
+
+from bench_timing import time_ms  # scripts/bench_timing.py, beside this file
 
 
 def rand(shape, dtype, seed):
@@ -30,22 +31,6 @@ def rand(shape, dtype, seed):
     g.manual_seed(seed)
     # Uniform in [0.5, 1.5): non-zero.
     return (torch.rand(shape, device="cuda", dtype=torch.float32, generator=g) + 0.5).to(dtype)
-
-
-def time_ms(fn, repeats, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 FULL = [1 << 26]

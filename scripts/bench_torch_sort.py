@@ -13,25 +13,10 @@ values + 8 indices, topk 4 in + 12 per kept element. Eager, and torch.compile wh
 """
 
 import argparse
-import statistics
 
 import torch
 
-
-def time_ms(fn, repeats, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from bench_timing import time_ms  # scripts/bench_timing.py, beside this file
 
 
 def main():

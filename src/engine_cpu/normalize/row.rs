@@ -29,6 +29,10 @@ impl<'a, T: FloatElement> Src<'a, T> {
 
     /// Row `r` as `f64`s into `buf` (whose length is the row's).
     pub(super) fn gather(&self, r: usize, buf: &mut [f64]) {
+        if buf.is_empty() {
+            // An empty row reads nothing, and an empty layout's offset is arbitrary.
+            return;
+        }
         // Offsets of a layout checked within its storage are non-negative and in bounds.
         let base = self.offset + r as isize * self.rs;
         if self.cs == 1 {

@@ -31,6 +31,12 @@ pub trait TestDevice: Backend {
     /// `GELU` epilogue, computed with fast `f32` intrinsics, bounded here by the PTX
     /// `tanh.approx.f32` instruction's maximum relative error, `2^-10.987` of `tanh`, which
     /// enters `0.5·x·(1 + tanh(u))` as at most `2^-11·|x|` (seen: `2.8e-6·|x|` on an H100).
+    /// How many times a fused matmul epilogue (bias, activation) may round to the element
+    /// type: once on the CPU (the epilogue runs on the `f32` accumulator), twice on the GPU
+    /// (cuBLASLt's half-precision epilogues were seen to round the product to `bf16` before
+    /// adding the bias: 0.85 ulp off on an H100, where one rounding is at most 0.5).
+    const EPILOGUE_ROUNDINGS: f64 = 1.0;
+
     const EPILOGUE_TANH_REL: f64 = 0.0;
 
     /// A copy of the host tensor `t` on this device (on the CPU, `clone`, which keeps the
@@ -95,6 +101,7 @@ impl TestDevice for Cpu {
 impl TestDevice for Gpu {
     const LIBM_EXTRA_ULPS: i64 = 2;
     const EPILOGUE_TANH_REL: f64 = 1.0 / 2048.0;
+    const EPILOGUE_ROUNDINGS: f64 = 2.0;
 
     fn upload<T: Element>(&self, t: &Tensor<T, Cpu>) -> Tensor<T, Gpu> {
         t.to_gpu(self).expect("upload to the GPU")
