@@ -84,7 +84,7 @@ fn on_host(x: &Inputs) -> Results {
         .map(|&v| f64::from(v))
         .sum();
     let mut sums = vec![0.0f64; K * F];
-    let mut counts = vec![0usize; K];
+    let mut counts = [0usize; K];
     for (i, &a) in assign.iter().enumerate() {
         counts[a as usize] += 1;
         for f in 0..F {
