@@ -36,6 +36,8 @@ mod fused_random;
 mod gpu_runtime;
 mod graph;
 mod host_source;
+// Intended use compiles (the former trybuild pass cases).
+mod intended_use;
 mod layout;
 mod matmul_gpu; // issue 27: the GPU matmul through the public API
 mod memory_history;

@@ -10,7 +10,3 @@ fn push(gpu: &Gpu, m: SyncedMemory<f32, HeadAtCpu>, compute: &Stream) -> Result<
     let _ = (m.cpu(), m.gpu());
     Ok(())
 }
-
-fn main() {
-    let _ = push;
-}

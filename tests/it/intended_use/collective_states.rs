@@ -12,7 +12,8 @@ fn group_step(
     group: &mut LocalGroup,
     blobs: Vec<Blob<f32, HeadAtGpu, Synced>>,
 ) -> Result<Vec<Blob<f32, HeadAtGpu, HeadAtGpu>>> {
-    let blobs: Vec<Blob<f32, HeadAtGpu, HeadAtGpu>> = group.all_reduce_diffs(blobs, ReduceOp::Avg)?;
+    let blobs: Vec<Blob<f32, HeadAtGpu, HeadAtGpu>> =
+        group.all_reduce_diffs(blobs, ReduceOp::Avg)?;
     let mut out = Vec::new();
     for b in blobs {
         out.push(b.update()?);
@@ -30,11 +31,11 @@ fn rank_step(
     Ok(blob.all_reduce_diff(comm, ReduceOp::Sum)?)
 }
 
-fn other_types(group: &mut LocalGroup, a: &mut Vec<Tensor<f16, Gpu>>, b: &mut [Tensor<u8, Gpu>; 2]) -> Result<()> {
+fn other_types(
+    group: &mut LocalGroup,
+    a: &mut [Tensor<f16, Gpu>],
+    b: &mut [Tensor<u8, Gpu>; 2],
+) -> Result<()> {
     group.all_reduce_in_place(a, ReduceOp::Max)?;
     group.broadcast_in_place(b, 1)
-}
-
-fn main() {
-    let _ = (group_step, rank_step, other_types);
 }

@@ -3,7 +3,7 @@
 //! Over `HostMemorySource`, so the numbers are the algorithms' own cost (locking, ordered
 //! lookups, splitting, merging, statistics) without a driver call: every pair after the
 //! warm-up is served from the cache. Run with
-//! `cargo bench --bench allocator -- --warm-up-time 1 --measurement-time 2`.
+//! `cargo bench -p typestate-tensor-bench --bench allocator -- --warm-up-time 1 --measurement-time 2`.
 //!
 //! `caching` runs with history recording off (the default); `caching_recording` with it on
 //! (a 100 000-event ring, full, so each pair also drops its oldest events), and

@@ -19,7 +19,3 @@ fn walkthrough(gpu: &Gpu) -> Result<()> {
     assert_eq!(m.stats().copies(), 4);
     Ok(())
 }
-
-fn main() {
-    let _ = walkthrough;
-}

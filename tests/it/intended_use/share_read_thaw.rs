@@ -1,7 +1,8 @@
 // Sharing data read-only between blobs, then taking it back for writing.
 use typestate_tensor::synced::{Blob, Frozen, HeadAtCpu, Uninitialized};
 
-fn main() {
+#[test]
+fn share_read_thaw() {
     let a = Blob::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
     let a: Blob<f32, Frozen<HeadAtCpu>, Uninitialized> = a.freeze_data();
     let b = Blob::<f32, Uninitialized>::new(&[3])

@@ -15,7 +15,7 @@
 //!
 //! Every contestant but `ndarray_dot` writes into a preallocated output (`dot` allocates, which
 //! is noise at these sizes). Throughput is reported in FLOP (2·m·n·k).
-//! Run: `cargo bench --bench matmul_cpu -- --warm-up-time 1 --measurement-time 3`.
+//! Run: `cargo bench -p typestate-tensor-bench --bench matmul_cpu -- --warm-up-time 1 --measurement-time 3`.
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]

@@ -2,7 +2,8 @@
 use typestate_tensor::synced::{Blob, HeadAtCpu};
 use typestate_tensor::tensor::{expr, Tensor};
 
-fn main() {
+#[test]
+fn fused_update() {
     let y = Tensor::from_vec(&[3], vec![1.0f32, 1.0, 1.0]).unwrap();
     let mut x = Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
     x.update(|x| x * 2.0f32 + &y).unwrap();
@@ -10,7 +11,10 @@ fn main() {
 
     let mut z = Tensor::from_vec(&[3], vec![0.0f32; 3]).unwrap();
     expr::update((&mut x, &mut z), |(x, z)| (x.clone() - 1.0f32, z + x)).unwrap();
-    assert_eq!((x.to_vec(), z.to_vec()), (vec![2.0, 4.0, 6.0], vec![3.0, 5.0, 7.0]));
+    assert_eq!(
+        (x.to_vec(), z.to_vec()),
+        (vec![2.0, 4.0, 6.0], vec![3.0, 5.0, 7.0])
+    );
 
     let blob = Blob::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
     let mut blob: Blob<f32, HeadAtCpu> = blob.into_cpu_diff_mut().unwrap();

@@ -1,7 +1,8 @@
 // Blob sides as tensor views for the pointwise ops, borrowed as their states allow.
 use typestate_tensor::synced::{Blob, HeadAtCpu};
 
-fn main() {
+#[test]
+fn blob_views() {
     let blob = Blob::from_vec(&[2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let mut blob: Blob<f32, HeadAtCpu> = blob.into_cpu_diff_mut().unwrap();
     blob.cpu_diff_view_mut().unwrap().fill_(0.5).unwrap();

@@ -7,7 +7,9 @@ use typestate_tensor::tensor::Tensor;
 fn moves(g0: &Gpu, g1: &Gpu) -> typestate_tensor::Result<()> {
     let t = Tensor::<f32, Gpu>::zeros_on(&[2, 3], g0)?;
     let t: Tensor<f32, Gpu> = t.to_device(g1)?;
-    let v = t.t().to_device_via(g0, g1.default_stream(), PeerPath::Staged)?;
+    let v = t
+        .t()
+        .to_device_via(g0, g1.default_stream(), PeerPath::Staged)?;
     let mut out = Tensor::<f32, Gpu>::zeros_on(&[3, 2], g1)?;
     out.copy_from_peer(&v)?;
 
@@ -21,8 +23,4 @@ fn moves(g0: &Gpu, g1: &Gpu) -> typestate_tensor::Result<()> {
     let b: Blob<f32, Synced, HeadAtGpu> = b.into_gpu_of(g1)?;
     let _ = (b.gpu_data(), b.gpu_diff());
     Ok(())
-}
-
-fn main() {
-    let _ = moves;
 }

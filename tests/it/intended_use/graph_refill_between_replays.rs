@@ -19,8 +19,3 @@ fn run() -> typestate_tensor::Result<()> {
     x.fill_(0.0)?;
     Ok(())
 }
-
-fn main() {
-    // Compiled, not run (no GPU needed).
-    let _ = run;
-}

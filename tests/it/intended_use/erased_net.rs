@@ -1,7 +1,8 @@
 // Blobs in different states in one collection, converted back with a run-time check.
 use typestate_tensor::synced::{Blob, DynBlob, HeadAtCpu, Uninitialized};
 
-fn main() {
+#[test]
+fn erased_net() {
     let net: Vec<DynBlob<f32>> = vec![
         Blob::<f32, Uninitialized>::new(&[2, 3]).unwrap().erase(),
         Blob::from_vec(&[2], vec![1.0f32, 2.0]).unwrap().erase(),

@@ -2,7 +2,8 @@
 use typestate_tensor::ndarray::{array, ArrayD};
 use typestate_tensor::tensor::Tensor;
 
-fn main() -> typestate_tensor::Result<()> {
+#[test]
+fn first_hour() -> typestate_tensor::Result<()> {
     // Constructors.
     let x = Tensor::<f32>::ones(&[2, 3])?;
     let e = Tensor::<f64>::eye(3)?;

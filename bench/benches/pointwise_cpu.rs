@@ -7,7 +7,7 @@
 //! - `exp`: `exp(a)`.
 //!
 //! Both sides allocate their result (out-of-place), as `&a + &b` does in each library.
-//! Run: `cargo bench --bench pointwise_cpu -- --warm-up-time 1 --measurement-time 3`.
+//! Run: `cargo bench -p typestate-tensor-bench --bench pointwise_cpu -- --warm-up-time 1 --measurement-time 3`.
 //! Throughput is reported in bytes moved (inputs read + output written).
 
 // `criterion_group!` defines an undocumented public function.
