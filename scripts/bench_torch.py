@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for examples/gpu_pointwise_bench.rs: the same cases, timed the same way.
+"""PyTorch baseline for bench/examples/gpu_pointwise_bench.rs: the same cases, timed the same way.
 
 Every case runs on 16384 x 16384 tensors (2^28 elements) of random non-zero data: warm-up,
 then the median of --repeats CUDA-event timings of one op. GB/s counts the bytes the op must
@@ -236,7 +236,7 @@ def print_table(rows, title):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", help="write the results here")
-    p.add_argument("--compare", help="JSON written by examples/gpu_pointwise_bench.rs")
+    p.add_argument("--compare", help="JSON written by bench/examples/gpu_pointwise_bench.rs")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--small-calls", type=int, default=20000)
     p.add_argument("--permute", action="store_true", help="the permute cases instead")

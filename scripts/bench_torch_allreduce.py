@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """All-reduce bandwidth in PyTorch (torch.distributed, NCCL backend), the same cases as
-examples/gpu_allreduce_bench.rs: f32 sum in place at 1 MiB, 16 MiB, 64 MiB, 256 MiB and
+bench/examples/gpu_allreduce_bench.rs: f32 sum in place at 1 MiB, 16 MiB, 64 MiB, 256 MiB and
 1 GiB per GPU, one process per GPU (torch.multiprocessing.spawn).
 
 For each size, the time of one all-reduce is the median over 7 batches of back-to-back
@@ -88,7 +88,7 @@ def main():
     p.add_argument("--gpus", type=int, help="number of GPUs (default: all)")
     p.add_argument("--sizes-mib", help="comma-separated sizes in MiB (default: 1,16,64,256,1024)")
     p.add_argument("--json", help="write the results here")
-    p.add_argument("--compare", help="JSON written by examples/gpu_allreduce_bench.rs --json")
+    p.add_argument("--compare", help="JSON written by bench/examples/gpu_allreduce_bench.rs --json")
     args = p.parse_args()
 
     for k, v in MULTICAST_OFF.items():

@@ -1,4 +1,4 @@
-"""PyTorch eager and torch.compile on the fused cases of examples/gpu_fused_bench.rs.
+"""PyTorch eager and torch.compile on the fused cases of bench/examples/gpu_fused_bench.rs.
 
 GB/s counts the bytes one fused kernel must move (inputs read once, outputs written once),
 as the Rust benchmark does; "first call" is torch.compile's first call (compilation).

@@ -1,9 +1,9 @@
-"""torch.cuda.graph against eager PyTorch on the chain of examples/gpu_graph_bench.rs:
+"""torch.cuda.graph against eager PyTorch on the chain of bench/examples/gpu_graph_bench.rs:
 100 pointwise ops (* y, + x, exp in turn) on 1024-element float32 tensors.
 
 Prints per-op host+device µs (wall clock over many chains or replays queued back to back,
 one synchronisation) and device µs (CUDA events), medians of 7, as the Rust example does.
-Run in the same session as `cargo run --release --example gpu_graph_bench`.
+Run in the same session as `cargo run --release -p typestate-tensor-bench --example gpu_graph_bench`.
 """
 import sys
 import time

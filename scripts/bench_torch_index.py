@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for examples/gpu_index_bench.rs (issue 28): the same indexing cases, timed the
+"""PyTorch baseline for bench/examples/gpu_index_bench.rs (issue 28): the same indexing cases, timed the
 same way, in GB/s (bytes read + written, each tensor counted once), eager and torch.compile.
 
 Cases (f32, int64 indices uniform with repeats): index_select of R random rows of a [R, 1024]

@@ -1,4 +1,4 @@
-"""Host time of small PyTorch ops, the cases of examples/gpu_launch_bench.rs.
+"""Host time of small PyTorch ops, the cases of bench/examples/gpu_launch_bench.rs.
 
 1024-element f32 tensors on the GPU; median host time per call over batches of 200 calls,
 each batch started on an idle stream (as the Rust benchmark). Run in the same device call as

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for examples/gpu_matmul_bench.rs (issue 27): the same matmul cases, timed
+"""PyTorch baseline for bench/examples/gpu_matmul_bench.rs (issue 27): the same matmul cases, timed
 the same way, in TFLOP/s.
 
 Cases, in f16, bf16, f32 with TF32 off and f32 with TF32 on

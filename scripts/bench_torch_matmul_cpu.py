@@ -1,4 +1,4 @@
-"""PyTorch's CPU torch.matmul on the cases of examples/cpu_matmul_bench.rs (issue 27): f32 and
+"""PyTorch's CPU torch.matmul on the cases of bench/examples/cpu_matmul_bench.rs (issue 27): f32 and
 f64, every core (torch's default intra-op threads) and one thread, GFLOP/s, the median of
 --repeats wall-clock timings after two warm-up calls. Run it in the same call as the example.
 

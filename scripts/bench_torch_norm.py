@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for examples/gpu_norm_bench.rs (issue 28): softmax, log_softmax, layer_norm
+"""PyTorch baseline for bench/examples/gpu_norm_bench.rs (issue 28): softmax, log_softmax, layer_norm
 (weight and bias) and rms_norm (weight) over the last dim of 65536 x 1024 and 65536 x 4096, f32
 and bf16, PyTorch eager and torch.compile, beside the copy bandwidth measured in the same run.
 

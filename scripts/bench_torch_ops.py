@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch eager on the cases of `gpu_pointwise_bench --all-ops`, and the comparison table.
 
-    cargo run --release --example gpu_pointwise_bench -- --all-ops --json ops.json
+    cargo run --release -p typestate-tensor-bench --example gpu_pointwise_bench -- --all-ops --json ops.json
     python3 scripts/bench_torch_ops.py --compare ops.json [--json torch_ops.json]
 
 Runs every case of the JSON the Rust example wrote (op, input dtype, output dtype, layout) with
@@ -61,7 +61,7 @@ def sc(x, like):
 
 # Our kernel name -> the PyTorch call, by kind:
 #   unary (x, o), binary (x, y, o), ternary (x, y, z, o), select (mask, x, y, o).
-# Scalars are the ones `op_list!` in examples/pointwise_all/mod.rs passes.
+# Scalars are the ones `op_list!` in bench/examples/pointwise_all/mod.rs passes.
 UNARY = {
     "copy": lambda x, o: o.copy_(x),
     "cast": lambda x, o: o.copy_(x),

@@ -1,5 +1,5 @@
 """Peer copy bandwidth between GPU 0 and GPU 1 in PyTorch, timed as
-examples/gpu_peer_bench.rs times ours: `dst.copy_(src)` across devices (which PyTorch runs on
+bench/examples/gpu_peer_bench.rs times ours: `dst.copy_(src)` across devices (which PyTorch runs on
 the source device's current stream), both directions, at 1 MiB to 1 GiB.
 
     python3 scripts/bench_torch_peer.py [--json torch.json] [--compare ours.json] [--repeats 7]
@@ -94,7 +94,7 @@ def measure(a, b, nbytes, path, repeats):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", help="write the results here")
-    p.add_argument("--compare", help="JSON written by examples/gpu_peer_bench.rs --json")
+    p.add_argument("--compare", help="JSON written by bench/examples/gpu_peer_bench.rs --json")
     p.add_argument("--repeats", type=int, default=7)
     args = p.parse_args()
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for examples/gpu_reduce_bench.rs: the same reduction cases, timed the same way.
+"""PyTorch baseline for bench/examples/gpu_reduce_bench.rs: the same reduction cases, timed the same way.
 
 Cases: full reductions of 2^26 elements (sum, max, argmax, mean), last-axis reductions of
 [8192, 8192] over dim 1, middle-axis reductions of [256, 1024, 256] over dim 1, first-axis
@@ -38,7 +38,7 @@ SQUARE = [8192, 8192]
 CUBE = [256, 1024, 256]
 
 # (label, op, shape, permutation or None, dim or None, also in f16): as cases() in
-# examples/gpu_reduce_bench.rs.
+# bench/examples/gpu_reduce_bench.rs.
 CASES = [
     ("sum all", "sum", FULL, None, None, True),
     ("max all", "max", FULL, None, None, True),
@@ -78,7 +78,7 @@ def key(row):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", help="write the results here")
-    p.add_argument("--compare", help="JSON written by examples/gpu_reduce_bench.rs")
+    p.add_argument("--compare", help="JSON written by bench/examples/gpu_reduce_bench.rs")
     p.add_argument("--repeats", type=int, default=20)
     args = p.parse_args()
 

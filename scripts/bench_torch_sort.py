@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baseline for examples/gpu_sort_bench.rs (issue 28): the same scan and sort cases,
+"""PyTorch baseline for bench/examples/gpu_sort_bench.rs (issue 28): the same scan and sort cases,
 timed the same way, in ms and GB/s, beside a device copy of 2^26 f32 measured in the same run.
 
 Cases (f32): cumsum(-1) and sort(-1) of one row of 2^26 elements and of 2^16 rows of 1024;

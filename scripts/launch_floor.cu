@@ -1,5 +1,5 @@
 // The host cost of launching a kernel, with nothing else around it: the floor under
-// `examples/gpu_launch_bench` (ours) and `scripts/bench_torch_launch.py` (PyTorch), measured
+// `bench/examples/gpu_launch_bench` (ours) and `scripts/bench_torch_launch.py` (PyTorch), measured
 // in the same device call as both.
 //
 //   nvcc -O2 -arch=sm_90 -o launch_floor scripts/launch_floor.cu -lcuda -lnvrtc

@@ -6,7 +6,7 @@
 # every cast at 2^26 elements (8192 x 8192, contiguous and with the first operand transposed)
 # against PyTorch eager, then the fused benchmark (issue 26's permuted-leaf and cast-heavy
 # cases and the older ones) against torch eager and torch.compile. Needs .gpu/examples/ built
-# with `cargo build --release --example gpu_pointwise_bench --example gpu_fused_bench`.
+# with `cargo build --release -p typestate-tensor-bench --example gpu_pointwise_bench --example gpu_fused_bench`.
 #   bash scripts/device/bench26.sh [pointwise] [fused]   (default: both)
 # Repetitions, sized for the time: pointwise, 2 warm-up launches (the first compiles) and the
 # median of 5 samples of 3 back-to-back launches each, per case and side (about 600 cases);

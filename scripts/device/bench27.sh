@@ -4,7 +4,7 @@
 # the library), then the benchmark against torch.matmul, PyTorch eager and torch.compile on
 # the same cases (scripts/bench_torch_matmul.py), on the same card.
 # Needs .gpu/tests/lib (`cargo test --release --no-run --features gpu-tests --lib`) and
-# .gpu/examples/gpu_matmul_bench (`cargo build --release --example gpu_matmul_bench`).
+# .gpu/examples/gpu_matmul_bench (`cargo build --release -p typestate-tensor-bench --example gpu_matmul_bench`).
 #   [INNER=10] bash scripts/device/bench27.sh [tests] [bench]   (default: both)
 # INNER: calls per timing, back to back on both sides (default 1: one call per timing, the
 # host's launch time between the events included, which favours the faster host side).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 25's hot-path target, like against like: the host time of a cached eager 1024-element
-# add (`examples/gpu_launch_bench`) against the driver floor (`scripts/launch_floor.cu`,
+# add (`bench/examples/gpu_launch_bench`) against the driver floor (`scripts/launch_floor.cu`,
 # `cuLaunchKernelEx` with the PDL attribute on a kernel shaped like ours, compiled by nvcc and
 # by NVRTC) on the same kind of stream, in rounds that alternate the two processes, pinned
 # to one host core. Prints one line per round and the medians.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 11 on a machine with two GPUs: tests, the data-parallel example in its three starts,
 # and the peer-copy and all-reduce benchmarks beside PyTorch's in the same call.
-#   bash scripts/device/multi_gpu.sh     (after ../shared/tools/gpu-bundle --features multi-gpu-tests)
+#   bash scripts/device/multi_gpu.sh     (after ../shared/tools/gpu-bundle --features multi-gpu-tests and scripts/device/bundle-bench.sh)
 set -u
 cd "$(dirname "$0")/../.."
 source scripts/device/common.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU: every bundled test binary (GPU tests included), then the reduction benchmark
 # beside PyTorch's in the same call.
-#   bash scripts/device/suite.sh [--no-bench]   (after ../shared/tools/gpu-bundle --features multi-gpu-tests)
+#   bash scripts/device/suite.sh [--no-bench]   (after ../shared/tools/gpu-bundle --features multi-gpu-tests and scripts/device/bundle-bench.sh)
 set -u
 cd "$(dirname "$0")/../.."
 source scripts/device/common.sh

@@ -1,6 +1,6 @@
 //! Host time of small ops: what one 1024-element op costs the calling thread, case by case.
 //!
-//! Run `cargo run --release --example gpu_launch_bench [-- --calls N]` and
+//! Run `cargo run --release -p typestate-tensor-bench --example gpu_launch_bench [-- --calls N]` and
 //! `python scripts/bench_torch_launch.py` in the same session for PyTorch's figures on the
 //! same cases. Without a GPU it prints a note and exits.
 

@@ -4,7 +4,7 @@
 //! two NVIDIA GPUs, in the same session as the PyTorch script:
 //!
 //! ```text
-//! cargo run --release --example gpu_peer_bench -- [--json ours.json] [--repeats 7]
+//! cargo run --release -p typestate-tensor-bench --example gpu_peer_bench -- [--json ours.json] [--repeats 7]
 //! python3 scripts/bench_torch_peer.py [--json torch.json] --compare ours.json
 //! ```
 //!

@@ -6,7 +6,7 @@
 //! back to back, then one synchronisation, divided by the ops: what a loop of these ops
 //! costs) and the device time (CUDA events around the same work). Eager launches and the
 //! graph's kernel-to-kernel edges are programmatic dependents (docs/GRAPHS.md). Run
-//! `cargo run --release --example gpu_graph_bench [-- --repeats N]` and
+//! `cargo run --release -p typestate-tensor-bench --example gpu_graph_bench [-- --repeats N]` and
 //! `python scripts/bench_torch_graph.py` in the same session for `torch.cuda.graph`.
 //! Without a GPU it prints a note and exits.
 

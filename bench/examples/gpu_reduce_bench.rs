@@ -2,7 +2,7 @@
 //! permuted inputs, f32 and f16; the same cases as `scripts/bench_torch_reduce.py`.
 //!
 //! ```text
-//! cargo run --release --example gpu_reduce_bench -- [--json ours.json] [--repeats 20]
+//! cargo run --release -p typestate-tensor-bench --example gpu_reduce_bench -- [--json ours.json] [--repeats 20]
 //! python3 scripts/bench_torch_reduce.py --compare ours.json
 //! ```
 //!

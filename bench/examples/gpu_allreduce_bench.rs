@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! export LD_LIBRARY_PATH=$(bash scripts/nccl-lib.sh)
-//! cargo run --release --example gpu_allreduce_bench [-- --json ours.json] [--gpus N] [--sizes-mib 1,16]
+//! cargo run --release -p typestate-tensor-bench --example gpu_allreduce_bench [-- --json ours.json] [--gpus N] [--sizes-mib 1,16]
 //! python3 scripts/bench_torch_allreduce.py --compare ours.json
 //! ```
 //!

@@ -5,7 +5,7 @@
 //! result is spot-checked against an f64 host sum on 16 elements.
 //!
 //! ```text
-//! cargo run --release --example cpu_matmul_bench -- [--repeats 7]
+//! cargo run --release -p typestate-tensor-bench --example cpu_matmul_bench -- [--repeats 7]
 //! python3 scripts/bench_torch_matmul.py --cpu
 //! ```
 

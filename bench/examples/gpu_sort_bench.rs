@@ -2,7 +2,7 @@
 //! and GB/s, beside a device copy of the same bytes measured in the same run.
 //!
 //! ```text
-//! cargo run --release --example gpu_sort_bench -- [--repeats 10]
+//! cargo run --release -p typestate-tensor-bench --example gpu_sort_bench -- [--repeats 10]
 //! python3 scripts/bench_torch_sort.py [--repeats 10]
 //! ```
 //!

@@ -2,9 +2,9 @@
 //! measured device-to-device copy bandwidth; the same cases as `scripts/bench_torch.py`.
 //!
 //! ```text
-//! cargo run --release --example gpu_pointwise_bench -- [--json ours.json] [--repeats 20]
+//! cargo run --release -p typestate-tensor-bench --example gpu_pointwise_bench -- [--json ours.json] [--repeats 20]
 //! python3 scripts/bench_torch.py --compare ours.json
-//! cargo run --release --example gpu_pointwise_bench -- --permute [--json perm.json]
+//! cargo run --release -p typestate-tensor-bench --example gpu_pointwise_bench -- --permute [--json perm.json]
 //! python3 scripts/bench_torch.py --permute --compare perm.json
 //! ```
 //!
@@ -13,7 +13,7 @@
 //! `pointwise_all/mod.rs`); `--json` writes the rows for `scripts/bench_torch_ops.py`:
 //!
 //! ```text
-//! cargo run --release --example gpu_pointwise_bench -- --all-ops --json ops.json \
+//! cargo run --release -p typestate-tensor-bench --example gpu_pointwise_bench -- --all-ops --json ops.json \
 //!     [--side 8192 --warmup 2 --repeats 5 --inner 3 --only exp,add --dtypes f32,f16]
 //!     [--no-prewarm]
 //! python3 scripts/bench_torch_ops.py --compare ops.json

@@ -3,7 +3,7 @@
 //! same run.
 //!
 //! ```text
-//! cargo run --release --example gpu_index_bench -- [--repeats 10] [--rows 1048576] [--json ours.json]
+//! cargo run --release -p typestate-tensor-bench --example gpu_index_bench -- [--repeats 10] [--rows 1048576] [--json ours.json]
 //! python3 scripts/bench_torch_index.py [--rows 1048576] --compare ours.json
 //! ```
 //!

@@ -2,7 +2,7 @@
 //! pageable copy bandwidth. Prints tables; run on a machine with an NVIDIA GPU:
 //!
 //! ```text
-//! cargo run --release --example gpu_storage_bench -- [--trace PATH] [--json PATH]
+//! cargo run --release -p typestate-tensor-bench --example gpu_storage_bench -- [--trace PATH] [--json PATH]
 //! python3 scripts/alloc_trace_torch.py PATH   # the same trace through PyTorch's allocator
 //! ```
 //!

@@ -3,7 +3,7 @@
 //! bandwidth measured in the same run.
 //!
 //! ```text
-//! cargo run --release --example gpu_norm_bench -- [--json ours.json] [--repeats 20]
+//! cargo run --release -p typestate-tensor-bench --example gpu_norm_bench -- [--json ours.json] [--repeats 20]
 //! python3 scripts/bench_torch_norm.py --compare ours.json
 //! ```
 //!

@@ -4,7 +4,7 @@
 //! new expression (compile and load, or a disk-cache hit), and the host time of a cached
 //! fused launch next to one eager op's.
 //!
-//! Run `cargo run --release --example gpu_fused_bench [-- --repeats N --log2 N]` and
+//! Run `cargo run --release -p typestate-tensor-bench --example gpu_fused_bench [-- --repeats N --log2 N]` and
 //! `python scripts/bench_torch_fused.py` in the same session for PyTorch eager and
 //! `torch.compile` on the same cases. Without a GPU it prints a note and exits.
 //!

@@ -5,7 +5,7 @@
 //! `linear + bias + gelu(tanh)` of 16384x4096x4096 in f16 beside the linear alone.
 //!
 //! ```text
-//! cargo run --release --example gpu_matmul_bench -- [--json ours.json] [--repeats 10] [--inner 1] [--only f16]
+//! cargo run --release -p typestate-tensor-bench --example gpu_matmul_bench -- [--json ours.json] [--repeats 10] [--inner 1] [--only f16]
 //! python3 scripts/bench_torch_matmul.py --compare ours.json
 //! ```
 //!
