@@ -33,16 +33,6 @@ impl FileBytes {
         }
     }
 
-    /// Reads all of `reader` (growing as the data comes, so a lying length cannot make it
-    /// allocate more than the data holds).
-    pub(crate) fn read_all(mut reader: impl Read, file: &str) -> Result<FileBytes, IoError> {
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .map_err(|source| os("read", file, source))?;
-        Ok(FileBytes::from_slice(&bytes))
-    }
-
     /// An aligned copy of `bytes`.
     pub(crate) fn from_slice(bytes: &[u8]) -> FileBytes {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
@@ -50,11 +40,28 @@ impl FileBytes {
         FileBytes::Owned(words, bytes.len())
     }
 
-    /// Reads the file at `path` into memory.
+    /// Reads the file at `path` into memory, straight into the aligned buffer (one copy of
+    /// the file in memory, not two). Memory for it is reserved fallibly: a file larger than
+    /// memory is an error, not an abort.
     pub(crate) fn read_file(path: &Path) -> Result<FileBytes, IoError> {
         let file = path.display().to_string();
-        let f = File::open(path).map_err(|source| os("open", &file, source))?;
-        FileBytes::read_all(f, &file)
+        let mut f = File::open(path).map_err(|source| os("open", &file, source))?;
+        let len = f
+            .metadata()
+            .map_err(|source| os("stat", &file, source))?
+            .len();
+        let too_big = || os("read", &file, std::io::ErrorKind::OutOfMemory.into());
+        let len = usize::try_from(len).map_err(|_| too_big())?;
+        let mut words: Vec<u64> = Vec::new();
+        words
+            .try_reserve_exact(len.div_ceil(8))
+            .map_err(|_| too_big())?;
+        words.resize(len.div_ceil(8), 0);
+        // A file that shrank since `metadata` is an error here; one that grew is read to the
+        // length it had.
+        f.read_exact(&mut words_as_bytes_mut(&mut words)[..len])
+            .map_err(|source| os("read", &file, source))?;
+        Ok(FileBytes::Owned(words, len))
     }
 
     /// Maps the file at `path` read-only.

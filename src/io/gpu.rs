@@ -4,7 +4,7 @@
 //! Each tensor is decoded from the file's bytes (a map, for a mapped file) into a
 //! [`PinnedBuffer`] from the GPU's caching pinned-host allocator, then copied to new device
 //! memory by the DMA engine on the caller's stream, asynchronously: while tensor `k` crosses
-//! the bus, the host fills the buffer of tensor `k + 1`. At most [`IN_FLIGHT`] buffers are
+//! the bus, the host fills the buffer of tensor `k + 1`. At most `IN_FLIGHT` (2) buffers are
 //! held at once (double buffering): before a third is filled, the oldest copy is waited for
 //! and its buffer goes back to the allocator, which hands the same block out again.
 
@@ -19,11 +19,11 @@ use crate::runtime::{Gpu, GpuStorage, PinnedBuffer, Stream};
 use crate::tensor::Tensor;
 
 /// Staging buffers held at once by [`SafetensorsFile::to_gpu`].
-pub const IN_FLIGHT: usize = 2;
+pub(crate) const IN_FLIGHT: usize = 2;
 
 impl SafetensorsFile {
     /// Copies the tensors `names` (all of element type `T`) to `gpu`, on `stream`, staged
-    /// through pinned memory with [`IN_FLIGHT`] tensors in flight; returns them in the order
+    /// through pinned memory with two tensors in flight (double buffering); returns them in the order
     /// of `names`. Returns once the last copy is queued: each tensor orders every later use
     /// after its copy, on any stream (docs/STREAMS.md). Errors as [`tensor`](Self::tensor)
     /// (a missing name, another type), or the GPU's; the tensors already made are dropped.

@@ -187,7 +187,7 @@ impl SafetensorsFile {
     ///
     /// The file must not be written, truncated or replaced in place (by this process or any
     /// other) while the returned value or a view of it lives. Replacing it by a rename, as
-    /// [`save`] and Python's `safetensors` do, is fine: the map keeps the old file.
+    /// [`save`] does, is fine: the map keeps the old file.
     pub unsafe fn map(path: impl AsRef<Path>) -> Result<SafetensorsFile> {
         let path = path.as_ref();
         // SAFETY: our caller's promise, this function's contract.
