@@ -1,4 +1,4 @@
-//! numpy's `.npy` files: [`save`] / [`write`] / [`to_bytes`], [`load`] / [`read`] /
+//! numpy's `.npy` files: [`save`] / [`write()`] / [`to_bytes`], [`load`] / [`read`] /
 //! [`from_bytes`] (and `_any` forms for a type not known in advance), [`header`].
 //!
 //! Reading takes format versions 1.0, 2.0 and 3.0, C and Fortran order (a Fortran file is

@@ -1,5 +1,5 @@
 //! safetensors files (Hugging Face's format, candle's and PyTorch's `save_file` /
-//! `load_file`): [`save`], [`to_bytes`], [`write`], and [`SafetensorsFile`] to read.
+//! `load_file`): [`save`], [`to_bytes`], [`write()`], and [`SafetensorsFile`] to read.
 //!
 //! Writing goes through the `safetensors` crate (its `serialize`, `serialize_to_file`: a
 //! sibling temporary file renamed over `path`, so a map of the old file is never truncated
