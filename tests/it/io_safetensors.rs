@@ -76,6 +76,9 @@ fn round_trip<T: Element>(seed: u64) {
                     (v.shape(), want.clone()),
                     "{name} {case}"
                 );
+                // No copy per call: two views of one tensor borrow the same bytes.
+                let again = f.view::<T>(name).unwrap();
+                assert_eq!(view.storage().as_ptr(), again.storage().as_ptr());
                 let copy = f.tensor::<T>(name).unwrap();
                 assert_eq!(copy.to_vec(), want, "{name} {case}");
                 let any = f.tensor_any(name).unwrap();
