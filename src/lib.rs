@@ -29,6 +29,8 @@ mod engine_cpu;
 mod engine_gpu;
 // Caffe's SyncedMemory and Blob
 pub mod synced;
+// issue 30 (files): tensor files (safetensors, npy, npz), beside `synced` (it saves Blobs).
+pub mod io;
 // facades: public paths kept where users have them
 pub mod gpu;
 
@@ -47,3 +49,8 @@ pub use tensor::{Tensor, TensorView, TensorViewMut};
 /// With the `ndarray` feature (on by default).
 #[cfg(feature = "ndarray")]
 pub use ndarray;
+
+// issue 30 (files)
+/// The `half` crate whose `f16` and `bf16` are this crate's half-precision element types: use
+/// it through this path (`typestate_tensor::half::f16`) to get the same version.
+pub use half;

@@ -17,12 +17,15 @@
 
 mod alloc;
 mod gpu;
+// issue 30 (files): tensor files.
+mod io;
 mod layout;
 mod nccl;
 mod state;
 
 pub use alloc::{AllocError, ConfigValueError};
 pub use gpu::GpuError;
+pub use io::IoError; // issue 30 (files)
 pub use layout::LayoutError;
 pub use nccl::NcclError;
 pub use state::StateError;
@@ -63,6 +66,19 @@ pub enum Error {
         /// The type it got.
         got: DType,
     },
+    // issue 30 (files): tensor files (`crate::io`).
+    /// A tensor file could not be read or written (safetensors, npy, npz: `crate::io`).
+    /// Boxed: its variants carry paths, names and shapes, and `Error` stays small for every
+    /// `Result` of the crate.
+    #[error(transparent)]
+    Io(#[from] Box<IoError>),
+}
+
+// issue 30 (files): `?` on an `IoError`.
+impl From<IoError> for Error {
+    fn from(e: IoError) -> Error {
+        Error::Io(Box::new(e))
+    }
 }
 
 /// A consuming call that failed (a transition that ran out of memory, hit a driver error or

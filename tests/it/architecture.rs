@@ -81,6 +81,8 @@ fn module_layer(name: &str) -> Option<(Layer, Option<&'static str>)> {
         // NCCL collectives: above the runtime and the tensors, beside the engines.
         "collective" => (Layer::Engine, Some("collective")),
         "synced" => (Layer::Synced, None),
+        // issue 30 (files): tensor files, beside `synced` (they save and restore Blobs).
+        "io" => (Layer::Synced, None),
         "gpu" => (Layer::Facade, None),
         _ => return None,
     })

@@ -70,3 +70,9 @@ mod matmul;
 mod normalize;
 // issue 28 (index): indexing ops.
 mod indexing;
+// issue 30 (files): tensor files (safetensors, npy, npz), the GPU loader, the bad-file fuzz.
+mod io_fuzz;
+mod io_gpu;
+mod io_npy;
+mod io_safetensors;
+mod io_util;
