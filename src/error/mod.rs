@@ -16,12 +16,15 @@
 //! [`AllocError`]).
 
 mod alloc;
+// issue 30 (dlpack): DLPack import and export errors.
+mod dlpack;
 mod gpu;
 mod layout;
 mod nccl;
 mod state;
 
 pub use alloc::{AllocError, ConfigValueError};
+pub use dlpack::DlpackError;
 pub use gpu::GpuError;
 pub use layout::LayoutError;
 pub use nccl::NcclError;
@@ -63,6 +66,18 @@ pub enum Error {
         /// The type it got.
         got: DType,
     },
+    // issue 30 (dlpack)
+    /// A DLPack tensor could not be imported or exported as asked (`crate::dlpack`). Boxed:
+    /// its layout variant would make every `Result` of the crate larger.
+    #[error(transparent)]
+    Dlpack(Box<DlpackError>),
+}
+
+// issue 30 (dlpack): `?` on a `DlpackError`.
+impl From<DlpackError> for Error {
+    fn from(e: DlpackError) -> Self {
+        Error::Dlpack(Box::new(e))
+    }
 }
 
 /// A consuming call that failed (a transition that ran out of memory, hit a driver error or
