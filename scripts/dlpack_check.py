@@ -136,6 +136,12 @@ def torch_gpu_checks():
     # Handshake, ours -> torch: our write is queued behind a 300 ms sleep on our producer
     # stream (non-blocking, so torch's default stream does not wait for it by itself).
     n = 1 << 22
+    # Warm-up: our kernels compiled and our allocator's first cuMemAlloc (which may
+    # synchronise the device) done before the timed rounds, so no round passes by accident.
+    warm = tt.Tensor([0.0] * n, [n], device=dev)
+    warm.fill_after_sleep(1.0, 1)
+    check("warm-up", warm.sum() == n and tt.from_dlpack(torch.ones(n, device=dev)).sum() == n)
+    del warm
     for rnd in range(3):
         big = tt.Tensor([0.0] * n, [n], device=dev)
         big.fill_after_sleep(5.0 + rnd, 300)

@@ -78,7 +78,9 @@ impl Drop for Ctx {
 /// tensor go.
 ///
 /// Made from an owned tensor ([`DlpackExport::new`], [`DlpackExport::with_layout`] for a view
-/// of it: any strides within its storage, `byte_offset` for an offset), which the export owns
+/// of it: any strides within its storage; `data` is the lowest element the view reaches,
+/// `byte_offset` the bytes from there to element 0, non-zero only for negative strides),
+/// which the export owns
 /// from then on, so nothing of this crate can write the memory while the consumer holds it;
 /// or from a shared tensor ([`DlpackExport::shared`]), exported read-only
 /// (`DLPACK_FLAG_BITMASK_READ_ONLY`): while the export holds its clone of the `Arc`, this
@@ -96,6 +98,10 @@ pub struct DlpackExport {
 // SAFETY: the raw pointers in `ctx` point into `ctx`'s own boxes and at the tensor's memory,
 // which `keep` (`Send`) owns; moving the export moves all of it together.
 unsafe impl Send for DlpackExport {}
+// SAFETY: `&DlpackExport` reads the DLPack description only (`dl_tensor`, `is_read_only`);
+// the handshake and the hand-out, which touch what keeps the memory alive, take `&mut self`
+// or `self`.
+unsafe impl Sync for DlpackExport {}
 
 impl DlpackExport {
     /// Exports `tensor` with its own layout, writable.
@@ -164,13 +170,22 @@ impl DlpackExport {
         let mut shape: Vec<i64> = layout.shape().iter().map(|&n| n as i64).collect();
         let mut strides: Vec<i64> = layout.strides().iter().map(|&s| s as i64).collect();
         let (shape_ptr, strides_ptr) = (shape.as_mut_ptr(), strides.as_mut_ptr());
-        let empty = layout.numel() == 0;
+        // `data` is the lowest element the view reaches and `byte_offset` the distance from
+        // there to element 0: 0 unless a stride is negative. So a consumer that ignores
+        // `byte_offset` (PyTorch's `from_dlpack` long did, and its own exports always give 0,
+        // as CuPy's do) reads every view without a negative stride right, and one that adds
+        // it (NumPy, this crate) reads every view right; no element lies below `data`.
+        let (low, empty) = match layout.offset_range() {
+            Some((low, _)) => (low, false),
+            None => (0, true),
+        };
         let dl_tensor = || DLTensor {
             // DLPack asks for a null pointer for an empty tensor.
             data: if empty {
                 std::ptr::null_mut()
             } else {
-                addr as usize as *mut c_void
+                // Within the storage (`check_within`): the sum fits.
+                (addr + (low * size_of::<T>()) as u64) as usize as *mut c_void
             },
             device,
             // At most `MAX_DIMS` (32) dims: fits.
@@ -182,7 +197,7 @@ impl DlpackExport {
             byte_offset: if empty {
                 0
             } else {
-                (layout.offset() * size_of::<T>()) as u64
+                ((layout.offset() - low) * size_of::<T>()) as u64
             },
         };
         let versioned = DLManagedTensorVersioned {
