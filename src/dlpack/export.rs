@@ -312,6 +312,15 @@ impl DlpackExport {
     }
 }
 
+impl std::fmt::Debug for DlpackExport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DlpackExport")
+            .field("dl_tensor", self.dl_tensor())
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The deleter of a versioned export: frees the context (and with it lets the tensor go).
 unsafe extern "C" fn delete_versioned(managed: *mut DLManagedTensorVersioned) {
     if managed.is_null() {

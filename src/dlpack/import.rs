@@ -30,6 +30,18 @@ pub struct DlpackTensor<T: Element, D: DlpackDevice> {
     addr: u64,
 }
 
+impl<T: Element, D: DlpackDevice> std::fmt::Debug for DlpackTensor<T, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DlpackTensor")
+            .field("dtype", &T::DTYPE)
+            .field("device", &self.device)
+            .field("layout", &self.layout)
+            .field("read_only", &self.read_only)
+            .field("data_ptr", &format_args!("{:#x}", self.addr))
+            .finish()
+    }
+}
+
 /// The producer's managed tensor; dropping it calls the deleter, once.
 enum Managed {
     Legacy(*mut DLManagedTensor),

@@ -3,7 +3,7 @@
 //! stream order like any storage; when it drops, it waits for the work queued on it and then
 //! drops its owner (which tells the producer it may free the memory).
 
-use super::GpuStorage;
+use super::{ForeignOwner, GpuStorage};
 use crate::element::Element;
 use crate::error::Error;
 use crate::runtime::byte_len;
@@ -12,10 +12,6 @@ use crate::runtime::foreign_stream::ForeignStream;
 use crate::runtime::stream::Stream;
 use crate::runtime::stream_order::StreamOrder;
 use crate::storage::allocator::Block;
-
-/// What keeps foreign memory alive; dropped (its `Drop` releases the memory to its producer)
-/// once no work of ours on the memory is pending.
-pub(crate) type ForeignOwner = Box<dyn Send + Sync>;
 
 impl<T: Element> GpuStorage<T> {
     /// Foreign device memory as a storage of `len` elements whose home stream is `stream`.

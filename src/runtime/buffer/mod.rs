@@ -10,6 +10,10 @@ mod copy;
 // issue 30 (dlpack): foreign device memory (DLPack imports).
 mod foreign;
 
+/// What keeps foreign memory alive (`foreign.rs`); dropped (its `Drop` releases the memory to
+/// its producer) once no work of ours on the memory is pending.
+type ForeignOwner = Box<dyn Send + Sync>;
+
 pub use copy::PendingCopy;
 
 use super::byte_len;
@@ -90,7 +94,7 @@ pub struct GpuStorage<T: Element> {
     pool: Option<Arc<GraphPool>>,
     /// issue 30 (dlpack): for foreign memory (`foreign.rs`, a DLPack import), what keeps it
     /// alive; then `block` came from no allocator and goes back to none.
-    foreign: Option<foreign::ForeignOwner>,
+    foreign: Option<ForeignOwner>,
     _element: PhantomData<T>,
 }
 
