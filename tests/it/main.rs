@@ -56,6 +56,7 @@ mod transfer_gpu;
 mod dtypes;
 // issue 30 (dlpack): DLPack export and import.
 mod dlpack;
+mod dlpack_foreign;
 // Activations, map/zip_map, true_divide (issue 26).
 mod pointwise_activations;
 // Integer, bitwise, logical and float-predicate ops (issue 26).
