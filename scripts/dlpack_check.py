@@ -101,14 +101,24 @@ def numpy_checks():
     check("a wrong dtype is a typed error", raises(ValueError, lambda: tt.from_dlpack(np.zeros(3, dtype=np.complex64))))
 
 
-def torch_cpu_checks():
+def torch_reads_read_only():
+    # Our `Tensor.__dlpack__` exports shared, with DLPACK_FLAG_BITMASK_READ_ONLY. A torch that
+    # refuses such tensors is reported once here, and the checks that read our shared exports
+    # are skipped (those through `take()`, writable, still run).
+    try:
+        torch.from_dlpack(tt.Tensor([1.0], [1]))
+        return True
+    except Exception as e:  # noqa: BLE001 - report whatever torch raises
+        check("torch reads a read-only (shared) export", False, repr(e))
+        return False
+
+
+def torch_cpu_checks(shared_ok):
     v = vals(12, 2)
-    t = tt.Tensor(v, [3, 4])
-    y = torch.from_dlpack(t)
-    check("torch reads ours (cpu): values", y.tolist() == reference(v, (3, 4)))
-    check("torch reads ours (cpu): no copy", y.data_ptr() == t.data_ptr())
-    yt = torch.from_dlpack(t.t())
-    check("torch reads our transposed view (cpu)", yt.stride() == (1, 4) and yt.tolist() == torch.tensor(reference(v, (3, 4))).T.tolist())
+    w = torch.from_dlpack(tt.Tensor(v, [3, 4]).take())
+    check("torch reads a take()n export (cpu)", w.tolist() == reference(v, (3, 4)))
+    if shared_ok:
+        torch_cpu_shared(v)
     x = torch.arange(1, 13, dtype=torch.float32).reshape(3, 4)
     imp = tt.from_dlpack(x)
     check("we read torch's (cpu): sum", imp.sum() == 78.0)
@@ -118,13 +128,47 @@ def torch_cpu_checks():
     check("we read torch's int64 (cpu)", tt.from_dlpack(xi).sum() == 10.0)
 
 
-def torch_gpu_checks():
+def torch_cpu_shared(v):
+    t = tt.Tensor(v, [3, 4])
+    y = torch.from_dlpack(t)
+    check("torch reads ours (cpu): values", y.tolist() == reference(v, (3, 4)))
+    check("torch reads ours (cpu): no copy", y.data_ptr() == t.data_ptr())
+    yt = torch.from_dlpack(t.t())
+    check("torch reads our transposed view (cpu)", yt.stride() == (1, 4) and yt.tolist() == torch.tensor(reference(v, (3, 4))).T.tolist())
+
+
+def torch_gpu_checks(shared_ok):
     dev = "cuda:0"
     rows, cols = 256, 1024
     v = vals(rows * cols, 3)
+    want = torch.tensor(v, dtype=torch.float32).reshape(rows, cols)
+    n = 1 << 22
+    # Warm-up: our kernels compiled and our allocator's first cuMemAlloc (which may
+    # synchronise the device) done before the timed rounds, so no round passes by accident.
+    warm = tt.Tensor([0.0] * n, [n], device=dev)
+    warm.fill_after_sleep(1.0, 1)
+    check("warm-up", warm.sum() == n and tt.from_dlpack(torch.ones(n, device=dev)).sum() == n)
+    del warm
+    # Handshake, ours -> torch, through a writable take()n export: our write is queued behind
+    # a 300 ms sleep on our producer stream (non-blocking: torch's stream does not wait for it
+    # by itself).
+    for rnd in range(2):
+        big = tt.Tensor([0.0] * n, [n], device=dev)
+        big.fill_after_sleep(2.0 + rnd, 300)
+        yb = torch.from_dlpack(big.take())
+        s = yb.sum().item()
+        check(f"torch sees our pending write (handshake, take(), round {rnd})", s == (2.0 + rnd) * n, f"sum {s}")
+    w = torch.from_dlpack(tt.Tensor(v, [rows, cols], device=dev).take())
+    w.add_(1)
+    check("torch writes a take()n export (gpu)", torch.equal(w.cpu(), want + 1))
+    if shared_ok:
+        torch_gpu_shared(dev, rows, cols, v, want, n)
+    torch_gpu_imports(dev, rows, cols, n)
+
+
+def torch_gpu_shared(dev, rows, cols, v, want, n):
     t = tt.Tensor(v, [rows, cols], device=dev)
     y = torch.from_dlpack(t)
-    want = torch.tensor(v, dtype=torch.float32).reshape(rows, cols)
     check("torch reads ours (gpu): values", torch.equal(y.cpu(), want))
     check("torch reads ours (gpu): no copy", y.data_ptr() == t.data_ptr(), f"{y.data_ptr():#x} vs {t.data_ptr():#x}")
     check("torch reads ours (gpu): device", y.device == torch.device(dev))
@@ -133,15 +177,7 @@ def torch_gpu_checks():
     ys = torch.from_dlpack(t.slice(0, 1, rows, 3))
     check("torch reads our stepped, offset view (gpu)", torch.equal(ys.cpu(), want[1::3]) and ys.data_ptr() == y.data_ptr() + cols * 4)
 
-    # Handshake, ours -> torch: our write is queued behind a 300 ms sleep on our producer
-    # stream (non-blocking, so torch's default stream does not wait for it by itself).
-    n = 1 << 22
-    # Warm-up: our kernels compiled and our allocator's first cuMemAlloc (which may
-    # synchronise the device) done before the timed rounds, so no round passes by accident.
-    warm = tt.Tensor([0.0] * n, [n], device=dev)
-    warm.fill_after_sleep(1.0, 1)
-    check("warm-up", warm.sum() == n and tt.from_dlpack(torch.ones(n, device=dev)).sum() == n)
-    del warm
+    # Handshake, ours -> torch, through the shared export.
     for rnd in range(3):
         big = tt.Tensor([0.0] * n, [n], device=dev)
         big.fill_after_sleep(5.0 + rnd, 300)
@@ -150,6 +186,25 @@ def torch_gpu_checks():
         check(f"torch sees our pending write (handshake, round {rnd})", s == (5.0 + rnd) * n, f"sum {s}")
         del yb
 
+    # Kept alive: Python drops our Tensor, our allocator is asked for memory again.
+    t2 = tt.Tensor(v, [rows, cols], device=dev)
+    y2 = torch.from_dlpack(t2)
+    del t2
+    gc.collect()
+    junk = [tt.Tensor([9.0] * (rows * cols), [rows, cols], device=dev) for _ in range(8)]
+    check("torch's tensor outlives our Tensor (gpu)", torch.equal(y2.cpu(), want))
+    del junk
+    # Our writes refused while torch holds the tensor; allowed after torch lets go.
+    t3 = tt.Tensor(v, [rows, cols], device=dev)
+    y3 = torch.from_dlpack(t3)
+    check("no writes of ours while torch holds the tensor (gpu)", raises(BufferError, lambda: t3.fill_after_sleep(0.0, 0)))
+    del y3
+    gc.collect()
+    t3.fill_after_sleep(4.0, 0)
+    check("writes allowed after torch's deleter (gpu)", t3.sum() == 4.0 * rows * cols)
+
+
+def torch_gpu_imports(dev, rows, cols, n):
     # Handshake, torch -> ours: torch's write is queued behind a sleep on its current stream.
     for rnd in range(3):
         x = torch.zeros(n, device=dev)
@@ -171,27 +226,6 @@ def torch_gpu_checks():
     torch.cuda.synchronize()
     check("our writes land in torch's memory (gpu)", x[0, 0].item() == 1.0 and x[-1, -1].item() == rows * cols)
 
-    # Kept alive: Python drops our Tensor, our allocator is asked for memory again.
-    t2 = tt.Tensor(v, [rows, cols], device=dev)
-    y2 = torch.from_dlpack(t2)
-    del t2
-    gc.collect()
-    junk = [tt.Tensor([9.0] * (rows * cols), [rows, cols], device=dev) for _ in range(8)]
-    check("torch's tensor outlives our Tensor (gpu)", torch.equal(y2.cpu(), want))
-    del junk
-    # A writable export handed over with take(): torch writes it.
-    w = torch.from_dlpack(tt.Tensor(v, [rows, cols], device=dev).take())
-    w.add_(1)
-    check("torch writes a take()n export (gpu)", torch.equal(w.cpu(), want + 1))
-    # Our writes refused while torch holds the tensor; allowed after torch lets go.
-    t3 = tt.Tensor(v, [rows, cols], device=dev)
-    y3 = torch.from_dlpack(t3)
-    check("no writes of ours while torch holds the tensor (gpu)", raises(BufferError, lambda: t3.fill_after_sleep(0.0, 0)))
-    del y3
-    gc.collect()
-    t3.fill_after_sleep(4.0, 0)
-    check("writes allowed after torch's deleter (gpu)", t3.sum() == 4.0 * rows * cols)
-
 
 def main():
     if np is not None:
@@ -200,9 +234,10 @@ def main():
         print("numpy: not installed, skipped")
     if torch is not None:
         print("torch", torch.__version__)
-        torch_cpu_checks()
+        shared_ok = torch_reads_read_only()
+        torch_cpu_checks(shared_ok)
         if torch.cuda.is_available() and tt.gpu_available():
-            torch_gpu_checks()
+            torch_gpu_checks(shared_ok)
         else:
             print("GPU checks: skipped, no CUDA GPU")
     else:
