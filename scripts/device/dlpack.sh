@@ -53,6 +53,7 @@ case "$mode" in
       [ -f .gpu/tests/it ] || { mkdir -p .gpu/tests; gunzip -c .gpu-pack/it.gz > .gpu/tests/it; chmod +x .gpu/tests/it; }
       stage "tests/it/dlpack.rs (both engines, the GPU variants here)"
       LIMIT=240 tests dlpack
+      LIMIT=60 tests dlpack_foreign
       stage "stream order and architecture (the foreign storage touches both)"
       LIMIT=240 tests stream_order
       LIMIT=60 tests architecture
