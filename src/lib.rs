@@ -25,6 +25,8 @@ pub mod storage;
 mod runtime;
 // the engines (never import each other), and the collectives beside them
 pub mod collective;
+// issue 30 (dlpack): DLPack export and import, beside the engines (imports none).
+pub mod dlpack;
 mod engine_cpu;
 mod engine_gpu;
 // Caffe's SyncedMemory and Blob

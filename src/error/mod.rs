@@ -16,6 +16,8 @@
 //! [`AllocError`]).
 
 mod alloc;
+// issue 30 (dlpack): DLPack import and export errors.
+mod dlpack;
 mod gpu;
 // issue 30 (files): tensor files.
 mod io;
@@ -24,6 +26,7 @@ mod nccl;
 mod state;
 
 pub use alloc::{AllocError, ConfigValueError};
+pub use dlpack::DlpackError;
 pub use gpu::GpuError;
 pub use io::IoError; // issue 30 (files)
 pub use layout::LayoutError;
@@ -72,12 +75,24 @@ pub enum Error {
     /// `Result` of the crate.
     #[error(transparent)]
     Io(#[from] Box<IoError>),
+    // issue 30 (dlpack)
+    /// A DLPack tensor could not be imported or exported as asked (`crate::dlpack`). Boxed:
+    /// its layout variant would make every `Result` of the crate larger.
+    #[error(transparent)]
+    Dlpack(Box<DlpackError>),
 }
 
 // issue 30 (files): `?` on an `IoError`.
 impl From<IoError> for Error {
     fn from(e: IoError) -> Error {
         Error::Io(Box::new(e))
+    }
+}
+
+// issue 30 (dlpack): `?` on a `DlpackError`.
+impl From<DlpackError> for Error {
+    fn from(e: DlpackError) -> Self {
+        Error::Dlpack(Box::new(e))
     }
 }
 

@@ -12,6 +12,8 @@ pub(crate) mod driver;
 mod driver_pool;
 mod error_slot;
 mod event;
+// issue 30 (dlpack): streams other libraries own.
+pub(crate) mod foreign_stream;
 pub(crate) mod graph;
 mod kernel_cache_dir;
 mod memory_source;

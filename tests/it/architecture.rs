@@ -80,6 +80,8 @@ fn module_layer(name: &str) -> Option<(Layer, Option<&'static str>)> {
         "engine_gpu" | "int_divider" | "offset_calculator" => (Layer::Engine, Some("engine_gpu")),
         // NCCL collectives: above the runtime and the tensors, beside the engines.
         "collective" => (Layer::Engine, Some("collective")),
+        // issue 30 (dlpack): DLPack export and import, beside the engines (imports none).
+        "dlpack" => (Layer::Engine, Some("dlpack")),
         "synced" => (Layer::Synced, None),
         // issue 30 (files): tensor files, beside `synced` (they save and restore Blobs).
         "io" => (Layer::Synced, None),

@@ -56,6 +56,9 @@ mod tensor;
 mod transfer_gpu;
 // Element types i8, i16, u16, u32, u64 (issue 26).
 mod dtypes;
+// issue 30 (dlpack): DLPack export and import.
+mod dlpack;
+mod dlpack_foreign;
 // Activations, map/zip_map, true_divide (issue 26).
 mod pointwise_activations;
 // Integer, bitwise, logical and float-predicate ops (issue 26).

@@ -7,6 +7,12 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 mod copy;
+// issue 30 (dlpack): foreign device memory (DLPack imports).
+mod foreign;
+
+/// What keeps foreign memory alive (`foreign.rs`); dropped (its `Drop` releases the memory to
+/// its producer) once no work of ours on the memory is pending.
+type ForeignOwner = Box<dyn Send + Sync>;
 
 pub use copy::PendingCopy;
 
@@ -37,6 +43,9 @@ fn check_len(op: &'static str, expected: usize, got: usize) -> Result<(), Layout
 /// Device memory for `len` elements of `T` on one GPU: the storage of `Tensor<T, Gpu>`.
 ///
 /// Invariants:
+/// - Foreign memory (`foreign` set: a DLPack import, `foreign.rs`) is owned by `foreign`
+///   instead, never by an allocator: `block` names it, and the drop waits for the work
+///   queued on it before dropping `foreign`. The points below hold for the other storages.
 /// - `block` comes from `pool`'s allocator if `pool` is set (memory allocated inside a CUDA
 ///   graph capture, docs/GRAPHS.md), else from `gpu.allocator()`, and holds at least
 ///   `len * size_of::<T>()` bytes of device memory of `gpu`'s device, used by this value
@@ -83,6 +92,9 @@ pub struct GpuStorage<T: Element> {
     order: StreamOrder,
     /// The private pool of the graph capture that allocated this memory, if any.
     pool: Option<Arc<GraphPool>>,
+    /// issue 30 (dlpack): for foreign memory (`foreign.rs`, a DLPack import), what keeps it
+    /// alive; then `block` came from no allocator and goes back to none.
+    foreign: Option<ForeignOwner>,
     _element: PhantomData<T>,
 }
 
@@ -109,6 +121,7 @@ impl<T: Element> GpuStorage<T> {
             stream: stream.clone(),
             order: StreamOrder::new(),
             pool,
+            foreign: None,
             _element: PhantomData,
         };
         if let Err(reason) = check_handed_out(&storage.block, bytes, stream.id()) {
@@ -235,6 +248,10 @@ impl<T: Element> GpuStorage<T> {
             access == Access::Write,
         )?;
         self.order.order(&self.stream, stream, access, |id| {
+            if self.foreign.is_some() {
+                // Foreign memory never goes back to an allocator: its drop waits instead.
+                return Ok(());
+            }
             self.allocator()
                 .record_stream(&self.block, id)
                 .map_err(Error::from)
@@ -251,6 +268,9 @@ impl<T: Element> GpuStorage<T> {
 
 impl<T: Element> Drop for GpuStorage<T> {
     fn drop(&mut self) {
+        if let Some(owner) = self.foreign.take() {
+            return self.release_foreign(owner);
+        }
         let empty = Block::empty(self.block.stream());
         let block = std::mem::replace(&mut self.block, empty);
         // Relaxed if this thread is capturing: the allocator may record or query events.

@@ -21,6 +21,11 @@
 
 mod context;
 mod event;
+// issue 30 (dlpack): foreign streams and addresses.
+mod foreign;
+pub(crate) use foreign::{
+    pointer_device_ordinal, raw_event_record, raw_stream_synchronize, raw_stream_wait_event,
+};
 mod graph;
 mod launch;
 mod mem_pool;
