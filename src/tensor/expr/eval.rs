@@ -15,7 +15,10 @@ use crate::tensor::base::Tensor;
 use crate::tensor::repr::{ReadRepr, WriteRepr};
 use crate::tensor::view::AsViewMut;
 
+use rayon::prelude::*;
+
 use super::build::Expr;
+use super::host::{self, RunCursor};
 use super::inline::InlineList;
 use super::node::{Brand, Current, CurrentReads, Cursor, LeafLayouts, Node};
 use super::program::{self, Program, ProgramOf};
@@ -426,7 +429,7 @@ macro_rules! tuple_exprs {
             where
                 D: HostBackend,
             {
-                let mut layouts: InlineList<Layout, 16> = InlineList::new();
+                let mut layouts: InlineList<Layout, { host::OPERANDS }> = InlineList::new();
                 {
                     let mut leaves = LeafLayouts::new();
                     $( self.exprs.$i.leaf_layouts(&mut leaves); )+
@@ -439,6 +442,74 @@ macro_rules! tuple_exprs {
                 let mut reads = CurrentReads::new();
                 $( self.exprs.$i.current_reads(&mut reads); )+
                 let in_place = !reads.is_empty();
+                // Issue 29 (cpu): the blocked pass, split across rayon's pool (host.rs);
+                // the element-by-element walk below only past MAX_HOST_LEAVES leaf reads.
+                if let Some(c) = host::collapse_pass(&layouts, n_leaves) {
+                    let ranges = ($(layouts.get(n_leaves + $i).and_then(|l| l.contiguous_range()),)+);
+                    let outs = &mut self.outs;
+                    $( let $o = D::host_mut(outs.$i.slice_mut()); )+
+                    // SAFETY: `block` calls nothing on the nodes but `eval_run`.
+                    let nodes = unsafe { host::SharedNodes::new(&self.exprs) };
+                    // One block: the leaves' runs read into buffers node by node, each
+                    // output's current values first for an update, then the results written.
+                    let block = |outs: &mut ($(&mut [$t],)+),
+                                 bases: [usize; host::MAX_HOST_OUTPUTS],
+                                 offs: &[usize; host::OPERANDS],
+                                 strides: &[isize; host::OPERANDS],
+                                 n: usize| {
+                        let runs: [(usize, isize); host::MAX_HOST_LEAVES] =
+                            std::array::from_fn(|k| {
+                                let j = host::MAX_HOST_OUTPUTS + k;
+                                (offs[j], strides[j])
+                            });
+                        let runs = &runs[..n_leaves];
+                        let starts: [usize; host::MAX_HOST_OUTPUTS] =
+                            std::array::from_fn(|k| offs[k].wrapping_sub(bases[k]));
+                        let nodes = nodes.get();
+                        $( let mut $v = [<$t as Element>::ZERO; host::BLOCK]; )+
+                        if in_place {
+                            // Every output element is read (as its current value) only here,
+                            // in the block about to write it, before it is written.
+                            let cur = ($({
+                                let mut c = [<$t as Element>::ZERO; host::BLOCK];
+                                host::read_run(&*outs.$i, starts[$i], strides[$i], &mut c[..n]);
+                                c
+                            },)+);
+                            let current = [$(&cur.$i as &dyn Any),+];
+                            let mut at = RunCursor::new(runs, &current);
+                            $( nodes.$i.eval_run(&mut at, &mut $v[..n]); )+
+                        } else {
+                            let mut at = RunCursor::new(runs, &[]);
+                            $( nodes.$i.eval_run(&mut at, &mut $v[..n]); )+
+                        }
+                        $( host::write_run(&mut *outs.$i, starts[$i], strides[$i], &$v[..n]); )+
+                    };
+                    let numel = c.numel();
+                    match (host::split_len(numel), ranges) {
+                        (Some(ch), ($(Some($v),)+)) => {
+                            let starts = [$($v.start),+];
+                            $( let mut $o = $o[$v].chunks_mut(ch); )+
+                            let tasks: Vec<_> = std::iter::from_fn(|| Some(($($o.next()?,)+)))
+                                .enumerate()
+                                .collect();
+                            tasks.into_par_iter().for_each(|(k, mut outs)| {
+                                let s = k * ch;
+                                let bases = std::array::from_fn(|j| starts.get(j).map_or(0, |&b| b + s));
+                                let range = s..s + outs.0.len();
+                                host::for_each_block_in(&c, range, |offs, strides, n| {
+                                    block(&mut outs, bases, offs, strides, n)
+                                });
+                            });
+                        }
+                        _ => {
+                            let mut outs = ($($o,)+);
+                            host::for_each_block_in(&c, 0..numel, |offs, strides, n| {
+                                block(&mut outs, [0; host::MAX_HOST_OUTPUTS], offs, strides, n)
+                            });
+                        }
+                    }
+                    return Ok(());
+                }
                 let exprs = &self.exprs;
                 let outs = &mut self.outs;
                 $( let $o = D::host_mut(outs.$i.slice_mut()); )+

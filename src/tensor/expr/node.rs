@@ -16,6 +16,7 @@ use crate::tensor::backend::sealed::FusedBackend;
 use crate::tensor::backend::views::TensorView;
 use crate::tensor::backend::{Backend, HostBackend};
 
+use super::host::{read_run, RunCursor, BLOCK};
 use super::inline::InlineList;
 use super::program::{Program, ProgramOf};
 
@@ -99,6 +100,18 @@ pub(crate) mod sealed {
         where
             D: HostBackend;
 
+        /// Issue 29: the node's values at `out.len()` (at most [`BLOCK`]) consecutive
+        /// elements of a run on the host, into `out` (children evaluated into buffers in the
+        /// order of [`NodeImpl::build`], each leaf reading its own (start, stride)).
+        ///
+        /// Called on one node from several threads at once (the host pass splits large
+        /// outputs across rayon's pool): it reads only immutable state reachable from
+        /// `&self` (storage slices, scalars, an `Rc`'s target), and never clones, drops or
+        /// mutates any of it. `host.rs`'s `SharedNodes` relies on this.
+        fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [Self::Out])
+        where
+            D: HostBackend;
+
         /// Adds the layouts of the node's leaves to `layouts`, in [`NodeImpl::build`] order.
         fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
 
@@ -157,6 +170,14 @@ impl<T: Element, D: Backend> NodeImpl<D> for Leaf<'_, T, D> {
         D::host(self.view.storage())[off]
     }
 
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        let (start, stride) = at.take();
+        read_run(D::host(self.view.storage()), start, stride, out);
+    }
+
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         layouts.push(self.view.layout());
     }
@@ -188,6 +209,13 @@ impl<T: Element, D: Backend> NodeImpl<D> for Scalar<T> {
         D: HostBackend,
     {
         self.value
+    }
+
+    fn eval_run(&self, _: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        out.fill(self.value);
     }
 
     fn leaf_layouts<'s>(&'s self, _: &mut LeafLayouts<'s>) {}
@@ -223,6 +251,17 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> NodeImpl<D> for Unary<O, A> {
         D: HostBackend,
     {
         self.op.cpu(self.a.eval(at))
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
+    where
+        D: HostBackend,
+    {
+        let a = &mut [<A::Out as Element>::ZERO; BLOCK][..out.len()];
+        self.a.eval_run(at, a);
+        for (o, &x) in out.iter_mut().zip(a.iter()) {
+            *o = self.op.cpu(x);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -266,6 +305,17 @@ impl<D: Backend, A: Node<D>, U: Element> NodeImpl<D> for CastTo<U, A> {
         D: HostBackend,
     {
         UnaryOp::<A::Out>::cpu(&self.cast, self.a.eval(at))
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [U])
+    where
+        D: HostBackend,
+    {
+        let a = &mut [<A::Out as Element>::ZERO; BLOCK][..out.len()];
+        self.a.eval_run(at, a);
+        for (o, &x) in out.iter_mut().zip(a.iter()) {
+            *o = UnaryOp::<A::Out>::cpu(&self.cast, x);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -317,6 +367,20 @@ where
         let a = self.a.eval(at);
         let b = self.b.eval(at);
         self.op.cpu(a, b)
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
+    where
+        D: HostBackend,
+    {
+        let n = out.len();
+        let a = &mut [<A::Out as Element>::ZERO; BLOCK][..n];
+        let b = &mut [<A::Out as Element>::ZERO; BLOCK][..n];
+        self.a.eval_run(at, a);
+        self.b.eval_run(at, b);
+        for ((o, &x), &y) in out.iter_mut().zip(a.iter()).zip(b.iter()) {
+            *o = self.op.cpu(x, y);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -375,6 +439,22 @@ where
         let b = self.b.eval(at);
         let c = self.c.eval(at);
         self.op.cpu(a, b, c)
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
+    where
+        D: HostBackend,
+    {
+        let n = out.len();
+        let a = &mut [<A::Out as Element>::ZERO; BLOCK][..n];
+        let b = &mut [<B::Out as Element>::ZERO; BLOCK][..n];
+        let c = &mut [<B::Out as Element>::ZERO; BLOCK][..n];
+        self.a.eval_run(at, a);
+        self.b.eval_run(at, b);
+        self.c.eval_run(at, c);
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a.iter()).zip(b.iter()).zip(c.iter()) {
+            *o = self.op.cpu(x, y, z);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -455,6 +535,17 @@ impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
             .unwrap_or(T::ZERO)
     }
 
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        // As in `eval`: checked before the pass, so the fallback is never taken.
+        match at.current.get(K).and_then(|v| v.downcast_ref::<[T; BLOCK]>()) {
+            Some(values) => out.copy_from_slice(&values[..out.len()]),
+            None => out.fill(T::ZERO),
+        }
+    }
+
     fn leaf_layouts<'s>(&'s self, _: &mut LeafLayouts<'s>) {}
 
     fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
@@ -468,6 +559,9 @@ impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
 trait ErasedNode<D: Backend, T> {
     fn build_erased<'s>(&'s self, p: &mut Program<'s, D>) -> usize;
     fn eval_erased(&self, at: &mut Cursor<'_>) -> T
+    where
+        D: HostBackend;
+    fn eval_run_erased(&self, at: &mut RunCursor<'_>, out: &mut [T])
     where
         D: HostBackend;
     fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
@@ -484,6 +578,12 @@ impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
         D: HostBackend,
     {
         self.eval(at)
+    }
+    fn eval_run_erased(&self, at: &mut RunCursor<'_>, out: &mut [N::Out])
+    where
+        D: HostBackend,
+    {
+        self.eval_run(at, out)
     }
     fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.leaf_layouts(layouts);
@@ -532,6 +632,13 @@ impl<T: Element, D: Backend> NodeImpl<D> for Boxed<'_, T, D> {
         D: HostBackend,
     {
         self.node.eval_erased(at)
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        self.node.eval_run_erased(at, out)
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
