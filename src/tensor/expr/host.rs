@@ -257,14 +257,32 @@ mod tests {
         let c = collapse([&out, &inp]);
         let mut all = vec![];
         for_each_run_in(&c, 0..105, |o, s, n| {
-            all.extend((0..n).map(|i| (o[0] as isize + i as isize * s[0], o[1] as isize + i as isize * s[1])));
+            all.extend((0..n).map(|i| {
+                (
+                    o[0] as isize + i as isize * s[0],
+                    o[1] as isize + i as isize * s[1],
+                )
+            }));
         });
         assert!(all.iter().enumerate().all(|(i, p)| p.0 == i as isize));
-        for (a, b) in [(0, 0), (0, 1), (3, 4), (6, 8), (7, 14), (33, 104), (50, 200)] {
+        for (a, b) in [
+            (0, 0),
+            (0, 1),
+            (3, 4),
+            (6, 8),
+            (7, 14),
+            (33, 104),
+            (50, 200),
+        ] {
             let mut part = vec![];
             for_each_block_in(&c, a..b, |o, s, n| {
                 assert!(n <= BLOCK);
-                part.extend((0..n).map(|i| (o[0] as isize + i as isize * s[0], o[1] as isize + i as isize * s[1])));
+                part.extend((0..n).map(|i| {
+                    (
+                        o[0] as isize + i as isize * s[0],
+                        o[1] as isize + i as isize * s[1],
+                    )
+                }));
             });
             let b = b.min(105);
             assert_eq!(part, all[a.min(b)..b]);
@@ -273,13 +291,19 @@ mod tests {
 
     #[test]
     fn split_len_stays_on_this_thread_below_the_grain() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
         pool.install(|| {
             assert_eq!(split_len(GRAIN), None);
             let ch = split_len(1 << 24).unwrap();
             assert!(ch >= GRAIN && ch % BLOCK == 0);
         });
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         one.install(|| assert_eq!(split_len(1 << 24), None));
     }
 }

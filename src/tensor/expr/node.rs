@@ -540,7 +540,11 @@ impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
         D: HostBackend,
     {
         // As in `eval`: checked before the pass, so the fallback is never taken.
-        match at.current.get(K).and_then(|v| v.downcast_ref::<[T; BLOCK]>()) {
+        match at
+            .current
+            .get(K)
+            .and_then(|v| v.downcast_ref::<[T; BLOCK]>())
+        {
             Some(values) => out.copy_from_slice(&values[..out.len()]),
             None => out.fill(T::ZERO),
         }
