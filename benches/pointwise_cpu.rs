@@ -47,6 +47,13 @@ fn pair(n: usize, seed: u32) -> (Tensor<f32>, Array2<f32>) {
     (t, a)
 }
 
+/// A one-op case: name, ours, ndarray's scalar function.
+type UnaryCase = (
+    &'static str,
+    fn(&Tensor<f32>) -> Tensor<f32>,
+    fn(f32) -> f32,
+);
+
 fn gelu(x: f32) -> f32 {
     Gelu.cpu(x)
 }
@@ -64,7 +71,7 @@ fn group(
     g.sample_size(10).throughput(Throughput::Bytes(bytes));
     for (label, f) in cases.iter_mut() {
         g.bench_function(BenchmarkId::new(*label, LOG2), |bch| {
-            bch.iter(|| pool.install(|| f()))
+            bch.iter(|| pool.install(&mut *f))
         });
     }
     g.finish();
@@ -166,7 +173,7 @@ fn bench(c: &mut Criterion) {
                 }),
             ],
         );
-        let unary: [(&str, fn(&Tensor<f32>) -> Tensor<f32>, fn(f32) -> f32); 3] = [
+        let unary: [UnaryCase; 3] = [
             ("exp", |t| t.exp().expect("float"), |x| Exp.cpu(x)),
             ("tanh", |t| t.tanh().expect("float"), |x| Tanh.cpu(x)),
             ("gelu", |t| t.gelu().expect("float"), gelu),

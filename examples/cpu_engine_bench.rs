@@ -84,6 +84,11 @@ fn time_s(repeats: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
     Ok(median(&mut times))
 }
 
+/// Drops a result (the timed call's output).
+fn done<T>(_: T) -> Res<()> {
+    Ok(())
+}
+
 type Case<'a> = (
     &'static str,
     usize,
@@ -102,30 +107,26 @@ fn main() -> Res<()> {
     let row = Tensor::from_vec(&[side], random(side, 6))?;
     // (name, bytes per element moved, the call)
     let cases: Vec<Case<'_>> = vec![
-        ("add", 12, Box::new(|| Ok(drop((&a + &b)?)))),
-        ("mul", 12, Box::new(|| Ok(drop((&a * &b)?)))),
-        (
-            "add_transposed",
-            12,
-            Box::new(|| Ok(drop((&sq.t() + &sq2)?))),
-        ),
-        ("add_broadcast_row", 8, Box::new(|| Ok(drop((&a + &row)?)))),
-        ("exp", 8, Box::new(|| Ok(drop(a.exp()?)))),
-        ("tanh", 8, Box::new(|| Ok(drop(a.tanh()?)))),
-        ("gelu", 8, Box::new(|| Ok(drop(a.gelu()?)))),
+        ("add", 12, Box::new(|| done((&a + &b)?))),
+        ("mul", 12, Box::new(|| done((&a * &b)?))),
+        ("add_transposed", 12, Box::new(|| done((&sq.t() + &sq2)?))),
+        ("add_broadcast_row", 8, Box::new(|| done((&a + &row)?))),
+        ("exp", 8, Box::new(|| done(a.exp()?))),
+        ("tanh", 8, Box::new(|| done(a.tanh()?))),
+        ("gelu", 8, Box::new(|| done(a.gelu()?))),
         (
             "gelu(a*b+c) fused",
             16,
-            Box::new(|| Ok(drop((a.lazy() * &b + &c).gelu().eval()?))),
+            Box::new(|| done((a.lazy() * &b + &c).gelu().eval()?)),
         ),
         (
             "gelu(a*b+c) eager",
             16,
-            Box::new(|| Ok(drop(a.mul(&b)?.add(&c)?.gelu()?))),
+            Box::new(|| done(a.mul(&b)?.add(&c)?.gelu()?)),
         ),
-        ("sum", 4, Box::new(|| Ok(drop(a.sum()?)))),
-        ("sum_axis0", 4, Box::new(|| Ok(drop(a.sum_dim(0, false)?)))),
-        ("sum_axis1", 4, Box::new(|| Ok(drop(a.sum_dim(1, false)?)))),
+        ("sum", 4, Box::new(|| done(a.sum()?))),
+        ("sum_axis0", 4, Box::new(|| done(a.sum_dim(0, false)?))),
+        ("sum_axis1", 4, Box::new(|| done(a.sum_dim(1, false)?))),
     ];
     println!(
         "typestate-tensor CPU engine, 2^{} f32, {} cores available",

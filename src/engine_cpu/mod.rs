@@ -5,8 +5,18 @@
 //! strides ([`kernels`]). A contiguous op is one run of plain slices. Results of
 //! out-of-place ops are appended to a fresh `Vec` when the runs come in output order, so no
 //! time is spent zero-filling memory that is about to be overwritten; tiled iterations
-//! (transposed inputs) write into a zeroed buffer instead. No `unsafe` code but the `gemm`
-//! calls of matrix multiply (`matmul/float.rs`, issue 27).
+//! (transposed inputs) write into a zeroed buffer instead.
+//!
+//! Threads (issue 29): ops of at least `2 * GRAIN` (65536) elements are split across the
+//! *current* rayon pool ([`par`], `crate::tensor::expr::host`): the global pool, sized by
+//! `RAYON_NUM_THREADS` or the core count, or the pool a caller runs in with
+//! `rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(|| ..)` (a pool of one
+//! thread keeps everything on the calling thread), as ndarray's `par_azip` does. Results do
+//! not depend on the number of threads: pointwise elements are computed alone, and
+//! reductions fold fixed blocks combined in a fixed order ([`reduce`], [`columns`]).
+//!
+//! `unsafe` code: the `gemm` calls of matrix multiply (`matmul/float.rs`, issue 27) and the
+//! one `set_len` of a new output whose every slot was written (`par.rs`).
 
 mod kernels;
 // Issue 29: outputs and the split across rayon's threads.
@@ -96,7 +106,7 @@ impl FusedBackend for Cpu {
 
 // SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
 // `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
-// kernels or a `Vec` grown only by appending values. So every storage handed back is
+// kernels or a `Vec` whose length is set only once every slot was written (`par::finish`). So every storage handed back is
 // initialised whatever the kernels do; they do also write each destination element of the
 // layout exactly once (`runs::for_each_run`) and never read a destination they write.
 unsafe impl Backend for Cpu {

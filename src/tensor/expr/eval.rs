@@ -299,59 +299,6 @@ fn check_currents(
     Ok(())
 }
 
-/// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
-/// order, calling `f` at every element with the leaves' and the outputs' offsets.
-fn walk<const N: usize>(
-    shape: &[usize],
-    layouts: &InlineList<Layout, N>,
-    mut f: impl FnMut(&[usize]) -> Result<()>,
-) -> Result<()> {
-    let numel: usize = shape.iter().product();
-    if numel == 0 {
-        return Ok(());
-    }
-    let n = layouts.len();
-    let rank = shape.len();
-    // Inline up to 8 dims and 8 operands (`Dims`): no allocation for ordinary expressions.
-    let mut idx: Dims<usize> = shape.iter().map(|_| 0).collect();
-    let mut offs: Dims<isize> = layouts.iter().map(|l| l.offset() as isize).collect();
-    let mut cur: Dims<usize> = layouts.iter().map(|_| 0).collect();
-    let inner = rank.checked_sub(1);
-    let inner_len = inner.map_or(1, |d| shape[d]);
-    let inner_strides: Dims<isize> = layouts
-        .iter()
-        .map(|l| inner.map_or(0, |d| l.strides()[d]))
-        .collect();
-    let rows = numel / inner_len;
-    for _ in 0..rows {
-        for j in 0..inner_len {
-            for k in 0..n {
-                // In range: every layout lies within its storage (views' invariant), so the
-                // offset of any index of the shape is a valid, non-negative index.
-                cur[k] = (offs[k] + j as isize * inner_strides[k]) as usize;
-            }
-            f(&cur)?;
-        }
-        // Next row: advance the outer dims (an odometer), updating the offsets.
-        let mut d = rank.saturating_sub(1);
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            for (k, l) in layouts.iter().enumerate() {
-                offs[k] += l.strides()[d];
-            }
-            if idx[d] < shape[d] {
-                break;
-            }
-            for (k, l) in layouts.iter().enumerate() {
-                offs[k] -= l.strides()[d] * shape[d] as isize;
-            }
-            idx[d] = 0;
-        }
-    }
-    Ok(())
-}
-
 /// Implements [`Exprs`] (its sealed part) and [`Fused`] for tuples of one to four
 /// expressions.
 macro_rules! tuple_exprs {
@@ -466,23 +413,31 @@ macro_rules! tuple_exprs {
                         let starts: [usize; host::MAX_HOST_OUTPUTS] =
                             std::array::from_fn(|k| offs[k].wrapping_sub(bases[k]));
                         let nodes = nodes.get();
-                        $( let mut $v = [<$t as Element>::ZERO; host::BLOCK]; )+
-                        if in_place {
+                        let (cur, current);
+                        let mut at = if in_place {
                             // Every output element is read (as its current value) only here,
                             // in the block about to write it, before it is written.
-                            let cur = ($({
+                            cur = ($({
                                 let mut c = [<$t as Element>::ZERO; host::BLOCK];
                                 host::read_run(&*outs.$i, starts[$i], strides[$i], &mut c[..n]);
                                 c
                             },)+);
-                            let current = [$(&cur.$i as &dyn Any),+];
-                            let mut at = RunCursor::new(runs, &current);
-                            $( nodes.$i.eval_run(&mut at, &mut $v[..n]); )+
+                            current = [$(&cur.$i as &dyn Any),+];
+                            RunCursor::new(runs, &current)
                         } else {
-                            let mut at = RunCursor::new(runs, &[]);
-                            $( nodes.$i.eval_run(&mut at, &mut $v[..n]); )+
-                        }
-                        $( host::write_run(&mut *outs.$i, starts[$i], strides[$i], &$v[..n]); )+
+                            RunCursor::new(runs, &[])
+                        };
+                        // A contiguous output is written in place, others through a buffer.
+                        $(
+                            if strides[$i] == 1 {
+                                let s = starts[$i];
+                                nodes.$i.eval_run(&mut at, &mut outs.$i[s..s + n]);
+                            } else {
+                                let mut $v = [<$t as Element>::ZERO; host::BLOCK];
+                                nodes.$i.eval_run(&mut at, &mut $v[..n]);
+                                host::write_run(&mut *outs.$i, starts[$i], strides[$i], &$v[..n]);
+                            }
+                        )+
                     };
                     let numel = c.numel();
                     match (host::split_len(numel), ranges) {
@@ -513,7 +468,7 @@ macro_rules! tuple_exprs {
                 let exprs = &self.exprs;
                 let outs = &mut self.outs;
                 $( let $o = D::host_mut(outs.$i.slice_mut()); )+
-                walk(&self.shape, &layouts, |offs| {
+                host::walk(&self.shape, &layouts, |offs| {
                     let (leaf_offs, out_offs) = offs.split_at(n_leaves);
                     // Every output element is read (as its current value) only here, at the
                     // element about to be written, before it is written.

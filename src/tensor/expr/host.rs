@@ -21,7 +21,8 @@ use std::any::Any;
 use std::ops::Range;
 
 use super::inline::InlineList;
-use crate::layout::{collapse, CollapsedLayout, Layout, MAX_DIMS};
+use crate::error::Result;
+use crate::layout::{collapse, CollapsedLayout, Dims, Layout, MAX_DIMS};
 
 /// Elements a fused node computes per call on the host: 256 `f64`s are 2 KiB, so an
 /// expression's buffers stay in L1. Measured on `gelu(a * b + c)` (2^24 f32): 256 and 512
@@ -242,6 +243,60 @@ pub(crate) fn write_run<T: Copy>(data: &mut [T], start: usize, stride: isize, va
     }
 }
 
+/// The element-by-element pass of expressions with more than [`MAX_HOST_LEAVES`] leaf reads:
+/// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
+/// order, calling `f` at every element with the leaves' and the outputs' offsets.
+pub(crate) fn walk<const N: usize>(
+    shape: &[usize],
+    layouts: &InlineList<Layout, N>,
+    mut f: impl FnMut(&[usize]) -> Result<()>,
+) -> Result<()> {
+    let numel: usize = shape.iter().product();
+    if numel == 0 {
+        return Ok(());
+    }
+    let n = layouts.len();
+    let rank = shape.len();
+    // Inline up to 8 dims and 8 operands (`Dims`): no allocation for ordinary expressions.
+    let mut idx: Dims<usize> = shape.iter().map(|_| 0).collect();
+    let mut offs: Dims<isize> = layouts.iter().map(|l| l.offset() as isize).collect();
+    let mut cur: Dims<usize> = layouts.iter().map(|_| 0).collect();
+    let inner = rank.checked_sub(1);
+    let inner_len = inner.map_or(1, |d| shape[d]);
+    let inner_strides: Dims<isize> = layouts
+        .iter()
+        .map(|l| inner.map_or(0, |d| l.strides()[d]))
+        .collect();
+    let rows = numel / inner_len;
+    for _ in 0..rows {
+        for j in 0..inner_len {
+            for k in 0..n {
+                // In range: every layout lies within its storage (views' invariant), so the
+                // offset of any index of the shape is a valid, non-negative index.
+                cur[k] = (offs[k] + j as isize * inner_strides[k]) as usize;
+            }
+            f(&cur)?;
+        }
+        // Next row: advance the outer dims (an odometer), updating the offsets.
+        let mut d = rank.saturating_sub(1);
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            for (k, l) in layouts.iter().enumerate() {
+                offs[k] += l.strides()[d];
+            }
+            if idx[d] < shape[d] {
+                break;
+            }
+            for (k, l) in layouts.iter().enumerate() {
+                offs[k] -= l.strides()[d] * shape[d] as isize;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,7 +353,7 @@ mod tests {
         pool.install(|| {
             assert_eq!(split_len(GRAIN), None);
             let ch = split_len(1 << 24).unwrap();
-            assert!(ch >= GRAIN && ch % BLOCK == 0);
+            assert!(ch >= GRAIN && ch.is_multiple_of(BLOCK));
         });
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
