@@ -21,3 +21,17 @@ def time_ms(fn, repeats, warmup=3):
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+# issue 29 (cpu): the same rule for host (CPU) work, timed by the wall clock.
+def host_time_ms(fn, repeats, warmup=3):
+    import time
+
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)

@@ -12,9 +12,9 @@
 //! Both walk the input views in the CPU engine's runs (any strides, broadcast and negative
 //! included) and append to a new row-major tensor, as the table's ops do.
 
-use super::into_new;
-use super::kernels::{self, Sink};
-use super::runs::{at, for_each_run};
+use super::kernels;
+use super::par::into_new_here;
+use super::runs::at;
 use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
@@ -45,7 +45,7 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
         let out = Layout::contiguous(v.shape())?;
         let c = collapse([&out, v.layout()]);
         let data = D::host(v.storage());
-        let values = into_new(&c, |tiled, sink| kernels::unary(&f, data, &c, tiled, sink))?;
+        let values = into_new_here(&c, |walk, out| kernels::unary(&f, data, &c, walk, out))?;
         Ok(Tensor::from_contiguous(values, out, Cpu))
     }
 
@@ -79,10 +79,10 @@ impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
         let out = Layout::contiguous(&shape)?;
         let c = collapse([&out, a.layout(), b.layout()]);
         let (da, db) = (D::host(a.storage()), D::host(b.storage()));
-        let values = into_new(&c, |tiled, sink| {
-            for_each_run(&c, tiled, |o, s, n| {
+        let values = into_new_here(&c, |walk, out| {
+            walk.runs(&c, |o, s, n| {
                 let values = (0..n).map(|i| f(da[at(o[1], s[1], i)], db[at(o[2], s[2], i)]));
-                sink.put(o[0], s[0], n, values)
+                out.put(o[0], s[0], n, values)
             })
         })?;
         Ok(Tensor::from_contiguous(values, out, Cpu))

@@ -5,45 +5,66 @@
 //! hoisted out as a scalar; anything else indexes with the strides. All indexing is safe
 //! slice indexing: the bounds checks cost one compare per element on the strided path (which
 //! is bound by memory latency anyway) and nothing on the slice paths.
+//!
+//! Each kernel visits the runs of a [`Walk`]: the whole op, or one thread's share of it
+//! (issue 29); an in-place kernel's `dst` then holds that share only, its first element at
+//! storage index `base`.
 
 use std::iter::repeat_n;
+use std::mem::MaybeUninit;
 
-use super::runs::{at, for_each_run};
+use super::runs::{at, Walk};
 use crate::layout::CollapsedLayout;
 
-/// Where a kernel writes a run of results.
-pub(crate) trait Sink<U> {
-    /// Writes `values` (exactly `len` of them) to elements `start + i * stride`.
-    fn put(&mut self, start: usize, stride: isize, len: usize, values: impl Iterator<Item = U>);
+/// Where a kernel writes its runs of results.
+pub(crate) enum Out<'s, U> {
+    /// Appends to uninitialised memory: the runs arrive in output order with stride 1 (an
+    /// untiled walk of a new row-major output), so appending is writing. `filled` counts
+    /// the elements written, all of them in `buf[..filled]`.
+    Append {
+        buf: &'s mut [MaybeUninit<U>],
+        filled: usize,
+    },
+    /// Writes element `start + i * stride` of a run at `buf[start + i * stride - base]`.
+    Write { buf: &'s mut [U], base: usize },
 }
 
-/// Writes into a destination slice through its (non-overlapping) layout.
-pub(crate) struct SliceSink<'s, U>(pub &'s mut [U]);
-
-impl<U> Sink<U> for SliceSink<'_, U> {
+impl<U> Out<'_, U> {
+    /// Writes `values` (`len` of them) to output elements `start + i * stride`.
     #[inline(always)]
-    fn put(&mut self, start: usize, stride: isize, len: usize, values: impl Iterator<Item = U>) {
-        if stride == 1 {
-            for (d, v) in self.0[start..start + len].iter_mut().zip(values) {
-                *d = v;
+    pub(crate) fn put(
+        &mut self,
+        start: usize,
+        stride: isize,
+        len: usize,
+        values: impl Iterator<Item = U>,
+    ) {
+        match self {
+            Out::Append { buf, filled } => {
+                debug_assert!(stride == 1 || len <= 1);
+                // At most `len` values, in the slots after the ones written: `filled` stays
+                // the count of initialised slots at the front of `buf`.
+                let end = (*filled + len).min(buf.len());
+                let mut k = 0;
+                for (d, v) in buf[*filled..end].iter_mut().zip(values) {
+                    d.write(v);
+                    k += 1;
+                }
+                *filled += k;
             }
-        } else {
-            for (i, v) in values.enumerate() {
-                self.0[at(start, stride, i)] = v;
+            Out::Write { buf, base } => {
+                let start = start - *base;
+                if stride == 1 {
+                    for (d, v) in buf[start..start + len].iter_mut().zip(values) {
+                        *d = v;
+                    }
+                } else {
+                    for (i, v) in values.enumerate() {
+                        buf[at(start, stride, i)] = v;
+                    }
+                }
             }
         }
-    }
-}
-
-/// Appends to a new row-major output. Used only when runs arrive in output order with
-/// output stride 1 (untiled iteration of a contiguous output), so appending is writing.
-pub(crate) struct VecSink<U>(pub Vec<U>);
-
-impl<U> Sink<U> for VecSink<U> {
-    #[inline(always)]
-    fn put(&mut self, start: usize, stride: isize, len: usize, values: impl Iterator<Item = U>) {
-        debug_assert!(start == self.0.len() && (stride == 1 || len <= 1));
-        self.0.extend(values);
     }
 }
 
@@ -53,10 +74,10 @@ pub(crate) fn unary<T: Copy, U: Copy>(
     f: impl Fn(T) -> U,
     a: &[T],
     c: &CollapsedLayout<2>,
-    tiled: bool,
-    out: &mut impl Sink<U>,
+    walk: &Walk,
+    out: &mut Out<'_, U>,
 ) {
-    for_each_run(c, tiled, |o, s, n| match s[1] {
+    walk.runs(c, |o, s, n| match s[1] {
         1 => out.put(o[0], s[0], n, a[o[1]..o[1] + n].iter().map(|&x| f(x))),
         0 => out.put(o[0], s[0], n, repeat_n(f(a[o[1]]), n)),
         sa => out.put(o[0], s[0], n, (0..n).map(|i| f(a[at(o[1], sa, i)]))),
@@ -70,10 +91,10 @@ pub(crate) fn binary<T: Copy, U: Copy>(
     a: &[T],
     b: &[T],
     c: &CollapsedLayout<3>,
-    tiled: bool,
-    out: &mut impl Sink<U>,
+    walk: &Walk,
+    out: &mut Out<'_, U>,
 ) {
-    for_each_run(c, tiled, |o, s, n| match (s[1], s[2]) {
+    walk.runs(c, |o, s, n| match (s[1], s[2]) {
         (1, 1) => {
             let (a, b) = (&a[o[1]..o[1] + n], &b[o[2]..o[2] + n]);
             out.put(o[0], s[0], n, a.iter().zip(b).map(|(&x, &y)| f(x, y)))
@@ -103,10 +124,10 @@ pub(crate) fn ternary<A: Copy, T: Copy, U: Copy>(
     b: &[T],
     c: &[T],
     c3: &CollapsedLayout<4>,
-    tiled: bool,
-    out: &mut impl Sink<U>,
+    walk: &Walk,
+    out: &mut Out<'_, U>,
 ) {
-    for_each_run(c3, tiled, |o, s, n| match (s[1], s[2], s[3]) {
+    walk.runs(c3, |o, s, n| match (s[1], s[2], s[3]) {
         (1, 1, 1) => {
             let (a, b, c) = (&a[o[1]..o[1] + n], &b[o[2]..o[2] + n], &c[o[3]..o[3] + n]);
             let values = a.iter().zip(b).zip(c).map(|((&x, &y), &z)| f(x, y, z));
@@ -121,87 +142,110 @@ pub(crate) fn ternary<A: Copy, T: Copy, U: Copy>(
     });
 }
 
-/// `dst = value` over the runs of `c`.
-pub(crate) fn fill<T: Copy>(dst: &mut [T], value: T, c: &CollapsedLayout<1>) {
-    for_each_run(c, false, |o, s, n| {
+/// `dst = value` over the runs of `c` (`dst` from storage index `base`).
+pub(crate) fn fill<T: Copy>(
+    dst: &mut [T],
+    base: usize,
+    value: T,
+    c: &CollapsedLayout<1>,
+    walk: &Walk,
+) {
+    walk.runs(c, |o, s, n| {
+        let o = o[0] - base;
         if s[0] == 1 {
-            dst[o[0]..o[0] + n].fill(value);
+            dst[o..o + n].fill(value);
         } else {
             for i in 0..n {
-                dst[at(o[0], s[0], i)] = value;
+                dst[at(o, s[0], i)] = value;
             }
         }
     });
 }
 
-/// `dst = f(dst)` over the runs of `c`.
+/// `dst = f(dst)` over the runs of `c` (`dst` from storage index `base`).
 #[inline(always)]
-pub(crate) fn unary_inplace<T: Copy>(f: impl Fn(T) -> T, dst: &mut [T], c: &CollapsedLayout<1>) {
-    for_each_run(c, false, |o, s, n| {
+pub(crate) fn unary_inplace<T: Copy>(
+    f: impl Fn(T) -> T,
+    dst: &mut [T],
+    base: usize,
+    c: &CollapsedLayout<1>,
+    walk: &Walk,
+) {
+    walk.runs(c, |o, s, n| {
+        let o = o[0] - base;
         if s[0] == 1 {
-            for x in &mut dst[o[0]..o[0] + n] {
+            for x in &mut dst[o..o + n] {
                 *x = f(*x);
             }
         } else {
             for i in 0..n {
-                let j = at(o[0], s[0], i);
+                let j = at(o, s[0], i);
                 dst[j] = f(dst[j]);
             }
         }
     });
 }
 
-/// `dst = f(dst, b)` over the runs of `c` (operands: dst, b).
+/// `dst = f(dst, b)` over the runs of `c` (operands: dst from storage index `base`, b).
 #[inline(always)]
 pub(crate) fn binary_inplace<T: Copy>(
     f: impl Fn(T, T) -> T,
     dst: &mut [T],
+    base: usize,
     b: &[T],
     c: &CollapsedLayout<2>,
-    tiled: bool,
+    walk: &Walk,
 ) {
-    for_each_run(c, tiled, |o, s, n| match (s[0], s[1]) {
-        (1, 1) => {
-            for (x, &y) in dst[o[0]..o[0] + n].iter_mut().zip(&b[o[1]..o[1] + n]) {
-                *x = f(*x, y);
+    walk.runs(c, |o, s, n| {
+        let o = [o[0] - base, o[1]];
+        match (s[0], s[1]) {
+            (1, 1) => {
+                for (x, &y) in dst[o[0]..o[0] + n].iter_mut().zip(&b[o[1]..o[1] + n]) {
+                    *x = f(*x, y);
+                }
             }
-        }
-        (1, 0) => {
-            let y = b[o[1]];
-            for x in &mut dst[o[0]..o[0] + n] {
-                *x = f(*x, y);
+            (1, 0) => {
+                let y = b[o[1]];
+                for x in &mut dst[o[0]..o[0] + n] {
+                    *x = f(*x, y);
+                }
             }
-        }
-        (sd, sb) => {
-            for i in 0..n {
-                let j = at(o[0], sd, i);
-                dst[j] = f(dst[j], b[at(o[1], sb, i)]);
+            (sd, sb) => {
+                for i in 0..n {
+                    let j = at(o[0], sd, i);
+                    dst[j] = f(dst[j], b[at(o[1], sb, i)]);
+                }
             }
         }
     });
 }
 
-/// `dst = f(dst, b, c)` over the runs of `c3` (operands: dst, b, c).
+/// `dst = f(dst, b, c)` over the runs of `c3` (operands: dst from storage index `base`, b,
+/// c).
 #[inline(always)]
 pub(crate) fn ternary_inplace<T: Copy>(
     f: impl Fn(T, T, T) -> T,
     dst: &mut [T],
+    base: usize,
     b: &[T],
     c: &[T],
     c3: &CollapsedLayout<3>,
-    tiled: bool,
+    walk: &Walk,
 ) {
-    for_each_run(c3, tiled, |o, s, n| match (s[0], s[1], s[2]) {
-        (1, 1, 1) => {
-            let (b, c) = (&b[o[1]..o[1] + n], &c[o[2]..o[2] + n]);
-            for ((x, &y), &z) in dst[o[0]..o[0] + n].iter_mut().zip(b).zip(c) {
-                *x = f(*x, y, z);
+    walk.runs(c3, |o, s, n| {
+        let o = [o[0] - base, o[1], o[2]];
+        match (s[0], s[1], s[2]) {
+            (1, 1, 1) => {
+                let (b, c) = (&b[o[1]..o[1] + n], &c[o[2]..o[2] + n]);
+                for ((x, &y), &z) in dst[o[0]..o[0] + n].iter_mut().zip(b).zip(c) {
+                    *x = f(*x, y, z);
+                }
             }
-        }
-        (sd, sb, sc) => {
-            for i in 0..n {
-                let j = at(o[0], sd, i);
-                dst[j] = f(dst[j], b[at(o[1], sb, i)], c[at(o[2], sc, i)]);
+            (sd, sb, sc) => {
+                for i in 0..n {
+                    let j = at(o[0], sd, i);
+                    dst[j] = f(dst[j], b[at(o[1], sb, i)], c[at(o[2], sc, i)]);
+                }
             }
         }
     });

@@ -5,13 +5,28 @@
 //! strides ([`kernels`]). A contiguous op is one run of plain slices. Results of
 //! out-of-place ops are appended to a fresh `Vec` when the runs come in output order, so no
 //! time is spent zero-filling memory that is about to be overwritten; tiled iterations
-//! (transposed inputs) write into a zeroed buffer instead. No `unsafe` code but the `gemm`
-//! calls of matrix multiply (`matmul/float.rs`, issue 27).
+//! (transposed inputs) write into a zeroed buffer instead.
+//!
+//! Threads (issue 29): ops of at least `2 * GRAIN` (65536) elements are split across the
+//! *current* rayon pool ([`par`], `crate::tensor::expr::host`): the global pool, sized by
+//! `RAYON_NUM_THREADS` or the core count, or the pool a caller runs in with
+//! `rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(|| ..)` (a pool of one
+//! thread keeps everything on the calling thread), as ndarray's `par_azip` does. Results do
+//! not depend on the number of threads: pointwise elements are computed alone, and
+//! reductions fold fixed blocks combined in a fixed order ([`reduce`], [`columns`]).
+//!
+//! `unsafe` code: the `gemm` calls of matrix multiply (`matmul/float.rs`, issue 27) and the
+//! one `set_len` of a new output whose every slot was written (`par.rs`).
 
 mod kernels;
+// Issue 29: outputs and the split across rayon's threads.
+mod columns;
+mod par;
 mod reduce;
 mod runs;
 mod tensor;
+#[cfg(test)]
+mod tests;
 // Rust closures on the CPU engine (issue 26).
 mod closure;
 // Matrix multiply (issue 27).
@@ -25,14 +40,15 @@ mod order;
 
 pub(crate) use reduce::sum_map;
 
-use kernels::{Sink, SliceSink, VecSink};
+use kernels::Out;
+use par::{into_new, into_view};
 
 use crate::device::Cpu;
 use crate::element::Element;
 use crate::error::Result;
 pub(crate) use crate::host_vec::vec_with_capacity;
 use crate::layout::reduce::ReduceGeometry;
-use crate::layout::{collapse, CollapsedLayout, Layout};
+use crate::layout::{collapse, Layout};
 use crate::ops::op::{BinaryOp, TernaryOp, UnaryOp};
 use crate::ops::reduce::Reduction;
 use crate::tensor::backend::sealed::FusedBackend;
@@ -46,64 +62,12 @@ impl<T: Element> crate::device::Storage<T> for [T] {
     }
 }
 
-/// Runs `kernel` into new row-major storage for the collapsed op `c` (whose operand 0 is the
-/// contiguous output). Untiled runs arrive in output order, so the kernel appends to an
-/// unfilled `Vec`; a tiled kernel writes into zeros.
-fn into_new<U: Element, const N: usize>(
-    c: &CollapsedLayout<N>,
-    kernel: impl FnOnce(bool, &mut NewSink<'_, U>),
-) -> Result<Vec<U>> {
-    let len = c.numel();
-    if runs::wants_tiles(c) {
-        let mut out = Cpu.zeros(len)?;
-        kernel(true, &mut NewSink::Write(SliceSink(&mut out)));
-        Ok(out)
-    } else {
-        let mut sink = NewSink::Append(VecSink(vec_with_capacity(len)?));
-        kernel(false, &mut sink);
-        let out = match sink {
-            NewSink::Append(VecSink(out)) => out,
-            NewSink::Write(_) => Vec::new(),
-        };
-        if out.len() == len {
-            Ok(out)
-        } else {
-            // Unreachable by `for_each_run`'s contract; an error beats a short tensor.
-            Err(crate::error::LayoutError::LengthMismatch {
-                op: "cpu engine",
-                shape: c.shape.clone(),
-                expected: len,
-                got: out.len(),
-            }
-            .into())
-        }
-    }
-}
-
 /// The elements of `layout` in `data`, in row-major order, in a buffer reserved fallibly
 /// (a broadcast view may ask for far more elements than its storage holds).
 pub(crate) fn gather<T: Element>(data: &[T], layout: &Layout) -> Result<Vec<T>> {
     let out = Layout::contiguous(layout.shape())?;
     let c = collapse([&out, layout]);
-    into_new(&c, |tiled, sink| {
-        kernels::unary(|x| x, data, &c, tiled, sink)
-    })
-}
-
-/// The output of [`into_new`]: appending or writing.
-enum NewSink<'s, U> {
-    Append(VecSink<U>),
-    Write(SliceSink<'s, U>),
-}
-
-impl<U> Sink<U> for NewSink<'_, U> {
-    #[inline(always)]
-    fn put(&mut self, start: usize, stride: isize, len: usize, values: impl Iterator<Item = U>) {
-        match self {
-            NewSink::Append(s) => s.put(start, stride, len, values),
-            NewSink::Write(s) => s.put(start, stride, len, values),
-        }
-    }
+    into_new(&c, |walk, out| kernels::unary(|x| x, data, &c, walk, out))
 }
 
 impl HostBackend for Cpu {
@@ -142,7 +106,7 @@ impl FusedBackend for Cpu {
 
 // SAFETY: CPU storage is a `Vec<T>` and never holds an uninitialised element:
 // `alloc_uninit` returns zeros, and the `*_new` overrides return zeros overwritten by the
-// kernels or a `Vec` grown only by appending values. So every storage handed back is
+// kernels or a `Vec` whose length is set only once every slot was written (`par::finish`). So every storage handed back is
 // initialised whatever the kernels do; they do also write each destination element of the
 // layout exactly once (`runs::for_each_run`) and never read a destination they write.
 unsafe impl Backend for Cpu {
@@ -202,7 +166,10 @@ unsafe impl Backend for Cpu {
 
     fn fill<T: Element>(&self, dst: &mut TensorViewMut<'_, T, Cpu>, value: T) -> Result<()> {
         let c = collapse([dst.layout()]);
-        kernels::fill(dst.slice_mut(), value, &c);
+        let range = dst.layout().contiguous_range();
+        into_view(&c, dst.slice_mut(), range, |walk, d, base| {
+            kernels::fill(d, base, value, &c, walk)
+        });
         Ok(())
     }
 
@@ -214,9 +181,16 @@ unsafe impl Backend for Cpu {
     ) -> Result<()> {
         check_same_shape(O::NAME, &[dst.layout(), a.layout()])?;
         let c = collapse([dst.layout(), a.layout()]);
-        let tiled = runs::wants_tiles(&c);
-        let f = |x| op.cpu(x);
-        kernels::unary(f, a.storage(), &c, tiled, &mut SliceSink(dst.slice_mut()));
+        let range = dst.layout().contiguous_range();
+        into_view(&c, dst.slice_mut(), range, |walk, buf, base| {
+            kernels::unary(
+                |x| op.cpu(x),
+                a.storage(),
+                &c,
+                walk,
+                &mut Out::Write { buf, base },
+            )
+        });
         Ok(())
     }
 
@@ -229,10 +203,18 @@ unsafe impl Backend for Cpu {
     ) -> Result<()> {
         check_same_shape(O::NAME, &[dst.layout(), a.layout(), b.layout()])?;
         let c = collapse([dst.layout(), a.layout(), b.layout()]);
-        let tiled = runs::wants_tiles(&c);
+        let range = dst.layout().contiguous_range();
         let f = |x, y| op.cpu(x, y);
-        let out = &mut SliceSink(dst.slice_mut());
-        kernels::binary(f, a.storage(), b.storage(), &c, tiled, out);
+        into_view(&c, dst.slice_mut(), range, |walk, buf, base| {
+            kernels::binary(
+                f,
+                a.storage(),
+                b.storage(),
+                &c,
+                walk,
+                &mut Out::Write { buf, base },
+            )
+        });
         Ok(())
     }
 
@@ -247,10 +229,12 @@ unsafe impl Backend for Cpu {
         let layouts = [dst.layout(), a.layout(), b.layout(), c.layout()];
         check_same_shape(O::NAME, &layouts)?;
         let c4 = collapse(layouts);
-        let tiled = runs::wants_tiles(&c4);
+        let range = dst.layout().contiguous_range();
         let f = |x, y, z| op.cpu(x, y, z);
-        let out = &mut SliceSink(dst.slice_mut());
-        kernels::ternary(f, a.storage(), b.storage(), c.storage(), &c4, tiled, out);
+        let (a, b, c) = (a.storage(), b.storage(), c.storage());
+        into_view(&c4, dst.slice_mut(), range, |walk, buf, base| {
+            kernels::ternary(f, a, b, c, &c4, walk, &mut Out::Write { buf, base })
+        });
         Ok(())
     }
 
@@ -260,7 +244,10 @@ unsafe impl Backend for Cpu {
         dst: &mut TensorViewMut<'_, T, Cpu>,
     ) -> Result<()> {
         let c = collapse([dst.layout()]);
-        kernels::unary_inplace(|x| op.cpu(x), dst.slice_mut(), &c);
+        let range = dst.layout().contiguous_range();
+        into_view(&c, dst.slice_mut(), range, |walk, d, base| {
+            kernels::unary_inplace(|x| op.cpu(x), d, base, &c, walk)
+        });
         Ok(())
     }
 
@@ -272,8 +259,10 @@ unsafe impl Backend for Cpu {
     ) -> Result<()> {
         check_same_shape(O::NAME, &[dst.layout(), b.layout()])?;
         let c = collapse([dst.layout(), b.layout()]);
-        let tiled = runs::wants_tiles(&c);
-        kernels::binary_inplace(|x, y| op.cpu(x, y), dst.slice_mut(), b.storage(), &c, tiled);
+        let range = dst.layout().contiguous_range();
+        into_view(&c, dst.slice_mut(), range, |walk, d, base| {
+            kernels::binary_inplace(|x, y| op.cpu(x, y), d, base, b.storage(), &c, walk)
+        });
         Ok(())
     }
 
@@ -287,9 +276,12 @@ unsafe impl Backend for Cpu {
         let layouts = [dst.layout(), b.layout(), c.layout()];
         check_same_shape(O::NAME, &layouts)?;
         let c3 = collapse(layouts);
-        let tiled = runs::wants_tiles(&c3);
+        let range = dst.layout().contiguous_range();
         let f = |x, y, z| op.cpu(x, y, z);
-        kernels::ternary_inplace(f, dst.slice_mut(), b.storage(), c.storage(), &c3, tiled);
+        let (b, c) = (b.storage(), c.storage());
+        into_view(&c3, dst.slice_mut(), range, |walk, d, base| {
+            kernels::ternary_inplace(f, d, base, b, c, &c3, walk)
+        });
         Ok(())
     }
 
@@ -301,8 +293,8 @@ unsafe impl Backend for Cpu {
         let out = Layout::contiguous(a.shape())?;
         let c = collapse([&out, a.layout()]);
         let f = |x| op.cpu(x);
-        into_new(&c, |tiled, sink| {
-            kernels::unary(f, a.storage(), &c, tiled, sink)
+        into_new(&c, |walk, out| {
+            kernels::unary(f, a.storage(), &c, walk, out)
         })
     }
 
@@ -316,8 +308,8 @@ unsafe impl Backend for Cpu {
         let out = Layout::contiguous(a.shape())?;
         let c = collapse([&out, a.layout(), b.layout()]);
         let f = |x, y| op.cpu(x, y);
-        into_new(&c, |tiled, sink| {
-            kernels::binary(f, a.storage(), b.storage(), &c, tiled, sink)
+        into_new(&c, |walk, out| {
+            kernels::binary(f, a.storage(), b.storage(), &c, walk, out)
         })
     }
 
@@ -332,8 +324,8 @@ unsafe impl Backend for Cpu {
         let out = Layout::contiguous(a.shape())?;
         let c4 = collapse([&out, a.layout(), b.layout(), c.layout()]);
         let f = |x, y, z| op.cpu(x, y, z);
-        into_new(&c4, |tiled, sink| {
-            kernels::ternary(f, a.storage(), b.storage(), c.storage(), &c4, tiled, sink)
+        into_new(&c4, |walk, out| {
+            kernels::ternary(f, a.storage(), b.storage(), c.storage(), &c4, walk, out)
         })
     }
 }

@@ -20,12 +20,15 @@
 //! Every combine is associative and commutative (the arg ops compare (value, index) pairs),
 //! so both orders give the same result, up to float rounding in sums.
 
+use rayon::prelude::*;
+
 use super::runs::{at, for_each_run};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::reduce::ReduceGeometry;
 use crate::layout::{collapse, Layout};
 use crate::ops::reduce::Reduction;
+use crate::tensor::expr::host::{split_len, GRAIN};
 
 /// Lanes of independent partial results: lets LLVM vectorise without reassociating any one
 /// of them.
@@ -93,68 +96,37 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
         (None, _) => false,
     };
     if columns {
-        reduce_columns(op, src, g, dst, count)
-    } else {
-        let base = [g.input_offset as isize, g.output_offset as isize];
-        walk(&kept_sizes(g), &kept_strides(g), base, |[i, o]| {
-            let acc = fold_reduced(&op, src, g, i as usize);
-            dst[o as usize] = op.project(acc, count);
-        });
-        Ok(())
+        return super::columns::reduce_columns(op, src, g, dst, count);
     }
+    let base = [g.input_offset as isize, g.output_offset as isize];
+    if g.num_out > 1 && split_len(g.num_out.saturating_mul(count)).is_some() {
+        // Issue 29: outputs folded on rayon's threads (each output's fold is the serial one,
+        // so the result does not depend on the threads), then written here in order.
+        let mut at = super::vec_with_capacity::<[isize; 2]>(g.num_out)?;
+        walk(&kept_sizes(g), &kept_strides(g), base, |p| at.push(p));
+        let values: Vec<R::Output> = at
+            .par_iter()
+            .with_min_len((GRAIN / count).max(1))
+            .map(|&[i, _]| op.project(fold_reduced(&op, src, g, i as usize), count))
+            .collect();
+        for (&[_, o], v) in at.iter().zip(values) {
+            dst[o as usize] = v;
+        }
+        return Ok(());
+    }
+    walk(&kept_sizes(g), &kept_strides(g), base, |[i, o]| {
+        let acc = fold_reduced(&op, src, g, i as usize);
+        dst[o as usize] = op.project(acc, count);
+    });
+    Ok(())
 }
 
-fn kept_sizes(g: &ReduceGeometry) -> Vec<usize> {
+pub(super) fn kept_sizes(g: &ReduceGeometry) -> Vec<usize> {
     g.kept.iter().map(|d| d.size).collect()
 }
 
-fn kept_strides(g: &ReduceGeometry) -> Vec<[isize; 2]> {
+pub(super) fn kept_strides(g: &ReduceGeometry) -> Vec<[isize; 2]> {
     g.kept.iter().map(|d| [d.input, d.output]).collect()
-}
-
-/// Column order: the innermost kept dim as a row of accumulators, the reduced dims outside.
-fn reduce_columns<T: Element, R: Reduction<T>>(
-    op: R,
-    src: &[T],
-    g: &ReduceGeometry,
-    dst: &mut [R::Output],
-    count: usize,
-) -> Result<()> {
-    let (outer, inner) = g.kept.split_at(g.kept.len() - 1);
-    let inner = inner[0];
-    let m = inner.size;
-    let mut accs = super::vec_with_capacity::<R::Acc>(m)?;
-    let outer_sizes: Vec<usize> = outer.iter().map(|d| d.size).collect();
-    let outer_strides: Vec<[isize; 2]> = outer.iter().map(|d| [d.input, d.output]).collect();
-    let red_sizes: Vec<usize> = g.reduced.iter().map(|d| d.size).collect();
-    let red_strides: Vec<[isize; 2]> = g.reduced.iter().map(|d| [d.input, d.logical]).collect();
-    let base = [g.input_offset as isize, g.output_offset as isize];
-    walk(&outer_sizes, &outer_strides, base, |[i0, o0]| {
-        accs.clear();
-        accs.resize(m, op.identity());
-        walk(
-            &red_sizes,
-            &red_strides,
-            [i0, g.logical_offset as isize],
-            |[r, l]| {
-                let r = r as usize;
-                let l = l as i64;
-                if inner.input == 1 {
-                    for (a, &x) in accs.iter_mut().zip(&src[r..r + m]) {
-                        *a = op.combine(*a, op.map(x, l));
-                    }
-                } else {
-                    for (i, a) in accs.iter_mut().enumerate() {
-                        *a = op.combine(*a, op.map(src[at(r, inner.input, i)], l));
-                    }
-                }
-            },
-        );
-        for (i, &a) in accs.iter().enumerate() {
-            dst[(o0 + i as isize * inner.output) as usize] = op.project(a, count);
-        }
-    });
-    Ok(())
 }
 
 /// `op` folded over the reduced elements of the output whose first element is at `base`.
@@ -202,22 +174,35 @@ fn fold_run<T: Element, R: Reduction<T>>(
     ls: isize,
 ) -> R::Acc {
     let ls = ls as i64;
-    if stride != 1 {
-        let mut cascade = Cascade::new();
-        for b in (0..n).step_by(BLOCK) {
-            let end = (b + BLOCK).min(n);
-            let block = (b..end).fold(op.identity(), |acc, i| {
+    // Block `b`: elements `b * BLOCK ..`, at fixed boundaries whatever the threads.
+    let block = |b: usize| {
+        let (s, e) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+        let lb = l0 + s as i64 * ls;
+        if stride == 1 {
+            fold_lanes(op, &src[start + s..start + e], lb, ls)
+        } else {
+            (s..e).fold(op.identity(), |acc, i| {
                 op.combine(acc, op.map(src[at(start, stride, i)], l0 + i as i64 * ls))
-            });
-            cascade.push(op, block);
+            })
         }
-        return cascade.finish(op);
-    }
-    let xs = &src[start..start + n];
+    };
+    let blocks = n.div_ceil(BLOCK);
     let mut cascade = Cascade::new();
-    for (b, block) in xs.chunks(BLOCK).enumerate() {
-        let lb = l0 + (b * BLOCK) as i64 * ls;
-        cascade.push(op, fold_lanes(op, block, lb, ls));
+    if split_len(n).is_some() {
+        // Issue 29: the blocks folded on rayon's threads, then combined here in order: the
+        // same values pushed in the same order as below, so the same result bit for bit.
+        let partials: Vec<R::Acc> = (0..blocks)
+            .into_par_iter()
+            .with_min_len(GRAIN / BLOCK)
+            .map(block)
+            .collect();
+        for p in partials {
+            cascade.push(op, p);
+        }
+    } else {
+        for b in 0..blocks {
+            cascade.push(op, block(b));
+        }
     }
     cascade.finish(op)
 }
@@ -295,7 +280,12 @@ impl<A: Copy> Cascade<A> {
 /// and moving `strides[d]` along dim `d`. No dims: one call with `base`. Offsets may step one
 /// past a dim's end before being wound back; wrapping arithmetic keeps that harmless, and
 /// every value passed to `f` is a reachable one.
-fn walk(sizes: &[usize], strides: &[[isize; 2]], base: [isize; 2], mut f: impl FnMut([isize; 2])) {
+pub(super) fn walk(
+    sizes: &[usize],
+    strides: &[[isize; 2]],
+    base: [isize; 2],
+    mut f: impl FnMut([isize; 2]),
+) {
     if sizes.contains(&0) {
         return;
     }

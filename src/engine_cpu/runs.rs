@@ -12,7 +12,39 @@
 //! [`for_each_run`] then visits the two innermost dims in [`TILE_ROWS`] x [`TILE_COLS`] tiles,
 //! so the lines of the transposed input that a tile touches stay in L1 while they are used.
 
+use std::ops::Range;
+
 use crate::layout::CollapsedLayout;
+pub(crate) use crate::tensor::expr::host::for_each_run_in;
+
+/// Which runs of a collapsed op a kernel visits (issue 29): all of them, or one thread's
+/// share of a split op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Every run, tiled or not ([`for_each_run`]).
+    Whole { tiled: bool },
+    /// The runs covering these output positions, untiled ([`for_each_run_in`]).
+    Span(Range<usize>),
+    /// The tiles of these rows (indices over every dim but the innermost, row-major), for a
+    /// transposed input ([`for_each_tile_run_in`]).
+    TileRows(Range<usize>),
+}
+
+impl Walk {
+    /// Calls `run` for each run of `c` this walk covers (see [`for_each_run`]).
+    #[inline(always)]
+    pub(crate) fn runs<const N: usize>(
+        &self,
+        c: &CollapsedLayout<N>,
+        run: impl FnMut([usize; N], [isize; N], usize),
+    ) {
+        match self {
+            Walk::Whole { tiled } => for_each_run(c, *tiled, run),
+            Walk::Span(r) => for_each_run_in(c, r.clone(), run),
+            Walk::TileRows(r) => for_each_tile_run_in(c, r.clone(), run),
+        }
+    }
+}
 
 /// Rows (outer of the two tiled dims) per tile: the transposed input is contiguous along
 /// them, so each of its columns in a tile is one run of 64 elements (two or more cache lines).
@@ -72,6 +104,53 @@ pub(crate) fn for_each_run<const N: usize>(
             }
         }
     });
+}
+
+/// The tiled walk of [`for_each_run`] restricted to `rows` (row `R` is the index over every
+/// dim but the innermost, row-major; the output positions `R * len ..` with `len` the
+/// innermost size): tiles of up to [`TILE_ROWS`] rows start at `rows.start` and never span
+/// two matrices. For rank 1 (never tiled) it is the untiled walk of those rows.
+pub(crate) fn for_each_tile_run_in<const N: usize>(
+    c: &CollapsedLayout<N>,
+    rows: Range<usize>,
+    mut run: impl FnMut([usize; N], [isize; N], usize),
+) {
+    let r = c.rank();
+    let len = c.shape[r - 1];
+    if c.numel() == 0 {
+        return;
+    }
+    if r < 2 {
+        return for_each_run_in(c, rows.start * len..rows.end * len, run);
+    }
+    let height = c.shape[r - 2];
+    let inner: [isize; N] = std::array::from_fn(|k| c.strides[k][r - 1]);
+    let row: [isize; N] = std::array::from_fn(|k| c.strides[k][r - 2]);
+    let end = rows.end.min(c.numel() / len);
+    let mut at_row = rows.start;
+    while at_row < end {
+        let (m, i) = (at_row / height, at_row % height);
+        let stop = end.min(at_row - i + height).min(at_row + TILE_ROWS);
+        // The offsets of matrix `m` (its index over the outer dims).
+        let mut off: [isize; N] = std::array::from_fn(|k| c.offsets[k] as isize);
+        let mut rem = m;
+        for d in (0..r - 2).rev() {
+            let x = (rem % c.shape[d]) as isize;
+            rem /= c.shape[d];
+            for (o, st) in off.iter_mut().zip(&c.strides) {
+                *o += x * st[d];
+            }
+        }
+        for j0 in (0..len).step_by(TILE_COLS) {
+            let cols = TILE_COLS.min(len - j0);
+            for ii in i..i + (stop - at_row) {
+                let start: [isize; N] =
+                    std::array::from_fn(|k| off[k] + ii as isize * row[k] + j0 as isize * inner[k]);
+                run(to_index(start), inner, cols);
+            }
+        }
+        at_row = stop;
+    }
 }
 
 /// Calls `f` with the start offsets of every index of the first `outer` dims, row-major.
@@ -153,6 +232,26 @@ mod tests {
         assert!(plain.iter().enumerate().all(|(i, p)| p.0 == i));
         tiled.sort_unstable();
         assert_eq!(tiled, plain);
+    }
+
+    #[test]
+    fn tile_rows_of_any_range_visit_those_rows() {
+        let out = Layout::contiguous(&[3, 70, 45]).unwrap();
+        let inp = Layout::contiguous(&[3, 45, 70])
+            .unwrap()
+            .transpose(1, 2)
+            .unwrap();
+        let c = collapse([&out, &inp]);
+        let all = visits(&c, false);
+        for (a, b) in [(0, 210), (0, 1), (5, 69), (65, 141), (139, 210), (200, 500)] {
+            let mut got = vec![];
+            for_each_tile_run_in(&c, a..b, |o, s, n| {
+                got.extend((0..n).map(|i| (at(o[0], s[0], i), at(o[1], s[1], i))));
+            });
+            got.sort_unstable();
+            let b = b.min(210);
+            assert_eq!(got, all[a * 45..b * 45]);
+        }
     }
 
     #[test]

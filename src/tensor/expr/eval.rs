@@ -15,7 +15,10 @@ use crate::tensor::base::Tensor;
 use crate::tensor::repr::{ReadRepr, WriteRepr};
 use crate::tensor::view::AsViewMut;
 
+use rayon::prelude::*;
+
 use super::build::Expr;
+use super::host::{self, RunCursor};
 use super::inline::InlineList;
 use super::node::{Brand, Current, CurrentReads, Cursor, LeafLayouts, Node};
 use super::program::{self, Program, ProgramOf};
@@ -296,59 +299,6 @@ fn check_currents(
     Ok(())
 }
 
-/// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
-/// order, calling `f` at every element with the leaves' and the outputs' offsets.
-fn walk<const N: usize>(
-    shape: &[usize],
-    layouts: &InlineList<Layout, N>,
-    mut f: impl FnMut(&[usize]) -> Result<()>,
-) -> Result<()> {
-    let numel: usize = shape.iter().product();
-    if numel == 0 {
-        return Ok(());
-    }
-    let n = layouts.len();
-    let rank = shape.len();
-    // Inline up to 8 dims and 8 operands (`Dims`): no allocation for ordinary expressions.
-    let mut idx: Dims<usize> = shape.iter().map(|_| 0).collect();
-    let mut offs: Dims<isize> = layouts.iter().map(|l| l.offset() as isize).collect();
-    let mut cur: Dims<usize> = layouts.iter().map(|_| 0).collect();
-    let inner = rank.checked_sub(1);
-    let inner_len = inner.map_or(1, |d| shape[d]);
-    let inner_strides: Dims<isize> = layouts
-        .iter()
-        .map(|l| inner.map_or(0, |d| l.strides()[d]))
-        .collect();
-    let rows = numel / inner_len;
-    for _ in 0..rows {
-        for j in 0..inner_len {
-            for k in 0..n {
-                // In range: every layout lies within its storage (views' invariant), so the
-                // offset of any index of the shape is a valid, non-negative index.
-                cur[k] = (offs[k] + j as isize * inner_strides[k]) as usize;
-            }
-            f(&cur)?;
-        }
-        // Next row: advance the outer dims (an odometer), updating the offsets.
-        let mut d = rank.saturating_sub(1);
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            for (k, l) in layouts.iter().enumerate() {
-                offs[k] += l.strides()[d];
-            }
-            if idx[d] < shape[d] {
-                break;
-            }
-            for (k, l) in layouts.iter().enumerate() {
-                offs[k] -= l.strides()[d] * shape[d] as isize;
-            }
-            idx[d] = 0;
-        }
-    }
-    Ok(())
-}
-
 /// Implements [`Exprs`] (its sealed part) and [`Fused`] for tuples of one to four
 /// expressions.
 macro_rules! tuple_exprs {
@@ -426,7 +376,7 @@ macro_rules! tuple_exprs {
             where
                 D: HostBackend,
             {
-                let mut layouts: InlineList<Layout, 16> = InlineList::new();
+                let mut layouts: InlineList<Layout, { host::OPERANDS }> = InlineList::new();
                 {
                     let mut leaves = LeafLayouts::new();
                     $( self.exprs.$i.leaf_layouts(&mut leaves); )+
@@ -439,10 +389,86 @@ macro_rules! tuple_exprs {
                 let mut reads = CurrentReads::new();
                 $( self.exprs.$i.current_reads(&mut reads); )+
                 let in_place = !reads.is_empty();
+                // Issue 29 (cpu): the blocked pass, split across rayon's pool (host.rs);
+                // the element-by-element walk below only past MAX_HOST_LEAVES leaf reads.
+                if let Some(c) = host::collapse_pass(&layouts, n_leaves) {
+                    let ranges = ($(layouts.get(n_leaves + $i).and_then(|l| l.contiguous_range()),)+);
+                    let outs = &mut self.outs;
+                    $( let $o = D::host_mut(outs.$i.slice_mut()); )+
+                    // SAFETY: `block` calls nothing on the nodes but `eval_run`.
+                    let nodes = unsafe { host::SharedNodes::new(&self.exprs) };
+                    // One block: the leaves' runs read into buffers node by node, each
+                    // output's current values first for an update, then the results written.
+                    let block = |outs: &mut ($(&mut [$t],)+),
+                                 bases: [usize; host::MAX_HOST_OUTPUTS],
+                                 offs: &[usize; host::OPERANDS],
+                                 strides: &[isize; host::OPERANDS],
+                                 n: usize| {
+                        let runs: [(usize, isize); host::MAX_HOST_LEAVES] =
+                            std::array::from_fn(|k| {
+                                let j = host::MAX_HOST_OUTPUTS + k;
+                                (offs[j], strides[j])
+                            });
+                        let runs = &runs[..n_leaves];
+                        let starts: [usize; host::MAX_HOST_OUTPUTS] =
+                            std::array::from_fn(|k| offs[k].wrapping_sub(bases[k]));
+                        let nodes = nodes.get();
+                        let (cur, current);
+                        let mut at = if in_place {
+                            // Every output element is read (as its current value) only here,
+                            // in the block about to write it, before it is written.
+                            cur = ($({
+                                let mut c = [<$t as Element>::ZERO; host::BLOCK];
+                                host::read_run(&*outs.$i, starts[$i], strides[$i], &mut c[..n]);
+                                c
+                            },)+);
+                            current = [$(&cur.$i as &dyn Any),+];
+                            RunCursor::new(runs, &current)
+                        } else {
+                            RunCursor::new(runs, &[])
+                        };
+                        // A contiguous output is written in place, others through a buffer.
+                        $(
+                            if strides[$i] == 1 {
+                                let s = starts[$i];
+                                nodes.$i.eval_run(&mut at, &mut outs.$i[s..s + n]);
+                            } else {
+                                let mut $v = [<$t as Element>::ZERO; host::BLOCK];
+                                nodes.$i.eval_run(&mut at, &mut $v[..n]);
+                                host::write_run(&mut *outs.$i, starts[$i], strides[$i], &$v[..n]);
+                            }
+                        )+
+                    };
+                    let numel = c.numel();
+                    match (host::split_len(numel), ranges) {
+                        (Some(ch), ($(Some($v),)+)) => {
+                            let starts = [$($v.start),+];
+                            $( let mut $o = $o[$v].chunks_mut(ch); )+
+                            let tasks: Vec<_> = std::iter::from_fn(|| Some(($($o.next()?,)+)))
+                                .enumerate()
+                                .collect();
+                            tasks.into_par_iter().for_each(|(k, mut outs)| {
+                                let s = k * ch;
+                                let bases = std::array::from_fn(|j| starts.get(j).map_or(0, |&b| b + s));
+                                let range = s..s + outs.0.len();
+                                host::for_each_block_in(&c, range, |offs, strides, n| {
+                                    block(&mut outs, bases, offs, strides, n)
+                                });
+                            });
+                        }
+                        _ => {
+                            let mut outs = ($($o,)+);
+                            host::for_each_block_in(&c, 0..numel, |offs, strides, n| {
+                                block(&mut outs, [0; host::MAX_HOST_OUTPUTS], offs, strides, n)
+                            });
+                        }
+                    }
+                    return Ok(());
+                }
                 let exprs = &self.exprs;
                 let outs = &mut self.outs;
                 $( let $o = D::host_mut(outs.$i.slice_mut()); )+
-                walk(&self.shape, &layouts, |offs| {
+                host::walk(&self.shape, &layouts, |offs| {
                     let (leaf_offs, out_offs) = offs.split_at(n_leaves);
                     // Every output element is read (as its current value) only here, at the
                     // element about to be written, before it is written.

@@ -65,6 +65,8 @@
 
 mod build;
 mod eval;
+// Issue 29 (cpu): the host's blocked, multi-threaded iteration.
+pub(crate) mod host;
 pub(crate) mod inline;
 pub mod node;
 mod ops;

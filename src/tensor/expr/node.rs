@@ -16,6 +16,7 @@ use crate::tensor::backend::sealed::FusedBackend;
 use crate::tensor::backend::views::TensorView;
 use crate::tensor::backend::{Backend, HostBackend};
 
+use super::host::{read_run, RunCursor, BLOCK};
 use super::inline::InlineList;
 use super::program::{Program, ProgramOf};
 
@@ -99,6 +100,28 @@ pub(crate) mod sealed {
         where
             D: HostBackend;
 
+        /// Issue 29: the node's values at `out.len()` (at most [`BLOCK`]) consecutive
+        /// elements of a run on the host, into `out` (children evaluated into buffers in the
+        /// order of [`NodeImpl::build`], each leaf reading its own (start, stride)).
+        ///
+        /// Called on one node from several threads at once (the host pass splits large
+        /// outputs across rayon's pool): it reads only immutable state reachable from
+        /// `&self` (storage slices, scalars, an `Rc`'s target), and never clones, drops or
+        /// mutates any of it. `host.rs`'s `SharedNodes` relies on this.
+        fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [Self::Out])
+        where
+            D: HostBackend;
+
+        /// Issue 29: the node's `n` values at the block borrowed from its storage, when it
+        /// is a leaf read with stride 1 (its cursor entry taken); `None`, taking nothing,
+        /// otherwise. Spares a copy of each contiguous leaf. Same contract as `eval_run`.
+        fn run_slice<'v>(&'v self, _at: &mut RunCursor<'_>, _n: usize) -> Option<&'v [Self::Out]>
+        where
+            D: HostBackend,
+        {
+            None
+        }
+
         /// Adds the layouts of the node's leaves to `layouts`, in [`NodeImpl::build`] order.
         fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
 
@@ -114,6 +137,25 @@ pub(crate) mod sealed {
 
 use sealed::NodeImpl;
 pub(crate) use sealed::{Brand, Cursor};
+
+/// Issue 29: `node`'s `n` values at the block: borrowed from storage for a contiguous leaf,
+/// else evaluated into `buf` (made only then).
+#[inline(always)]
+fn operand<'v, D: Backend + HostBackend, N: Node<D>>(
+    node: &'v N,
+    at: &mut RunCursor<'_>,
+    buf: &'v mut Option<[N::Out; BLOCK]>,
+    n: usize,
+) -> &'v [N::Out] {
+    match node.run_slice(at, n) {
+        Some(values) => values,
+        None => {
+            let buf = &mut buf.insert([<N::Out as Element>::ZERO; BLOCK])[..n];
+            node.eval_run(at, buf);
+            buf
+        }
+    }
+}
 
 /// A tensor or view read element by element.
 pub struct Leaf<'a, T: Element, D: Backend> {
@@ -157,6 +199,26 @@ impl<T: Element, D: Backend> NodeImpl<D> for Leaf<'_, T, D> {
         D::host(self.view.storage())[off]
     }
 
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        let (start, stride) = at.take();
+        read_run(D::host(self.view.storage()), start, stride, out);
+    }
+
+    fn run_slice<'v>(&'v self, at: &mut RunCursor<'_>, n: usize) -> Option<&'v [T]>
+    where
+        D: HostBackend,
+    {
+        let &(start, stride) = at.runs.get(at.next)?;
+        let values = D::host(self.view.storage()).get(start..start + n)?;
+        (stride == 1).then(|| {
+            at.next += 1;
+            values
+        })
+    }
+
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         layouts.push(self.view.layout());
     }
@@ -188,6 +250,13 @@ impl<T: Element, D: Backend> NodeImpl<D> for Scalar<T> {
         D: HostBackend,
     {
         self.value
+    }
+
+    fn eval_run(&self, _: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        out.fill(self.value);
     }
 
     fn leaf_layouts<'s>(&'s self, _: &mut LeafLayouts<'s>) {}
@@ -223,6 +292,17 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> NodeImpl<D> for Unary<O, A> {
         D: HostBackend,
     {
         self.op.cpu(self.a.eval(at))
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
+    where
+        D: HostBackend,
+    {
+        let mut buf = None;
+        let a = operand(&self.a, at, &mut buf, out.len());
+        for (o, &x) in out.iter_mut().zip(a) {
+            *o = self.op.cpu(x);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -266,6 +346,17 @@ impl<D: Backend, A: Node<D>, U: Element> NodeImpl<D> for CastTo<U, A> {
         D: HostBackend,
     {
         UnaryOp::<A::Out>::cpu(&self.cast, self.a.eval(at))
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [U])
+    where
+        D: HostBackend,
+    {
+        let mut buf = None;
+        let a = operand(&self.a, at, &mut buf, out.len());
+        for (o, &x) in out.iter_mut().zip(a) {
+            *o = UnaryOp::<A::Out>::cpu(&self.cast, x);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -317,6 +408,19 @@ where
         let a = self.a.eval(at);
         let b = self.b.eval(at);
         self.op.cpu(a, b)
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
+    where
+        D: HostBackend,
+    {
+        let n = out.len();
+        let (mut buf_a, mut buf_b) = (None, None);
+        let a = operand(&self.a, at, &mut buf_a, n);
+        let b = operand(&self.b, at, &mut buf_b, n);
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = self.op.cpu(x, y);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -375,6 +479,20 @@ where
         let b = self.b.eval(at);
         let c = self.c.eval(at);
         self.op.cpu(a, b, c)
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
+    where
+        D: HostBackend,
+    {
+        let n = out.len();
+        let (mut buf_a, mut buf_b, mut buf_c) = (None, None, None);
+        let a = operand(&self.a, at, &mut buf_a, n);
+        let b = operand(&self.b, at, &mut buf_b, n);
+        let c = operand(&self.c, at, &mut buf_c, n);
+        for (((o, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+            *o = self.op.cpu(x, y, z);
+        }
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
@@ -455,6 +573,21 @@ impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
             .unwrap_or(T::ZERO)
     }
 
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        // As in `eval`: checked before the pass, so the fallback is never taken.
+        match at
+            .current
+            .get(K)
+            .and_then(|v| v.downcast_ref::<[T; BLOCK]>())
+        {
+            Some(values) => out.copy_from_slice(&values[..out.len()]),
+            None => out.fill(T::ZERO),
+        }
+    }
+
     fn leaf_layouts<'s>(&'s self, _: &mut LeafLayouts<'s>) {}
 
     fn first_device<'s>(&'s self, _: &mut Option<&'s D>) {}
@@ -468,6 +601,9 @@ impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
 trait ErasedNode<D: Backend, T> {
     fn build_erased<'s>(&'s self, p: &mut Program<'s, D>) -> usize;
     fn eval_erased(&self, at: &mut Cursor<'_>) -> T
+    where
+        D: HostBackend;
+    fn eval_run_erased(&self, at: &mut RunCursor<'_>, out: &mut [T])
     where
         D: HostBackend;
     fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
@@ -484,6 +620,12 @@ impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
         D: HostBackend,
     {
         self.eval(at)
+    }
+    fn eval_run_erased(&self, at: &mut RunCursor<'_>, out: &mut [N::Out])
+    where
+        D: HostBackend,
+    {
+        self.eval_run(at, out)
     }
     fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
         self.leaf_layouts(layouts);
@@ -532,6 +674,13 @@ impl<T: Element, D: Backend> NodeImpl<D> for Boxed<'_, T, D> {
         D: HostBackend,
     {
         self.node.eval_erased(at)
+    }
+
+    fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
+    where
+        D: HostBackend,
+    {
+        self.node.eval_run_erased(at, out)
     }
 
     fn leaf_layouts<'s>(&'s self, layouts: &mut LeafLayouts<'s>) {
