@@ -9,8 +9,7 @@
 
 use rayon::prelude::*;
 
-use super::reduce::walk;
-use super::runs::at;
+use super::runs::{at, walk};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::reduce::ReduceGeometry;

@@ -22,7 +22,7 @@
 
 use rayon::prelude::*;
 
-use super::runs::{at, for_each_run};
+use super::runs::{at, for_each_run, walk};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::reduce::ReduceGeometry;
@@ -276,44 +276,6 @@ impl<A: Copy> Cascade<A> {
     }
 }
 
-/// Calls `f` with the two offsets of every index of `sizes` (row-major), starting at `base`
-/// and moving `strides[d]` along dim `d`. No dims: one call with `base`. Offsets may step one
-/// past a dim's end before being wound back; wrapping arithmetic keeps that harmless, and
-/// every value passed to `f` is a reachable one.
-pub(super) fn walk(
-    sizes: &[usize],
-    strides: &[[isize; 2]],
-    base: [isize; 2],
-    mut f: impl FnMut([isize; 2]),
-) {
-    if sizes.contains(&0) {
-        return;
-    }
-    let mut idx = [0usize; crate::layout::MAX_DIMS];
-    let mut off = base;
-    loop {
-        f(off);
-        let mut d = sizes.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            idx[d] += 1;
-            for (o, s) in off.iter_mut().zip(strides[d]) {
-                *o = o.wrapping_add(s);
-            }
-            if idx[d] < sizes[d] {
-                break;
-            }
-            for (o, s) in off.iter_mut().zip(strides[d]) {
-                *o = o.wrapping_sub(s.wrapping_mul(sizes[d] as isize));
-            }
-            idx[d] = 0;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,21 +290,5 @@ mod tests {
             }
             assert_eq!(c.finish::<i64, Sum>(&Sum), (0..n as i64).sum::<i64>());
         }
-    }
-
-    #[test]
-    fn walk_visits_row_major() {
-        let mut seen = vec![];
-        walk(&[2, 3], &[[10, 1], [1, 100]], [5, 0], |o| seen.push(o));
-        assert_eq!(
-            seen,
-            [[5, 0], [6, 100], [7, 200], [15, 1], [16, 101], [17, 201]]
-        );
-        let mut n = 0;
-        walk(&[], &[], [3, 4], |o| {
-            assert_eq!(o, [3, 4]);
-            n += 1;
-        });
-        assert_eq!(n, 1);
     }
 }

@@ -11,6 +11,9 @@
 //! cache line (and often one page) per element. [`wants_tiles`] detects this and
 //! [`for_each_run`] then visits the two innermost dims in [`TILE_ROWS`] x [`TILE_COLS`] tiles,
 //! so the lines of the transposed input that a tile touches stay in L1 while they are used.
+//!
+//! [`walk`] is the plain row-major walk of a reduction's kept dims (two offsets per index),
+//! shared by the row-order and column-order reductions (`reduce.rs`, `columns.rs`).
 
 use std::ops::Range;
 
@@ -199,6 +202,44 @@ pub(crate) fn at(start: usize, stride: isize, i: usize) -> usize {
     (start as isize + stride * i as isize) as usize
 }
 
+/// Calls `f` with the two offsets of every index of `sizes` (row-major), starting at `base`
+/// and moving `strides[d]` along dim `d`. No dims: one call with `base`. Offsets may step one
+/// past a dim's end before being wound back; wrapping arithmetic keeps that harmless, and
+/// every value passed to `f` is a reachable one.
+pub(super) fn walk(
+    sizes: &[usize],
+    strides: &[[isize; 2]],
+    base: [isize; 2],
+    mut f: impl FnMut([isize; 2]),
+) {
+    if sizes.contains(&0) {
+        return;
+    }
+    let mut idx = [0usize; crate::layout::MAX_DIMS];
+    let mut off = base;
+    loop {
+        f(off);
+        let mut d = sizes.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            for (o, s) in off.iter_mut().zip(strides[d]) {
+                *o = o.wrapping_add(s);
+            }
+            if idx[d] < sizes[d] {
+                break;
+            }
+            for (o, s) in off.iter_mut().zip(strides[d]) {
+                *o = o.wrapping_sub(s.wrapping_mul(sizes[d] as isize));
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,5 +306,21 @@ mod tests {
             assert_eq!((o, s, n), ([0, 0], [1, 1], 120));
         });
         assert_eq!(runs, 1);
+    }
+
+    #[test]
+    fn walk_visits_row_major() {
+        let mut seen = vec![];
+        walk(&[2, 3], &[[10, 1], [1, 100]], [5, 0], |o| seen.push(o));
+        assert_eq!(
+            seen,
+            [[5, 0], [6, 100], [7, 200], [15, 1], [16, 101], [17, 201]]
+        );
+        let mut n = 0;
+        walk(&[], &[], [3, 4], |o| {
+            assert_eq!(o, [3, 4]);
+            n += 1;
+        });
+        assert_eq!(n, 1);
     }
 }
