@@ -293,3 +293,74 @@ save_file({'w': (np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5) / 3, 'u': 
     assert_eq!(f.tensor::<i8>("e").unwrap().shape(), &[0, 2]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Files written here read by PyTorch (`safetensors.torch.load_file`), and files PyTorch writes
+/// (`safetensors.torch.save_file`) read here, with the types NumPy has not (`bf16`) and
+/// PyTorch's own strided tensors made contiguous by it. Prints `skipped: ...` and checks
+/// nothing without python3, torch and safetensors (the device machine has them).
+#[test]
+fn torch_safetensors_interop_or_skip() {
+    if !python_has(
+        "torch_safetensors_interop_or_skip",
+        &["torch", "safetensors"],
+    ) {
+        return;
+    }
+    let dir = temp_dir("st-torch");
+    let ours = dir.join("ours.safetensors");
+    let mut rng = Rng(0x7a11);
+    let a = random_tensor::<f32>(&mut rng);
+    let values = [0.5f32, -3.0, 1e-3, 65504.0, -0.0, 2.75];
+    let hb = Tensor::from_vec(&[2, 3], values.map(bf16::from_f32).to_vec()).unwrap();
+    let hbt = hb.t();
+    let h = Tensor::from_vec(&[6], values.map(f16::from_f32).to_vec()).unwrap();
+    let flags = Tensor::from_vec(&[4], vec![true, false, false, true]).unwrap();
+    safetensors::save(
+        &ours,
+        [
+            ("a", (&a).into()),
+            ("hbt", (&hbt).into()),
+            ("h", (&h).into()),
+            ("flags", (&flags).into()),
+        ],
+        None,
+    )
+    .unwrap();
+    let script = r#"
+import sys, json, torch
+from safetensors.torch import load_file
+t = load_file(sys.argv[1])
+print(json.dumps({k: [list(v.shape), str(v.dtype), v.double().flatten().numpy().view('uint64').tolist()] for k, v in t.items()}))
+"#;
+    let out = python(script, &[ours.to_str().unwrap()]);
+    let got: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let check = |name: &str, shape: &[usize], dtype: &str, values: Vec<f64>| {
+        assert_eq!(got[name][0], serde_json::json!(shape), "{name}");
+        assert_eq!(got[name][1], dtype, "{name}");
+        let bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got[name][2], serde_json::json!(bits), "{name}");
+    };
+    check("a", a.shape(), "torch.float32", as_f64(&a.to_vec()));
+    check("hbt", &[3, 2], "torch.bfloat16", as_f64(&hbt.to_vec()));
+    check("h", &[6], "torch.float16", as_f64(&h.to_vec()));
+    check("flags", &[4], "torch.bool", vec![1.0, 0.0, 0.0, 1.0]);
+
+    let theirs = dir.join("theirs.safetensors");
+    let script = r#"
+import sys, torch
+from safetensors.torch import save_file
+w = ((torch.arange(12, dtype=torch.float32).reshape(3, 4) - 5.5) / 3)
+save_file({'wt': w.t().contiguous(), 'b': w.to(torch.bfloat16), 'i': torch.tensor([-7, 2**40], dtype=torch.int64)}, sys.argv[1], metadata={'from': 'torch'})
+"#;
+    python(script, &[theirs.to_str().unwrap()]);
+    let f = SafetensorsFile::open(&theirs).unwrap();
+    assert_eq!(f.metadata()["from"], "torch");
+    let w: Vec<f32> = (0..12).map(|i| (i as f32 - 5.5) / 3.0).collect();
+    let wt: Vec<f32> = (0..12).map(|k| w[(k % 3) * 4 + k / 3]).collect();
+    let got_wt = f.tensor::<f32>("wt").unwrap();
+    assert_eq!((got_wt.shape(), got_wt.to_vec()), (&[4usize, 3][..], wt));
+    let b: Vec<bf16> = w.iter().map(|&x| bf16::from_f32(x)).collect();
+    assert_eq!(f.tensor::<bf16>("b").unwrap().to_vec(), b);
+    assert_eq!(f.tensor::<i64>("i").unwrap().to_vec(), vec![-7, 1 << 40]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
