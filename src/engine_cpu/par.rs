@@ -204,7 +204,7 @@ fn finish<U, const N: usize>(
 fn short<const N: usize>(c: &CollapsedLayout<N>, expected: usize, got: usize) -> crate::Error {
     LayoutError::LengthMismatch {
         op: "cpu engine",
-        shape: c.shape.clone(),
+        shape: c.shape.to_vec(),
         expected,
         got,
     }

@@ -8,19 +8,23 @@
 //! each other in every operand. A contiguous op becomes one dim of stride 1 in every operand;
 //! a transposed input keeps two dims.
 
-use super::Layout;
+use super::{Dims, Layout, MAX_DIMS};
 
 /// Operand layouts after [`collapse`]: one shared shape, per-operand strides and offsets.
 ///
 /// Invariants: `shape` has at least one dim (rank-0 ops become shape `[1]`); no dim has size 1
 /// unless it is the only one; the element tuples visited in row-major order over `shape` are
 /// the tuples of the original layouts, in some order.
+///
+/// Shape and strides are [`Dims`] (inline up to [`super::INLINE_DIMS`] dims), so a collapse
+/// allocates nothing for ordinary ranks: the CPU engine collapses on every fused evaluation,
+/// which must stay allocation-free when repeated (`tests/fused_alloc.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CollapsedLayout<const N: usize> {
     /// The iteration shape, outermost first.
-    pub shape: Vec<usize>,
+    pub shape: Dims<usize>,
     /// Strides of each operand over `shape`.
-    pub strides: [Vec<isize>; N],
+    pub strides: [Dims<isize>; N],
     /// Storage offset of each operand's first element.
     pub offsets: [usize; N],
 }
@@ -77,13 +81,15 @@ pub fn collapse<const N: usize>(layouts: [&Layout; N]) -> CollapsedLayout<N> {
     let shape0 = layouts[0].shape();
     debug_assert!(layouts.iter().all(|l| l.shape() == shape0));
     let mut offsets: [isize; N] = std::array::from_fn(|k| layouts[k].offset() as isize);
-    // (size, strides) of each dim that has size != 1.
-    let mut dims: Vec<(usize, [isize; N])> = Vec::with_capacity(shape0.len());
+    // (size, strides) of each dim that has size != 1, in a fixed array (rank <= MAX_DIMS,
+    // Layout invariant 1): no allocation.
+    let mut dims = [(0usize, [0isize; N]); MAX_DIMS];
+    let mut len = 0;
     for (d, &n) in shape0.iter().enumerate() {
         if n == 0 {
             return CollapsedLayout {
-                shape: vec![0],
-                strides: std::array::from_fn(|_| vec![1]),
+                shape: Dims::from_slice(&[0]),
+                strides: std::array::from_fn(|_| Dims::from_slice(&[1])),
                 offsets: std::array::from_fn(|k| layouts[k].offset()),
             };
         }
@@ -99,8 +105,10 @@ pub fn collapse<const N: usize>(layouts: [&Layout; N]) -> CollapsedLayout<N> {
                 strides[k] = -strides[k];
             }
         }
-        dims.push((n, strides));
+        dims[len] = (n, strides);
+        len += 1;
     }
+    let dims = &mut dims[..len];
     // Insertion sort, outer dims first: PyTorch's `reorder_dimensions` comparator (first
     // operand whose strides differ decides; a zero stride is ambiguous and defers).
     for i in 1..dims.len() {
@@ -110,10 +118,12 @@ pub fn collapse<const N: usize>(layouts: [&Layout; N]) -> CollapsedLayout<N> {
             j -= 1;
         }
     }
-    // Merge (outer, inner) neighbours that are contiguous with each other in every operand.
-    let mut merged: Vec<(usize, [isize; N])> = Vec::with_capacity(dims.len());
-    for (n, strides) in dims.into_iter() {
-        if let Some((pn, ps)) = merged.last_mut() {
+    // Merge (outer, inner) neighbours that are contiguous with each other in every operand,
+    // in place: `dims[..merged]` are the merged dims so far.
+    let mut merged = 0usize;
+    for i in 0..dims.len() {
+        let (n, strides) = dims[i];
+        if let Some((pn, ps)) = merged.checked_sub(1).map(|m| &mut dims[m]) {
             // `strides[k] * n` may overflow where `strides[k] * (n - 1)` does not; an
             // overflowing product equals no valid stride, so those dims do not merge.
             let n_i = n as isize; // n <= numel <= isize::MAX (Layout invariant 2)
@@ -123,11 +133,14 @@ pub fn collapse<const N: usize>(layouts: [&Layout; N]) -> CollapsedLayout<N> {
                 continue;
             }
         }
-        merged.push((n, strides));
+        dims[merged] = (n, strides);
+        merged += 1;
     }
-    if merged.is_empty() {
-        merged.push((1, [1; N]));
-    }
+    let merged: &[(usize, [isize; N])] = if merged == 0 {
+        &[(1, [1; N])]
+    } else {
+        &dims[..merged]
+    };
     CollapsedLayout {
         shape: merged.iter().map(|(n, _)| *n).collect(),
         strides: std::array::from_fn(|k| merged.iter().map(|(_, s)| s[k]).collect()),

@@ -221,7 +221,7 @@ proptest! {
 fn contiguous_ops_collapse_to_one_dim() {
     let a = Layout::contiguous(&[4, 5, 6]).unwrap();
     let c = collapse([&a, &a, &a]);
-    assert_eq!(c.shape, vec![120]);
+    assert_eq!(c.shape[..], [120]);
     assert!(c.is_contiguous());
 }
 
@@ -230,9 +230,9 @@ fn transposed_input_keeps_two_dims_ordered_by_output() {
     let out = Layout::contiguous(&[8, 16]).unwrap();
     let at = Layout::contiguous(&[16, 8]).unwrap().t();
     let c = collapse([&out, &at]);
-    assert_eq!(c.shape, vec![8, 16]);
-    assert_eq!(c.strides[0], vec![16, 1]);
-    assert_eq!(c.strides[1], vec![1, 8]);
+    assert_eq!(c.shape[..], [8, 16]);
+    assert_eq!(c.strides[0][..], [16, 1]);
+    assert_eq!(c.strides[1][..], [1, 8]);
 }
 
 #[test]
@@ -240,8 +240,8 @@ fn flipped_output_is_walked_forward() {
     let out = Layout::contiguous(&[10]).unwrap().flip(0).unwrap();
     let inp = Layout::contiguous(&[10]).unwrap();
     let c = collapse([&out, &inp]);
-    assert_eq!(c.strides[0], vec![1]);
-    assert_eq!(c.strides[1], vec![-1]);
+    assert_eq!(c.strides[0][..], [1]);
+    assert_eq!(c.strides[1][..], [-1]);
     assert_eq!(c.offsets, [0, 9]);
 }
 

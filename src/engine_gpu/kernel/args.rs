@@ -258,7 +258,7 @@ pub(crate) fn operand_addresses<const N: usize>(
 fn address_overflow<const N: usize>(op: &'static str, layout: &CollapsedLayout<N>) -> LayoutError {
     LayoutError::SizeOverflow {
         op,
-        shape: layout.shape.clone(),
+        shape: layout.shape.to_vec(),
         what: "device address",
     }
 }
@@ -346,12 +346,12 @@ fn tiled_order<const N: usize>(
 }
 
 /// The byte image of the `OffsetCalculator` over `shape` and `strides` at index width `index`.
-fn calc_bytes<const N: usize>(
+fn calc_bytes<const N: usize, S: std::ops::Deref<Target = [isize]>>(
     index: IndexWidth,
     shape: &[usize],
-    strides: &[Vec<isize>; N],
+    strides: &[S; N],
 ) -> Result<Vec<u8>, LayoutError> {
-    let strides: [&[isize]; N] = std::array::from_fn(|k| strides[k].as_slice());
+    let strides: [&[isize]; N] = std::array::from_fn(|k| &*strides[k]);
     Ok(match index {
         IndexWidth::Bits32 => OffsetCalculator::<u32, N>::new(shape, strides)?.kernel_param_bytes(),
         IndexWidth::Bits64 => OffsetCalculator::<u64, N>::new(shape, strides)?.kernel_param_bytes(),

@@ -61,7 +61,7 @@ fn ranks_the_layout_accepts_but_the_kernels_cannot_launch_are_typed_errors() {
     let c = unmergeable(CALC);
     let p = plan_checked("add", &c, [4, 4], [0, 0]).unwrap();
     assert_eq!(p.form.rank(), CALC);
-    let strides = [c.strides[0].as_slice(), c.strides[1].as_slice()];
+    let strides = [&c.strides[0][..], &c.strides[1][..]];
     assert!(
         crate::engine_gpu::offset_calculator::OffsetCalculator::<u32, 2>::new(&c.shape, strides)
             .is_ok()
@@ -242,26 +242,26 @@ fn permutes_of_every_rank_plan_tiles_over_the_moved_inner_dim() {
     // Rank 3, batched transpose: x[b, m, n] -> out[b, n, m]. Dims (b, n, m); the input is
     // contiguous along n (collapsed dim 1).
     let c = permuted(&[8, 64, 96], &[0, 2, 1]);
-    assert_eq!(c.shape, [8, 96, 64]);
+    assert_eq!(c.shape[..], [8, 96, 64]);
     assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(3, 1, 1, T32));
     // NCHW -> NHWC: (N, C, H, W) -> (N, H, W, C); H and W merge; the input's fastest
     // dim (HW) is collapsed dim 1, the output's (C) dim 2.
     let c = permuted(&[4, 64, 32, 32], &[0, 2, 3, 1]);
-    assert_eq!(c.shape, [4, 1024, 64]);
+    assert_eq!(c.shape[..], [4, 1024, 64]);
     assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(3, 1, 1, T32));
     // NHWC -> NCHW.
     let c = permuted(&[4, 32, 32, 64], &[0, 3, 1, 2]);
-    assert_eq!(c.shape, [4, 64, 1024]);
+    assert_eq!(c.shape[..], [4, 64, 1024]);
     assert_eq!(plan(&c, [4, 4], [0; 2]).form, tiled(3, 1, 1, T32));
     // Attention head split to keys transposed: [B, S, H, D] -> [B, H, D, S]; H and D
     // merge (the input's fastest dim), S is the output's.
     let c = permuted(&[2, 128, 8, 64], &[0, 2, 3, 1]);
-    assert_eq!(c.shape, [2, 512, 128]);
+    assert_eq!(c.shape[..], [2, 512, 128]);
     let t = TileShape { rows: 64, cols: 32 };
     assert_eq!(plan(&c, [2, 2], [0; 2]).form, tiled_v(3, 1, 1, t, 2));
     // Rank 4 after the collapse: [A, B, C, D] -> [B, A, D, C].
     let c = permuted(&[16, 8, 32, 64], &[1, 0, 3, 2]);
-    assert_eq!(c.shape, [8, 16, 64, 32]);
+    assert_eq!(c.shape[..], [8, 16, 64, 32]);
     // u8: four elements per access; 64 x 32 pads nothing.
     let t = TileShape { rows: 64, cols: 32 };
     assert_eq!(plan(&c, [1, 1], [0; 2]).form, tiled_v(4, 2, 1, t, 4));

@@ -177,7 +177,7 @@ fn strided_launch_appends_the_offset_calculator_image() {
     // The flipped input starts at its last column: offset 9 elements.
     assert_eq!(args.param(2).unwrap(), ((2u64 << 20) + 9 * 8).to_le_bytes());
     assert_eq!(args.param(3).unwrap(), 60u32.to_le_bytes());
-    let strides: [&[isize]; 3] = std::array::from_fn(|k| c.strides[k].as_slice());
+    let strides: [&[isize]; 3] = std::array::from_fn(|k| &c.strides[k][..]);
     let calc = OffsetCalculator::<u32, 3>::new(&c.shape, strides).unwrap();
     assert_eq!(args.param(6).unwrap(), calc.kernel_param_bytes());
 }
@@ -191,7 +191,7 @@ fn far_offsets_switch_to_64_bit_count_and_calculator() {
     let (spec, args) = prepare(&add_parts(), &c, [Operand::of::<f32>(); 2], [0, 0]).unwrap();
     assert_eq!(spec.index, IndexWidth::Bits64);
     assert_eq!(args.param(2).unwrap(), 6u64.to_le_bytes());
-    let strides: [&[isize]; 2] = std::array::from_fn(|k| c.strides[k].as_slice());
+    let strides: [&[isize]; 2] = std::array::from_fn(|k| &c.strides[k][..]);
     let calc = OffsetCalculator::<u64, 2>::new(&c.shape, strides).unwrap();
     assert_eq!(args.param(5).unwrap(), calc.kernel_param_bytes());
 }
