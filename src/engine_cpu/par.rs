@@ -16,15 +16,13 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
-
 use super::kernels::Out;
 use super::runs::{wants_tiles, Walk, TILE_ROWS};
 use super::vec_with_capacity;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
 use crate::layout::CollapsedLayout;
-use crate::tensor::expr::host::split_len;
+use crate::tensor::expr::host::{split_len, sum_over_parts};
 
 /// How an op over `c` (operand 0: a row-major output) is cut: chunks of `chunk` output
 /// positions; for a tiled op whole rows of `row_len` positions (a multiple of [`TILE_ROWS`]
@@ -109,32 +107,29 @@ pub(crate) fn into_new<U: Element, const N: usize>(
     let mut out = vec_with_capacity::<U>(len)?;
     if tiled {
         out.resize(len, U::ZERO);
-        out.par_chunks_mut(split.chunk)
-            .enumerate()
-            .for_each(|(k, buf)| {
-                let walk = split.walk(k, buf.len());
-                kernel(
-                    &walk,
-                    &mut Out::Write {
-                        buf,
-                        base: k * split.chunk,
-                    },
-                )
-            });
+        let parts: Vec<&mut [U]> = out.chunks_mut(split.chunk).collect();
+        sum_over_parts(parts, &|k, buf| {
+            let walk = split.walk(k, buf.len());
+            kernel(
+                &walk,
+                &mut Out::Write {
+                    buf,
+                    base: k * split.chunk,
+                },
+            );
+            0
+        });
         return Ok(out);
     }
-    let filled = spare(&mut out, len, c)?
-        .par_chunks_mut(split.chunk)
-        .enumerate()
-        .map(|(k, buf)| {
-            let walk = split.walk(k, buf.len());
-            let mut sink = Out::Append { buf, filled: 0 };
-            kernel(&walk, &mut sink);
-            // At most this chunk's length, so the sum reaches `len` only when every chunk
-            // wrote all its slots.
-            filled(&sink)
-        })
-        .sum();
+    let parts: Vec<_> = spare(&mut out, len, c)?.chunks_mut(split.chunk).collect();
+    let filled = sum_over_parts(parts, &|k, buf| {
+        let walk = split.walk(k, buf.len());
+        let mut sink = Out::Append { buf, filled: 0 };
+        kernel(&walk, &mut sink);
+        // At most this chunk's length, so the sum reaches `len` only when every chunk
+        // wrote all its slots.
+        filled(&sink)
+    });
     finish(out, len, filled, c)
 }
 
@@ -150,13 +145,14 @@ pub(crate) fn into_view<U: Send, const N: usize>(
 ) {
     let tiled = wants_tiles(c);
     match (contiguous, Split::new(c, tiled)) {
-        (Some(r), Some(split)) => dst[r.clone()]
-            .par_chunks_mut(split.chunk)
-            .enumerate()
-            .for_each(|(k, part)| {
+        (Some(r), Some(split)) => {
+            let parts: Vec<&mut [U]> = dst[r.clone()].chunks_mut(split.chunk).collect();
+            sum_over_parts(parts, &|k, part| {
                 let walk = split.walk(k, part.len());
-                kernel(&walk, part, r.start + k * split.chunk)
-            }),
+                kernel(&walk, part, r.start + k * split.chunk);
+                0
+            });
+        }
         _ => kernel(&Walk::Whole { tiled }, dst, 0),
     }
 }

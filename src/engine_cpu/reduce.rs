@@ -7,10 +7,10 @@
 //!
 //! - **Rows** (a reduced dim is innermost, e.g. a last-axis or full reduction): one output at
 //!   a time, its elements folded run by run along the innermost reduced dim. A contiguous run
-//!   is cut into blocks of [`BLOCK`] elements, each folded over [`LANES`] independent
-//!   accumulators (which LLVM vectorises for sums), and block results, like run results, are
-//!   combined pairwise ([`Cascade`]): a float sum of `n` elements then carries an error
-//!   growing with `BLOCK / LANES + log2(n)` rather than `n` (PyTorch's cascade sum).
+//!   is cut into blocks of [`BLOCK`] elements, each folded over [`lanes_for`] independent
+//!   accumulators (32 for `f32` sums; LLVM vectorises them), and block results, like run
+//!   results, are combined pairwise ([`Cascade`]): a float sum of `n` elements then carries
+//!   an error growing with `BLOCK / lanes + log2(n)` rather than `n` (PyTorch's cascade sum).
 //! - **Columns** (a kept dim is innermost, e.g. a first- or middle-axis reduction): for each
 //!   index of the outer kept dims, one accumulator per element of the innermost kept dim, and
 //!   the reduced dims walked outside it, so each step folds one contiguous row into the
@@ -20,19 +20,37 @@
 //! Every combine is associative and commutative (the arg ops compare (value, index) pairs),
 //! so both orders give the same result, up to float rounding in sums.
 
-use rayon::prelude::*;
-
 use super::runs::{at, for_each_run, walk};
 use crate::element::Element;
 use crate::error::Result;
 use crate::layout::reduce::ReduceGeometry;
 use crate::layout::{collapse, Layout};
 use crate::ops::reduce::Reduction;
-use crate::tensor::expr::host::{split_len, GRAIN};
+use crate::tensor::expr::host::{map_indices, split_len, vectorized, GRAIN};
 
 /// Lanes of independent partial results: lets LLVM vectorise without reassociating any one
 /// of them.
 const LANES: usize = 8;
+
+/// The most lanes [`fold_lanes`] keeps.
+const MAX_LANES: usize = 32;
+
+/// Lanes [`fold_lanes`] keeps for accumulators of type `A`: 128 bytes of them (a power of
+/// two from 4 to [`MAX_LANES`]), so an `f32` sum adds into four independent AVX2 registers
+/// (eight SSE ones) and is bound by memory, not by the latency of one chain of adds, while a
+/// (value, index) pair of the arg reductions keeps 8 and stays in registers.
+const fn lanes_for<A>() -> usize {
+    let size = if std::mem::size_of::<A>() == 0 {
+        1
+    } else {
+        std::mem::size_of::<A>()
+    };
+    let mut lanes = 4;
+    while lanes * 2 * size <= 128 && lanes * 2 <= MAX_LANES {
+        lanes *= 2;
+    }
+    lanes
+}
 
 /// Elements of a contiguous run folded before the pairwise cascade takes over.
 const BLOCK: usize = 4096;
@@ -104,11 +122,9 @@ pub(crate) fn reduce<T: Element, R: Reduction<T>>(
         // so the result does not depend on the threads), then written here in order.
         let mut at = super::vec_with_capacity::<[isize; 2]>(g.num_out)?;
         walk(&kept_sizes(g), &kept_strides(g), base, |p| at.push(p));
-        let values: Vec<R::Output> = at
-            .par_iter()
-            .with_min_len((GRAIN / count).max(1))
-            .map(|&[i, _]| op.project(fold_reduced(&op, src, g, i as usize), count))
-            .collect();
+        let values: Vec<R::Output> = map_indices(at.len(), (GRAIN / count).max(1), &|k| {
+            op.project(fold_reduced(&op, src, g, at[k][0] as usize), count)
+        });
         for (&[_, o], v) in at.iter().zip(values) {
             dst[o as usize] = v;
         }
@@ -191,11 +207,7 @@ fn fold_run<T: Element, R: Reduction<T>>(
     if split_len(n).is_some() {
         // Issue 29: the blocks folded on rayon's threads, then combined here in order: the
         // same values pushed in the same order as below, so the same result bit for bit.
-        let partials: Vec<R::Acc> = (0..blocks)
-            .into_par_iter()
-            .with_min_len(GRAIN / BLOCK)
-            .map(block)
-            .collect();
+        let partials: Vec<R::Acc> = map_indices(blocks, GRAIN / BLOCK, &block);
         for p in partials {
             cascade.push(op, p);
         }
@@ -207,31 +219,36 @@ fn fold_run<T: Element, R: Reduction<T>>(
     cascade.finish(op)
 }
 
-/// `op` over a contiguous block, element `i` at logical index `l0 + i * ls`, in [`LANES`]
-/// interleaved accumulators.
-#[inline]
+/// `op` over a contiguous block, element `i` at logical index `l0 + i * ls`, in
+/// [`lanes_for`] interleaved accumulators, compiled for the CPU's vector width
+/// ([`vectorized`]; the same operations in the same order whatever the width).
+#[inline(always)]
 fn fold_lanes<T: Element, R: Reduction<T>>(op: &R, xs: &[T], l0: i64, ls: i64) -> R::Acc {
-    let mut acc = [op.identity(); LANES];
-    let chunks = xs.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    let tail_at = xs.len() - rest.len();
-    for (c, chunk) in chunks.enumerate() {
-        for (k, (a, &x)) in acc.iter_mut().zip(chunk).enumerate() {
-            *a = op.combine(*a, op.map(x, l0 + (c * LANES + k) as i64 * ls));
+    let lanes = const { lanes_for::<R::Acc>() };
+    vectorized(|| {
+        let mut acc = [op.identity(); MAX_LANES];
+        let acc = &mut acc[..lanes];
+        let chunks = xs.chunks_exact(lanes);
+        let rest = chunks.remainder();
+        let tail_at = xs.len() - rest.len();
+        for (c, chunk) in chunks.enumerate() {
+            for (k, (a, &x)) in acc.iter_mut().zip(chunk).enumerate() {
+                *a = op.combine(*a, op.map(x, l0 + (c * lanes + k) as i64 * ls));
+            }
         }
-    }
-    for (k, &x) in rest.iter().enumerate() {
-        acc[k] = op.combine(acc[k], op.map(x, l0 + (tail_at + k) as i64 * ls));
-    }
-    // Pairwise over the lanes.
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        for k in 0..width {
-            acc[k] = op.combine(acc[k], acc[k + width]);
+        for (k, &x) in rest.iter().enumerate() {
+            acc[k] = op.combine(acc[k], op.map(x, l0 + (tail_at + k) as i64 * ls));
         }
-    }
-    acc[0]
+        // Pairwise over the lanes.
+        let mut width = lanes;
+        while width > 1 {
+            width /= 2;
+            for k in 0..width {
+                acc[k] = op.combine(acc[k], acc[k + width]);
+            }
+        }
+        acc[0]
+    })
 }
 
 /// Pairwise combination of a stream of partial results: a binary counter whose level `k`

@@ -76,10 +76,22 @@ pub(crate) fn wants_tiles<const N: usize>(c: &CollapsedLayout<N>) -> bool {
 ///
 /// Every index produced is one the operands' layouts reach, so it lies in the storage their
 /// views were checked against.
+#[inline(always)]
 pub(crate) fn for_each_run<const N: usize>(
     c: &CollapsedLayout<N>,
     tiled: bool,
     mut run: impl FnMut([usize; N], [isize; N], usize),
+) {
+    runs(c, tiled, &mut run)
+}
+
+/// [`for_each_run`]'s walk, compiled once per operand count: the kernel comes as a `dyn`
+/// (one indirect call per run), so the walk is not compiled again for every op and element
+/// type (it was 7 MB of the test binary's 150 MB of code).
+fn runs<const N: usize>(
+    c: &CollapsedLayout<N>,
+    tiled: bool,
+    run: &mut dyn FnMut([usize; N], [isize; N], usize),
 ) {
     if c.numel() == 0 {
         return;
@@ -113,10 +125,20 @@ pub(crate) fn for_each_run<const N: usize>(
 /// dim but the innermost, row-major; the output positions `R * len ..` with `len` the
 /// innermost size): tiles of up to [`TILE_ROWS`] rows start at `rows.start` and never span
 /// two matrices. For rank 1 (never tiled) it is the untiled walk of those rows.
+#[inline(always)]
 pub(crate) fn for_each_tile_run_in<const N: usize>(
     c: &CollapsedLayout<N>,
     rows: Range<usize>,
     mut run: impl FnMut([usize; N], [isize; N], usize),
+) {
+    tile_runs_in(c, rows, &mut run)
+}
+
+/// [`for_each_tile_run_in`]'s walk, compiled once per operand count (see [`runs`]).
+fn tile_runs_in<const N: usize>(
+    c: &CollapsedLayout<N>,
+    rows: Range<usize>,
+    run: &mut dyn FnMut([usize; N], [isize; N], usize),
 ) {
     let r = c.rank();
     let len = c.shape[r - 1];
@@ -206,11 +228,22 @@ pub(crate) fn at(start: usize, stride: isize, i: usize) -> usize {
 /// and moving `strides[d]` along dim `d`. No dims: one call with `base`. Offsets may step one
 /// past a dim's end before being wound back; wrapping arithmetic keeps that harmless, and
 /// every value passed to `f` is a reachable one.
+#[inline(always)]
 pub(super) fn walk(
     sizes: &[usize],
     strides: &[[isize; 2]],
     base: [isize; 2],
     mut f: impl FnMut([isize; 2]),
+) {
+    walk_dyn(sizes, strides, base, &mut f)
+}
+
+/// [`walk`], compiled once (one indirect call per index, which then folds a whole reduction).
+fn walk_dyn(
+    sizes: &[usize],
+    strides: &[[isize; 2]],
+    base: [isize; 2],
+    f: &mut dyn FnMut([isize; 2]),
 ) {
     if sizes.contains(&0) {
         return;

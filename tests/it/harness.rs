@@ -492,6 +492,37 @@ pub fn poisoned<U: TestElem, D: TestDevice>(
 
 pub const CASES: u64 = 64;
 
+// The references through ndarray, with the op's reference function as a `dyn`: ndarray's
+// mapping code is then compiled once per element type, not once per op (it was 15 MB of the
+// test binary's code).
+
+/// `a.map(f)`, in ndarray's (logical) order.
+pub fn nd_map<T: Copy, U>(a: &ArrayViewD<'_, T>, f: &dyn Fn(T) -> U) -> ArrayD<U> {
+    a.map(|&x| f(x))
+}
+
+/// `f(a, b)` elementwise (same shapes).
+pub fn nd_zip<T: Copy, U>(
+    a: &ArrayViewD<'_, T>,
+    b: &ArrayViewD<'_, T>,
+    f: &dyn Fn(T, T) -> U,
+) -> ArrayD<U> {
+    Zip::from(a).and(b).map_collect(|&x, &y| f(x, y))
+}
+
+/// `f(a, b, c)` elementwise (same shapes).
+pub fn nd_zip3<A: Copy, T: Copy, U>(
+    a: &ArrayViewD<'_, A>,
+    b: &ArrayViewD<'_, T>,
+    c: &ArrayViewD<'_, T>,
+    f: &dyn Fn(A, T, T) -> U,
+) -> ArrayD<U> {
+    Zip::from(a)
+        .and(b)
+        .and(c)
+        .map_collect(|&x, &y, &z| f(x, y, z))
+}
+
 pub fn unary_case<D: TestDevice, T: TestElem, U: TestElem, O: UnaryOp<T, Output = U>>(
     dev: &D,
     rng: &mut SmallRng,
@@ -506,7 +537,7 @@ pub fn unary_case<D: TestDevice, T: TestElem, U: TestElem, O: UnaryOp<T, Output 
 
     // Out of place: the input's own shape.
     let got = map(op, &a.ours()).unwrap();
-    let want = a.nd(a.recipe.nd(&a.data).shape()).map(|&x| reference(x));
+    let want = nd_map(&a.nd(a.recipe.nd(&a.data).shape()).view(), reference);
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     assert_all_close(
         &what,
@@ -518,7 +549,7 @@ pub fn unary_case<D: TestDevice, T: TestElem, U: TestElem, O: UnaryOp<T, Output 
     // Into a strided output view, the input broadcast to it.
     let o = Recipe::random(rng, &out_shape);
     let mut before: Vec<U> = storage(rng, &o, Domain::Any);
-    let want = a.nd(&out_shape).map(|&x| reference(x));
+    let want = nd_map(&a.nd(&out_shape).view(), reference);
     let mut out = poisoned(dev, &o, &mut before, &want, tol);
     map_into(op, &a.ours(), &mut o.view_mut(&mut out)).unwrap();
     check_written(
@@ -544,7 +575,7 @@ pub fn unary_inplace_case<D: TestDevice, T: TestElem, O: UnaryOp<T, Output = T>>
     let before: Vec<T> = storage(rng, &r, dom);
     let mut dst = upload_storage(dev, &before);
     map_inplace(op, &mut r.view_mut(&mut dst)).unwrap();
-    let want = r.nd(&before).map(|&x| reference(x));
+    let want = nd_map(&r.nd(&before), reference);
     check_written(
         &format!("{} {} in place", O::NAME, T::NAME),
         &r,
@@ -567,11 +598,7 @@ pub fn binary_case<D: TestDevice, T: TestElem, U: TestElem, O: BinaryOp<T, Outpu
     let a = Input::<T, D>::new(dev, rng, &out_shape, doms[0], false);
     let b = Input::<T, D>::new(dev, rng, &out_shape, doms[1], false);
     let what = format!("{} {}", O::NAME, T::NAME);
-    let expect = |shape: &[usize]| {
-        Zip::from(&a.nd(shape))
-            .and(&b.nd(shape))
-            .map_collect(|&x, &y| reference(x, y))
-    };
+    let expect = |shape: &[usize]| nd_zip(&a.nd(shape).view(), &b.nd(shape).view(), reference);
 
     let got = zip(op, &a.ours(), &b.ours()).unwrap();
     let shape = broadcast_of(&[a.ours().shape(), b.ours().shape()]);
@@ -613,9 +640,7 @@ pub fn binary_inplace_case<D: TestDevice, T: TestElem, O: BinaryOp<T, Output = T
     let before: Vec<T> = storage(rng, &r, doms[0]);
     let mut dst = upload_storage(dev, &before);
     zip_inplace(op, &mut r.view_mut(&mut dst), &b.ours()).unwrap();
-    let want = Zip::from(&r.nd(&before))
-        .and(&b.nd(&shape))
-        .map_collect(|&x, &y| reference(x, y));
+    let want = nd_zip(&r.nd(&before), &b.nd(&shape).view(), reference);
     check_written(
         &format!("{} {} in place", O::NAME, T::NAME),
         &r,
@@ -640,10 +665,12 @@ pub fn ternary_case<D: TestDevice, A: TestElem, T: TestElem, O: TernaryOp<A, T, 
     let c = Input::<T, D>::new(dev, rng, &out_shape, doms[2], false);
     let what = format!("{} {}", O::NAME, T::NAME);
     let expect = |shape: &[usize]| {
-        Zip::from(&a.nd(shape))
-            .and(&b.nd(shape))
-            .and(&c.nd(shape))
-            .map_collect(|&x, &y, &z| reference(x, y, z))
+        nd_zip3(
+            &a.nd(shape).view(),
+            &b.nd(shape).view(),
+            &c.nd(shape).view(),
+            reference,
+        )
     };
 
     let got = zip3(op, &a.ours(), &b.ours(), &c.ours()).unwrap();
@@ -694,10 +721,12 @@ pub fn ternary_inplace_case<D: TestDevice, T: TestElem, O: TernaryOp<T, T, Outpu
     let before: Vec<T> = storage(rng, &r, doms[0]);
     let mut dst = upload_storage(dev, &before);
     zip3_inplace(op, &mut r.view_mut(&mut dst), &b.ours(), &c.ours()).unwrap();
-    let want = Zip::from(&r.nd(&before))
-        .and(&b.nd(&shape))
-        .and(&c.nd(&shape))
-        .map_collect(|&x, &y, &z| reference(x, y, z));
+    let want = nd_zip3(
+        &r.nd(&before),
+        &b.nd(&shape).view(),
+        &c.nd(&shape).view(),
+        reference,
+    );
     check_written(
         &format!("{} {} in place", O::NAME, T::NAME),
         &r,

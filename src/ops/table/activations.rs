@@ -51,7 +51,7 @@ macro_rules! activations_unary {
                 => softsign, softsign_into, softsign_: "a / (1 + |a|)";
             /// Mish, `a * tanh(log1p(e^a))` (`F.mish`); `-inf` gives NaN, as PyTorch's formula.
             Mish: FloatElement => T, "mish", "a * tanh(log1p(exp(a)))",
-                |a| in_compute!(T as C; x = a => x * ComputeMath::exp(x).ln_1p().tanh())
+                |a| in_compute!(T as C; x = a => x * ComputeMath::tanh(ComputeMath::exp(x).ln_1p()))
                 => mish, mish_into, mish_: "a * tanh(softplus(a))";
             /// Hardtanh, `min(max(a, min_val), max_val)` (`F.hardtanh`; PyTorch's defaults
             /// `min_val = -1`, `max_val = 1`), propagating NaN.
@@ -77,7 +77,7 @@ macro_rules! activations_unary {
                 => logsigmoid, logsigmoid_into, logsigmoid_: "min(a, 0) - log1p(e^-|a|)";
             /// Tanhshrink, `a - tanh(a)` (`F.tanhshrink`).
             Tanhshrink: FloatElement => T, "tanhshrink", "a - tanh(a)",
-                |a| in_compute!(T as C; x = a => x - x.tanh())
+                |a| in_compute!(T as C; x = a => x - ComputeMath::tanh(x))
                 => tanhshrink, tanhshrink_into, tanhshrink_: "a - tanh(a)";
             /// Softshrink, `a > lambd ? a - lambd : (a < -lambd ? a + lambd : 0)`
             /// (`F.softshrink`; PyTorch's default `lambd` is `0.5`). Inside the band the result
@@ -102,7 +102,7 @@ macro_rules! activations_unary {
             GeluTanh: FloatElement => T, "gelu_tanh",
                 "(decltype(a))0.5 * a * (1 + tanh((decltype(a))0.7978845608028654 * (a + (decltype(a))0.044715 * (a * a * a))))",
                 |a| in_compute!(T as C; x = a => 0.5 as C * x
-                    * (1.0 + (0.7978845608028654f64 as C * (x + 0.044715f64 as C * (x * x * x))).tanh()))
+                    * (1.0 + ComputeMath::tanh(0.7978845608028654f64 as C * (x + 0.044715f64 as C * (x * x * x)))))
                 => gelu_tanh, gelu_tanh_into, gelu_tanh_: "gelu(a), tanh approximation";
         } }
     };

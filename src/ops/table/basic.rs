@@ -30,7 +30,7 @@ macro_rules! basic_unary {
                 |a| in_compute!(T as C; x = a => ComputeMath::exp(x))
                 => exp, exp_into, exp_: "e^a";
             /// Natural logarithm.
-            Log: FloatElement => T, "log", "log(a)", |a| in_compute!(T as C; x = a => x.ln())
+            Log: FloatElement => T, "log", "log(a)", |a| in_compute!(T as C; x = a => ComputeMath::ln(x))
                 => log, log_into, log_: "ln(a)";
             /// Square root.
             Sqrt: FloatElement => T, "sqrt", "sqrt(a)",
@@ -48,7 +48,7 @@ macro_rules! basic_unary {
                 => cos, cos_into, cos_: "cos(a)";
             /// Hyperbolic tangent.
             Tanh: FloatElement => T, "tanh", "tanh(a)",
-                |a| in_compute!(T as C; x = a => x.tanh())
+                |a| in_compute!(T as C; x = a => ComputeMath::tanh(x))
                 => tanh, tanh_into, tanh_: "tanh(a)";
             /// `1 / (1 + e^-a)`.
             Sigmoid: FloatElement => T, "sigmoid", "ts_sigmoid(a)",

@@ -115,7 +115,7 @@ macro_rules! float_ops_unary {
                 => i0, i0_into, i0_: "i0(a)";
             /// `ln(a / (1 - a))`: `-inf` at 0, `+inf` at 1, NaN outside `[0, 1]`.
             Logit: FloatElement => T, "logit", "log(a / (1 - a))",
-                |a| in_compute!(T as C; x = a => (x / (1.0 - x)).ln())
+                |a| in_compute!(T as C; x = a => ComputeMath::ln(x / (1.0 - x)))
                 => logit, logit_into, logit_: "ln(a / (1 - a))";
             /// PyTorch's `logit(a, eps)`: `a` clamped to `[eps, 1 - eps]` (NaN kept), then
             /// `ln(a / (1 - a))`; a negative `eps` clamps nothing.

@@ -15,8 +15,6 @@ use crate::tensor::base::Tensor;
 use crate::tensor::repr::{ReadRepr, WriteRepr};
 use crate::tensor::view::AsViewMut;
 
-use rayon::prelude::*;
-
 use super::build::Expr;
 use super::host::{self, RunCursor};
 use super::inline::InlineList;
@@ -403,7 +401,7 @@ macro_rules! tuple_exprs {
                                  bases: [usize; host::MAX_HOST_OUTPUTS],
                                  offs: &[usize; host::OPERANDS],
                                  strides: &[isize; host::OPERANDS],
-                                 n: usize| {
+                                 n: usize| host::vectorized(|| {
                         let runs: [(usize, isize); host::MAX_HOST_LEAVES] =
                             std::array::from_fn(|k| {
                                 let j = host::MAX_HOST_OUTPUTS + k;
@@ -438,22 +436,22 @@ macro_rules! tuple_exprs {
                                 host::write_run(&mut *outs.$i, starts[$i], strides[$i], &$v[..n]);
                             }
                         )+
-                    };
+                    });
                     let numel = c.numel();
                     match (host::split_len(numel), ranges) {
                         (Some(ch), ($(Some($v),)+)) => {
                             let starts = [$($v.start),+];
                             $( let mut $o = $o[$v].chunks_mut(ch); )+
                             let tasks: Vec<_> = std::iter::from_fn(|| Some(($($o.next()?,)+)))
-                                .enumerate()
                                 .collect();
-                            tasks.into_par_iter().for_each(|(k, mut outs)| {
+                            host::sum_over_parts(tasks, &|k, mut outs| {
                                 let s = k * ch;
                                 let bases = std::array::from_fn(|j| starts.get(j).map_or(0, |&b| b + s));
                                 let range = s..s + outs.0.len();
                                 host::for_each_block_in(&c, range, |offs, strides, n| {
                                     block(&mut outs, bases, offs, strides, n)
                                 });
+                                0
                             });
                         }
                         _ => {

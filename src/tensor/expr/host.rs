@@ -16,9 +16,16 @@
 //!   ndarray's `par_azip`). Pointwise results do not depend on the chunks (each element is
 //!   computed alone); reductions fold fixed blocks (`engine_cpu/reduce.rs`), so no result
 //!   depends on the number of threads.
+//! - **Lanes**: the loops over a run or a block run inside [`vectorized`], compiled twice,
+//!   for the baseline x86-64 target (SSE2, 4 `f32` lanes) and for AVX2 (x86-64-v3, 8 lanes),
+//!   the one the CPU has chosen at run time. The operations and their order are the same in
+//!   both (Rust fuses `a * b + c` into an FMA only when asked), so the results are identical
+//!   bit for bit; only the width differs.
 
 use std::any::Any;
 use std::ops::Range;
+
+use rayon::prelude::*;
 
 use super::inline::InlineList;
 use crate::error::Result;
@@ -41,6 +48,15 @@ pub(crate) const MAX_HOST_OUTPUTS: usize = super::MAX_OUTPUTS;
 /// Leaf reads the blocked pass takes (a leaf read twice counts twice); an expression with
 /// more goes element by element.
 pub(crate) const MAX_HOST_LEAVES: usize = 16;
+
+/// Runs `f` compiled for the widest vector instructions this CPU has (AVX2 on x86-64 where
+/// present; the baseline otherwise): `pulp` compiles the closure, and what it inlines, once
+/// per instruction set and picks one (a few cached feature checks per call). For the loop
+/// over one run or one block, not per element.
+#[inline(always)]
+pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}
 
 /// The chunk length to split `numel` elements into across the current rayon pool, or `None`
 /// to stay on this thread (one thread, or less than `2 * GRAIN` elements). About four chunks
@@ -78,6 +94,36 @@ pub(crate) fn collapse_pass<const L: usize>(
     Some(collapse(all))
 }
 
+/// Runs `task(k, parts[k])` for every part across the current rayon pool and sums what the
+/// tasks return. The task comes as a `dyn`, so rayon's machinery (its join closures, jobs and
+/// bridges, 20 MB of the test binary's code when every kernel had its own) is compiled once
+/// per part type, not once per op and element type; its one indirect call per part is
+/// nothing beside a part's [`GRAIN`] or more elements.
+pub(crate) fn sum_over_parts<P: Send>(
+    parts: Vec<P>,
+    task: &(dyn Fn(usize, P) -> usize + Sync),
+) -> usize {
+    parts
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, p)| task(k, p))
+        .sum()
+}
+
+/// `(0..n).map(f)` across the current rayon pool, in order, at least `min_len` indices per
+/// task; compiled once per result type, for the reason of [`sum_over_parts`].
+pub(crate) fn map_indices<R: Send>(
+    n: usize,
+    min_len: usize,
+    f: &(dyn Fn(usize) -> R + Sync),
+) -> Vec<R> {
+    (0..n)
+        .into_par_iter()
+        .with_min_len(min_len)
+        .map(f)
+        .collect()
+}
+
 /// A fused pass's nodes shared with rayon's threads.
 pub(crate) struct SharedNodes<'a, N>(&'a N);
 
@@ -111,10 +157,22 @@ impl<'a, N> SharedNodes<'a, N> {
 ///
 /// Every index produced is one the operands' layouts reach (as for the engine's
 /// `for_each_run`), so it lies in the storage their views were checked against.
+#[inline(always)]
 pub(crate) fn for_each_run_in<const N: usize>(
     c: &CollapsedLayout<N>,
     range: Range<usize>,
     mut run: impl FnMut([usize; N], [isize; N], usize),
+) {
+    runs_in(c, range, &mut run)
+}
+
+/// [`for_each_run_in`]'s walk, compiled once per operand count: the kernel comes as a `dyn`
+/// (one indirect call per run), so the walk is not compiled again for every op and element
+/// type (it was the largest function family of the test binary, 12 MB of 150 MB of code).
+fn runs_in<const N: usize>(
+    c: &CollapsedLayout<N>,
+    range: Range<usize>,
+    run: &mut dyn FnMut([usize; N], [isize; N], usize),
 ) {
     let end = range.end.min(c.numel());
     let mut pos = range.start;
@@ -170,12 +228,25 @@ pub(crate) fn for_each_run_in<const N: usize>(
 }
 
 /// [`for_each_run_in`] with every run cut into pieces of at most [`BLOCK`] elements.
+#[inline(always)]
 pub(crate) fn for_each_block_in<const N: usize>(
     c: &CollapsedLayout<N>,
     range: Range<usize>,
     mut block: impl FnMut(&[usize; N], &[isize; N], usize),
 ) {
-    for_each_run_in(c, range, |o, s, n| {
+    blocks_in(c, range, &mut block)
+}
+
+/// A block's visitor: (start offsets, strides, length) of each operand's block.
+type BlockFn<'f, const N: usize> = dyn FnMut(&[usize; N], &[isize; N], usize) + 'f;
+
+/// [`for_each_block_in`], compiled once per operand count (see [`runs_in`]).
+fn blocks_in<const N: usize>(
+    c: &CollapsedLayout<N>,
+    range: Range<usize>,
+    block: &mut BlockFn<'_, N>,
+) {
+    runs_in(c, range, &mut |o, s, n| {
         let mut i = 0;
         while i < n {
             let m = BLOCK.min(n - i);
@@ -246,10 +317,20 @@ pub(crate) fn write_run<T: Copy>(data: &mut [T], start: usize, stride: isize, va
 /// The element-by-element pass of expressions with more than [`MAX_HOST_LEAVES`] leaf reads:
 /// Offsets of each operand (leaves then outputs) along one walk of `shape` in row-major
 /// order, calling `f` at every element with the leaves' and the outputs' offsets.
+#[inline(always)]
 pub(crate) fn walk<const N: usize>(
     shape: &[usize],
     layouts: &InlineList<Layout, N>,
     mut f: impl FnMut(&[usize]) -> Result<()>,
+) -> Result<()> {
+    walk_dyn(shape, layouts, &mut f)
+}
+
+/// [`walk`], compiled once per operand count (see [`runs_in`]).
+fn walk_dyn<const N: usize>(
+    shape: &[usize],
+    layouts: &InlineList<Layout, N>,
+    f: &mut dyn FnMut(&[usize]) -> Result<()>,
 ) -> Result<()> {
     let numel: usize = shape.iter().product();
     if numel == 0 {

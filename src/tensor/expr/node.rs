@@ -199,6 +199,7 @@ impl<T: Element, D: Backend> NodeImpl<D> for Leaf<'_, T, D> {
         D::host(self.view.storage())[off]
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
     where
         D: HostBackend,
@@ -207,6 +208,7 @@ impl<T: Element, D: Backend> NodeImpl<D> for Leaf<'_, T, D> {
         read_run(D::host(self.view.storage()), start, stride, out);
     }
 
+    #[inline(always)]
     fn run_slice<'v>(&'v self, at: &mut RunCursor<'_>, n: usize) -> Option<&'v [T]>
     where
         D: HostBackend,
@@ -252,6 +254,7 @@ impl<T: Element, D: Backend> NodeImpl<D> for Scalar<T> {
         self.value
     }
 
+    #[inline(always)]
     fn eval_run(&self, _: &mut RunCursor<'_>, out: &mut [T])
     where
         D: HostBackend,
@@ -294,6 +297,7 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> NodeImpl<D> for Unary<O, A> {
         self.op.cpu(self.a.eval(at))
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
     where
         D: HostBackend,
@@ -348,6 +352,7 @@ impl<D: Backend, A: Node<D>, U: Element> NodeImpl<D> for CastTo<U, A> {
         UnaryOp::<A::Out>::cpu(&self.cast, self.a.eval(at))
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [U])
     where
         D: HostBackend,
@@ -410,6 +415,7 @@ where
         self.op.cpu(a, b)
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
     where
         D: HostBackend,
@@ -481,6 +487,7 @@ where
         self.op.cpu(a, b, c)
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [O::Output])
     where
         D: HostBackend,
@@ -573,6 +580,7 @@ impl<T: Element, D: Backend, const K: usize> NodeImpl<D> for Current<T, K> {
             .unwrap_or(T::ZERO)
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
     where
         D: HostBackend,
@@ -676,6 +684,7 @@ impl<T: Element, D: Backend> NodeImpl<D> for Boxed<'_, T, D> {
         self.node.eval_erased(at)
     }
 
+    #[inline(always)]
     fn eval_run(&self, at: &mut RunCursor<'_>, out: &mut [T])
     where
         D: HostBackend,
