@@ -4,7 +4,8 @@
 //! macro instantiates it as `name_cpu` (on [`Cpu`]) and `name_gpu` (on GPU 0). Without a CUDA
 //! driver or a GPU, `name_gpu` prints
 //! `name_gpu: skipped, no CUDA driver or GPU on this machine` and passes. Without the
-//! `gpu-tests` feature `name_gpu` is not run at all: it is reported as ignored.
+//! `gpu-tests` feature `name_gpu` is not run at all: it is reported as ignored, and its body is
+//! not even compiled for the GPU (the CPU-only build is half the size).
 //!
 //! Bodies build their inputs on the host, move them with [`TestDevice::upload`], and read
 //! results back with [`host`]; the references (ndarray, plain loops) stay on the host and do
@@ -142,6 +143,12 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
     Some(Gpu::new(0).expect("a GPU is available, so GPU 0 opens"))
 }
 
+/// The body of a GPU test built without the `gpu-tests` feature: fails, naming the feature.
+#[cfg(not(feature = "gpu-tests"))]
+pub fn not_built(test: &str) -> ! {
+    panic!("{test}: built without the gpu-tests feature, so its GPU body was not compiled; run cargo test --features gpu-tests")
+}
+
 /// Instantiates the generic test body `$body<D: TestDevice>(dev: &D)` as the tests `$cpu`
 /// (on the CPU) and `$gpu` (on GPU 0; skips with a printed line without one), as candle's
 /// `test_device!(fn, cpu_name, cuda_name, metal_name)` does.
@@ -153,14 +160,22 @@ macro_rules! test_device {
         }
 
         #[test]
-        #[cfg_attr(
-            not(feature = "gpu-tests"),
-            ignore = "needs a GPU: cargo test --features gpu-tests"
-        )]
+        #[cfg(feature = "gpu-tests")]
         fn $gpu() {
             if let Some(gpu) = $crate::common::device::gpu_or_skip(stringify!($gpu)) {
                 $body(&gpu);
             }
+        }
+
+        // Without `gpu-tests` the GPU instance is reported as ignored and its body is not
+        // compiled (half of the test binary's code was the GPU instances of these bodies,
+        // built in every CPU-only `cargo test`). Run anyway (`-- --ignored`), it fails: a
+        // test that checked nothing never passes.
+        #[test]
+        #[cfg(not(feature = "gpu-tests"))]
+        #[ignore = "needs a GPU: cargo test --features gpu-tests"]
+        fn $gpu() {
+            $crate::common::device::not_built(stringify!($gpu));
         }
     };
 }

@@ -106,12 +106,17 @@ macro_rules! suite_module {
 
             $(
                 #[test]
-                #[cfg_attr(
-                    not(feature = "gpu-tests"),
-                    ignore = "needs a GPU: cargo test --features gpu-tests"
-                )]
+                #[cfg(feature = "gpu-tests")]
                 fn $name() {
                     run_if($available, || suite::$name(($make)()));
+                }
+
+                // Not compiled without `gpu-tests` (see `common::device::test_device!`).
+                #[test]
+                #[cfg(not(feature = "gpu-tests"))]
+                #[ignore = "needs a GPU: cargo test --features gpu-tests"]
+                fn $name() {
+                    crate::common::device::not_built(stringify!($name));
                 }
             )+
 
