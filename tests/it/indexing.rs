@@ -394,6 +394,69 @@ test_device!(
     scatter_assign_and_fill_gpu
 );
 
+/// `Mean` on integers rounds toward negative infinity, as PyTorch's `scatter_reduce` does
+/// (`div_(count, rounding_mode="floor")`): by hand, then on random sums of both signs against
+/// an `i128` reference.
+fn scatter_mean_of_integers_floors<D: TestDevice + ScatterBackend<i64>>(dev: &D) {
+    let x = dev.upload(&Tensor::from_vec(&[3], vec![10i64, 7, -1]).unwrap());
+    let i = dev.upload(&Tensor::from_vec(&[4], vec![0i64, 0, 1, 2]).unwrap());
+    let s = dev.upload(&Tensor::from_vec(&[4], vec![-3i64, -4, 5, -2]).unwrap());
+    // With self: 3 / 3, 12 / 2, -3 / 2 = -1.5 (floor -2, where truncation gives -1).
+    let with = x
+        .scatter_reduce(0, &i, &s, ScatterReduce::Mean, true)
+        .unwrap();
+    assert_eq!(host(&with), vec![1, 6, -2]);
+    // Without: -7 / 2 = -3.5 (floor -4), 5, -2.
+    let without = x
+        .scatter_reduce(0, &i, &s, ScatterReduce::Mean, false)
+        .unwrap();
+    assert_eq!(host(&without), vec![-4, 5, -2]);
+
+    let mut rng = Rng(0x3ea7_0f1c_0a55_0001);
+    for case in 0..40 {
+        let n = 1 + rng.below(9);
+        let m = rng.below(30);
+        let base: Vec<i64> = (0..n).map(|_| rng.below(2001) as i64 - 1000).collect();
+        let idx: Vec<i64> = (0..m).map(|_| rng.below(n) as i64).collect();
+        let src: Vec<i64> = (0..m).map(|_| rng.below(2001) as i64 - 1000).collect();
+        let x = dev.upload(&Tensor::from_vec(&[n], base.clone()).unwrap());
+        let i = dev.upload(&Tensor::from_vec(&[m], idx.clone()).unwrap());
+        let s = dev.upload(&Tensor::from_vec(&[m], src.clone()).unwrap());
+        for include_self in [true, false] {
+            let want: Vec<i64> = (0..n)
+                .map(|k| {
+                    let landed: Vec<i128> = idx
+                        .iter()
+                        .zip(&src)
+                        .filter(|(&ix, _)| ix as usize == k)
+                        .map(|(_, &v)| i128::from(v))
+                        .collect();
+                    if landed.is_empty() {
+                        return base[k];
+                    }
+                    let own = if include_self {
+                        vec![i128::from(base[k])]
+                    } else {
+                        vec![]
+                    };
+                    let all: Vec<i128> = own.into_iter().chain(landed).collect();
+                    let sum: i128 = all.iter().sum();
+                    sum.div_euclid(all.len() as i128) as i64
+                })
+                .collect();
+            let got = x
+                .scatter_reduce(0, &i, &s, ScatterReduce::Mean, include_self)
+                .unwrap();
+            assert_eq!(host(&got), want, "case {case}, include_self {include_self}");
+        }
+    }
+}
+test_device!(
+    scatter_mean_of_integers_floors,
+    scatter_mean_of_integers_floors_cpu,
+    scatter_mean_of_integers_floors_gpu
+);
+
 /// Out-of-range and negative indices: the typed error, nothing written, the guard region
 /// around the destination untouched.
 fn out_of_range<D: TestDevice + ScatterBackend<f32> + ScatterBackend<i64>>(dev: &D) {

@@ -4,7 +4,7 @@
 use super::engine::{IndexElement, ScatterReduce};
 use super::scatter::{assign, reduce, Values};
 use super::ScatterBackend;
-use crate::element::Numeric;
+use crate::element::{DType, DivRem, Numeric};
 use crate::error::Result;
 use crate::tensor::repr::{ReadRepr, WriteRepr};
 use crate::tensor::{AsView, Dim, Tensor, TensorView};
@@ -51,8 +51,8 @@ impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
     /// value combined into the element it lands on with `reduce` (`Sum`, `Prod`, `Mean`,
     /// `Amax`, `Amin`; `Assign` is [`Tensor::scatter_`]); with `include_self == false` the
     /// elements written start from the reduction's identity instead of their own value.
-    /// `Mean` divides the sum by the count with the type's `div` (integers truncate toward
-    /// zero where PyTorch floors: they differ only for negative means).
+    /// `Mean` divides the sum by the count: floats exactly, integers rounding toward negative
+    /// infinity (`floor_divide`), as PyTorch does.
     ///
     /// # Errors
     /// As [`Tensor::scatter_`].
@@ -63,7 +63,10 @@ impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
         reduce_op: ScatterReduce,
         include_self: bool,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        T: DivRem,
+    {
         const OP: &str = "scatter_reduce_";
         let d = dim.to_isize();
         let index = index.view();
@@ -139,7 +142,10 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
         reduce_op: ScatterReduce,
         include_self: bool,
-    ) -> Result<Tensor<T, D>> {
+    ) -> Result<Tensor<T, D>>
+    where
+        T: DivRem,
+    {
         let mut out = self.contiguous()?;
         out.scatter_reduce_(dim, index, src, reduce_op, include_self)?;
         Ok(out)
@@ -166,7 +172,7 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
 /// identity where values land (without `self`), then the reduction; for `Mean` a sum, a
 /// count of the values summed into each element (itself included when `include_self`), and
 /// a division where the count is not 0.
-fn reduce_steps<T: Numeric, I: IndexElement, D: ScatterBackend<T>>(
+fn reduce_steps<T: DivRem, I: IndexElement, D: ScatterBackend<T>>(
     op: &'static str,
     dst: &mut Tensor<T, D>,
     d: isize,
@@ -211,6 +217,13 @@ fn reduce_steps<T: Numeric, I: IndexElement, D: ScatterBackend<T>>(
     let one = Tensor::full_on(&[], T::ONE, &device)?;
     let zero = Tensor::full_on(&[], T::ZERO, &device)?;
     let count = Tensor::where_cond(&count.eq(&zero)?, &one, &count)?;
-    let mean = dst.div(&count)?;
+    // PyTorch's `scatter_reduce` mean: `div_` for floats, `div_(.., rounding_mode="floor")`
+    // for integers.
+    let float = matches!(T::DTYPE, DType::F16 | DType::BF16 | DType::F32 | DType::F64);
+    let mean = if float {
+        dst.div(&count)?
+    } else {
+        dst.floor_divide(&count)?
+    };
     dst.copy_from(&mean)
 }
