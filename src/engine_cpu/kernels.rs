@@ -79,11 +79,14 @@ pub(crate) fn unary<T: Copy, U: Copy>(
     out: &mut Out<'_, U>,
 ) {
     walk.runs(c, |o, s, n| {
-        vectorized(|| match s[1] {
-            1 => out.put(o[0], s[0], n, a[o[1]..o[1] + n].iter().map(|&x| f(x))),
-            0 => out.put(o[0], s[0], n, repeat_n(f(a[o[1]]), n)),
-            sa => out.put(o[0], s[0], n, (0..n).map(|i| f(a[at(o[1], sa, i)]))),
-        })
+        vectorized(
+            #[inline(always)]
+            || match s[1] {
+                1 => out.put(o[0], s[0], n, a[o[1]..o[1] + n].iter().map(|&x| f(x))),
+                0 => out.put(o[0], s[0], n, repeat_n(f(a[o[1]]), n)),
+                sa => out.put(o[0], s[0], n, (0..n).map(|i| f(a[at(o[1], sa, i)]))),
+            },
+        )
     });
 }
 
@@ -98,26 +101,29 @@ pub(crate) fn binary<T: Copy, U: Copy>(
     out: &mut Out<'_, U>,
 ) {
     walk.runs(c, |o, s, n| {
-        vectorized(|| match (s[1], s[2]) {
-            (1, 1) => {
-                let (a, b) = (&a[o[1]..o[1] + n], &b[o[2]..o[2] + n]);
-                out.put(o[0], s[0], n, a.iter().zip(b).map(|(&x, &y)| f(x, y)))
-            }
-            (1, 0) => {
-                let y = b[o[2]];
-                out.put(o[0], s[0], n, a[o[1]..o[1] + n].iter().map(|&x| f(x, y)))
-            }
-            (0, 1) => {
-                let x = a[o[1]];
-                out.put(o[0], s[0], n, b[o[2]..o[2] + n].iter().map(|&y| f(x, y)))
-            }
-            (sa, sb) => out.put(
-                o[0],
-                s[0],
-                n,
-                (0..n).map(|i| f(a[at(o[1], sa, i)], b[at(o[2], sb, i)])),
-            ),
-        })
+        vectorized(
+            #[inline(always)]
+            || match (s[1], s[2]) {
+                (1, 1) => {
+                    let (a, b) = (&a[o[1]..o[1] + n], &b[o[2]..o[2] + n]);
+                    out.put(o[0], s[0], n, a.iter().zip(b).map(|(&x, &y)| f(x, y)))
+                }
+                (1, 0) => {
+                    let y = b[o[2]];
+                    out.put(o[0], s[0], n, a[o[1]..o[1] + n].iter().map(|&x| f(x, y)))
+                }
+                (0, 1) => {
+                    let x = a[o[1]];
+                    out.put(o[0], s[0], n, b[o[2]..o[2] + n].iter().map(|&y| f(x, y)))
+                }
+                (sa, sb) => out.put(
+                    o[0],
+                    s[0],
+                    n,
+                    (0..n).map(|i| f(a[at(o[1], sa, i)], b[at(o[2], sb, i)])),
+                ),
+            },
+        )
     });
 }
 
@@ -133,19 +139,22 @@ pub(crate) fn ternary<A: Copy, T: Copy, U: Copy>(
     out: &mut Out<'_, U>,
 ) {
     walk.runs(c3, |o, s, n| {
-        vectorized(|| match (s[1], s[2], s[3]) {
-            (1, 1, 1) => {
-                let (a, b, c) = (&a[o[1]..o[1] + n], &b[o[2]..o[2] + n], &c[o[3]..o[3] + n]);
-                let values = a.iter().zip(b).zip(c).map(|((&x, &y), &z)| f(x, y, z));
-                out.put(o[0], s[0], n, values)
-            }
-            (sa, sb, sc) => out.put(
-                o[0],
-                s[0],
-                n,
-                (0..n).map(|i| f(a[at(o[1], sa, i)], b[at(o[2], sb, i)], c[at(o[3], sc, i)])),
-            ),
-        })
+        vectorized(
+            #[inline(always)]
+            || match (s[1], s[2], s[3]) {
+                (1, 1, 1) => {
+                    let (a, b, c) = (&a[o[1]..o[1] + n], &b[o[2]..o[2] + n], &c[o[3]..o[3] + n]);
+                    let values = a.iter().zip(b).zip(c).map(|((&x, &y), &z)| f(x, y, z));
+                    out.put(o[0], s[0], n, values)
+                }
+                (sa, sb, sc) => out.put(
+                    o[0],
+                    s[0],
+                    n,
+                    (0..n).map(|i| f(a[at(o[1], sa, i)], b[at(o[2], sb, i)], c[at(o[3], sc, i)])),
+                ),
+            },
+        )
     });
 }
 
@@ -180,18 +189,21 @@ pub(crate) fn unary_inplace<T: Copy>(
 ) {
     walk.runs(c, |o, s, n| {
         let o = o[0] - base;
-        vectorized(|| {
-            if s[0] == 1 {
-                for x in &mut dst[o..o + n] {
-                    *x = f(*x);
+        vectorized(
+            #[inline(always)]
+            || {
+                if s[0] == 1 {
+                    for x in &mut dst[o..o + n] {
+                        *x = f(*x);
+                    }
+                } else {
+                    for i in 0..n {
+                        let j = at(o, s[0], i);
+                        dst[j] = f(dst[j]);
+                    }
                 }
-            } else {
-                for i in 0..n {
-                    let j = at(o, s[0], i);
-                    dst[j] = f(dst[j]);
-                }
-            }
-        })
+            },
+        )
     });
 }
 
@@ -207,25 +219,28 @@ pub(crate) fn binary_inplace<T: Copy>(
 ) {
     walk.runs(c, |o, s, n| {
         let o = [o[0] - base, o[1]];
-        vectorized(|| match (s[0], s[1]) {
-            (1, 1) => {
-                for (x, &y) in dst[o[0]..o[0] + n].iter_mut().zip(&b[o[1]..o[1] + n]) {
-                    *x = f(*x, y);
+        vectorized(
+            #[inline(always)]
+            || match (s[0], s[1]) {
+                (1, 1) => {
+                    for (x, &y) in dst[o[0]..o[0] + n].iter_mut().zip(&b[o[1]..o[1] + n]) {
+                        *x = f(*x, y);
+                    }
                 }
-            }
-            (1, 0) => {
-                let y = b[o[1]];
-                for x in &mut dst[o[0]..o[0] + n] {
-                    *x = f(*x, y);
+                (1, 0) => {
+                    let y = b[o[1]];
+                    for x in &mut dst[o[0]..o[0] + n] {
+                        *x = f(*x, y);
+                    }
                 }
-            }
-            (sd, sb) => {
-                for i in 0..n {
-                    let j = at(o[0], sd, i);
-                    dst[j] = f(dst[j], b[at(o[1], sb, i)]);
+                (sd, sb) => {
+                    for i in 0..n {
+                        let j = at(o[0], sd, i);
+                        dst[j] = f(dst[j], b[at(o[1], sb, i)]);
+                    }
                 }
-            }
-        })
+            },
+        )
     });
 }
 
@@ -243,19 +258,22 @@ pub(crate) fn ternary_inplace<T: Copy>(
 ) {
     walk.runs(c3, |o, s, n| {
         let o = [o[0] - base, o[1], o[2]];
-        vectorized(|| match (s[0], s[1], s[2]) {
-            (1, 1, 1) => {
-                let (b, c) = (&b[o[1]..o[1] + n], &c[o[2]..o[2] + n]);
-                for ((x, &y), &z) in dst[o[0]..o[0] + n].iter_mut().zip(b).zip(c) {
-                    *x = f(*x, y, z);
+        vectorized(
+            #[inline(always)]
+            || match (s[0], s[1], s[2]) {
+                (1, 1, 1) => {
+                    let (b, c) = (&b[o[1]..o[1] + n], &c[o[2]..o[2] + n]);
+                    for ((x, &y), &z) in dst[o[0]..o[0] + n].iter_mut().zip(b).zip(c) {
+                        *x = f(*x, y, z);
+                    }
                 }
-            }
-            (sd, sb, sc) => {
-                for i in 0..n {
-                    let j = at(o[0], sd, i);
-                    dst[j] = f(dst[j], b[at(o[1], sb, i)], c[at(o[2], sc, i)]);
+                (sd, sb, sc) => {
+                    for i in 0..n {
+                        let j = at(o[0], sd, i);
+                        dst[j] = f(dst[j], b[at(o[1], sb, i)], c[at(o[2], sc, i)]);
+                    }
                 }
-            }
-        })
+            },
+        )
     });
 }

@@ -153,9 +153,7 @@ unsafe impl Backend for Cpu {
     }
 
     fn zeros<T: Element>(&self, len: usize) -> Result<Vec<T>> {
-        let mut v = vec_with_capacity(len)?;
-        v.resize(len, T::ZERO);
-        Ok(v)
+        crate::host_vec::zeroed_vec(len)
     }
 
     /// Zeros: a `Vec<T>` may not hold uninitialised elements. (Out-of-place ops avoid the

@@ -5,14 +5,16 @@
 //! output; a `_into` or in-place destination that is) is cut into chunks of output positions
 //! ([`crate::tensor::expr::host::split_len`]: about four per thread of the *current* rayon
 //! pool, so `pool.install(..)` chooses the threads), each written through its own disjoint
-//! `&mut` slice (`par_chunks_mut`) by the same kernel on a [`Walk`] of its positions: untiled
+//! `&mut` slice (`chunks_mut`, handed to rayon's tasks) by the same kernel on a [`Walk`] of its positions: untiled
 //! ranges of runs, or whole rows of tiles when an input is transposed. Every element is
 //! computed alone, so the result does not depend on the chunks. Smaller ops, and
 //! destinations that are not contiguous, run on the calling thread as one walk.
 //!
 //! A new output is not zero-filled first: untiled runs arrive in output order, so each chunk
 //! appends to its part of the `Vec`'s spare capacity ([`Out::Append`]) and the length is set
-//! once every chunk reports all its slots written.
+//! once every chunk reports all its slots written. Tiled runs do not arrive in order; their
+//! output starts as zeroed pages from the allocator ([`zeroed_vec`]), which cost nothing
+//! until each task writes (and faults in) its part.
 
 use std::ops::Range;
 
@@ -21,6 +23,7 @@ use super::runs::{wants_tiles, Walk, TILE_ROWS};
 use super::vec_with_capacity;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
+use crate::host_vec::zeroed_vec;
 use crate::layout::CollapsedLayout;
 use crate::tensor::expr::host::{split_len, sum_over_parts};
 
@@ -73,9 +76,9 @@ pub(crate) fn into_new_here<U: Element, const N: usize>(
     let len = c.numel();
     let tiled = wants_tiles(c);
     let walk = Walk::Whole { tiled };
-    let mut out = vec_with_capacity::<U>(len)?;
     if tiled {
-        out.resize(len, U::ZERO);
+        // Zeroed pages (nothing written here); the tiles fault them in as they write.
+        let mut out = zeroed_vec::<U>(len)?;
         kernel(
             &walk,
             &mut Out::Write {
@@ -85,6 +88,7 @@ pub(crate) fn into_new_here<U: Element, const N: usize>(
         );
         return Ok(out);
     }
+    let mut out = vec_with_capacity::<U>(len)?;
     let filled = {
         let buf = spare(&mut out, len, c)?;
         let mut sink = Out::Append { buf, filled: 0 };
@@ -104,9 +108,10 @@ pub(crate) fn into_new<U: Element, const N: usize>(
         return into_new_here(c, kernel);
     };
     let len = c.numel();
-    let mut out = vec_with_capacity::<U>(len)?;
     if tiled {
-        out.resize(len, U::ZERO);
+        // Zeroed pages: each task faults in the part it writes, on its own thread (a fill
+        // here wrote all of it on this one first).
+        let mut out = zeroed_vec::<U>(len)?;
         let parts: Vec<&mut [U]> = out.chunks_mut(split.chunk).collect();
         sum_over_parts(parts, &|k, buf| {
             let walk = split.walk(k, buf.len());
@@ -121,6 +126,7 @@ pub(crate) fn into_new<U: Element, const N: usize>(
         });
         return Ok(out);
     }
+    let mut out = vec_with_capacity::<U>(len)?;
     let parts: Vec<_> = spare(&mut out, len, c)?.chunks_mut(split.chunk).collect();
     let filled = sum_over_parts(parts, &|k, buf| {
         let walk = split.walk(k, buf.len());

@@ -401,7 +401,7 @@ macro_rules! tuple_exprs {
                                  bases: [usize; host::MAX_HOST_OUTPUTS],
                                  offs: &[usize; host::OPERANDS],
                                  strides: &[isize; host::OPERANDS],
-                                 n: usize| host::vectorized(|| {
+                                 n: usize| host::vectorized(#[inline(always)] || {
                         let runs: [(usize, isize); host::MAX_HOST_LEAVES] =
                             std::array::from_fn(|k| {
                                 let j = host::MAX_HOST_OUTPUTS + k;

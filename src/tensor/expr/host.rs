@@ -16,9 +16,10 @@
 //!   ndarray's `par_azip`). Pointwise results do not depend on the chunks (each element is
 //!   computed alone); reductions fold fixed blocks (`engine_cpu/reduce.rs`), so no result
 //!   depends on the number of threads.
-//! - **Lanes**: the loops over a run or a block run inside [`vectorized`], compiled twice,
-//!   for the baseline x86-64 target (SSE2, 4 `f32` lanes) and for AVX2 (x86-64-v3, 8 lanes),
-//!   the one the CPU has chosen at run time. The operations and their order are the same in
+//! - **Lanes**: the pointwise loops over a run or a block run inside [`vectorized`],
+//!   compiled twice, for the baseline x86-64 target (SSE2, 4 `f32` lanes) and for AVX2
+//!   (x86-64-v3, 8 lanes), the one the CPU has chosen at run time (reductions stay on the
+//!   baseline build, which measured faster for them). The operations and their order are the same in
 //!   both (Rust fuses `a * b + c` into an FMA only when asked), so the results are identical
 //!   bit for bit; only the width differs.
 
@@ -53,6 +54,11 @@ pub(crate) const MAX_HOST_LEAVES: usize = 16;
 /// present; the baseline otherwise): `pulp` compiles the closure, and what it inlines, once
 /// per instruction set and picks one (a few cached feature checks per call). For the loop
 /// over one run or one block, not per element.
+///
+/// Pass a closure marked `#[inline(always)]`: only then is its body (the loop) compiled
+/// inside the AVX2 function; a closure LLVM keeps out of line stays a baseline call.
+/// Measured on 4,096-element `f32` blocks (2-core machine): `tanh` 9.1 ns an element in the
+/// baseline build, 7.5 through an out-of-line closure, 1.3 inlined; `ln` 8.9, 4.4, 1.3.
 #[inline(always)]
 pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     pulp::Arch::new().dispatch(f)
