@@ -6,7 +6,7 @@
 #   cpu    the CPU engine on the host's cores beside PyTorch's CPU kernels, 1 to 16 threads,
 #          in the same call (ratios ours / torch).
 # Needs .gpu-pack/it.gz (`it` with gpu-tests) and .gpu/examples/cpu_engine_bench (release):
-#   bash /work/notes/bundle31.sh, then bash scripts/device/issue29.sh tests|cpu
+#   bash scripts/device/bundle-it.sh, then bash scripts/device/issue29.sh tests|cpu
 set -u
 cd "$(dirname "$0")/../.."
 source scripts/device/common.sh
