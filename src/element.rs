@@ -57,6 +57,24 @@ pub enum DType {
 }
 
 impl DType {
+    /// Every element type, in declaration order: the one list the crate's dtype tables and
+    /// tests iterate.
+    pub(crate) const ALL: [DType; 13] = [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+    ];
+
     /// Size of one element in bytes.
     pub const fn size_in_bytes(self) -> usize {
         match self {

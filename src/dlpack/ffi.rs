@@ -135,22 +135,7 @@ impl DLDataType {
     /// This crate's element type for the DLPack type, `None` for types it has none of
     /// (complex, the 8-, 6- and 4-bit floats, vector lanes, opaque handles).
     pub fn to_dtype(self) -> Option<DType> {
-        const ALL: [DType; 13] = [
-            DType::F32,
-            DType::F64,
-            DType::F16,
-            DType::BF16,
-            DType::I8,
-            DType::I16,
-            DType::I32,
-            DType::I64,
-            DType::U8,
-            DType::U16,
-            DType::U32,
-            DType::U64,
-            DType::Bool,
-        ];
-        ALL.into_iter().find(|&d| DLDataType::of(d) == self)
+        DType::ALL.into_iter().find(|&d| DLDataType::of(d) == self)
     }
 }
 

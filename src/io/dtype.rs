@@ -78,26 +78,12 @@ pub(crate) fn from_npy_descr(descr: &str) -> Option<(DType, bool)> {
         "|" | "=" => cfg!(target_endian = "big"),
         _ => return None,
     };
-    let dtype = ALL.iter().copied().find(|&d| npy_code(d) == Some(code))?;
+    let dtype = DType::ALL
+        .iter()
+        .copied()
+        .find(|&d| npy_code(d) == Some(code))?;
     Some((dtype, big))
 }
-
-/// Every element type, in [`DType`]'s order.
-pub(crate) const ALL: [DType; 13] = [
-    DType::F32,
-    DType::F64,
-    DType::F16,
-    DType::BF16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::Bool,
-    DType::I8,
-    DType::I16,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-];
 
 macro_rules! any_tensor {
     ($($variant:ident($t:ty)),* $(,)?) => {

@@ -177,21 +177,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_per_target() {
-        let all = [
-            DType::F32,
-            DType::F64,
-            DType::F16,
-            DType::BF16,
-            DType::I32,
-            DType::I64,
-            DType::U8,
-            DType::Bool,
-            DType::I8,
-            DType::I16,
-            DType::U16,
-            DType::U32,
-            DType::U64,
-        ];
+        let all = DType::ALL;
         let mut names: Vec<_> = all.iter().map(|&d| cast_name(d)).collect();
         names.sort_unstable();
         names.dedup();

@@ -11,22 +11,6 @@ use crate::engine_gpu::kernel::form::IndexWidth;
 use crate::engine_gpu::kernel::source::{write_headers, KernelSource, Operand};
 use typestate_tensor::element::DType;
 
-const ALL: [DType; 13] = [
-    DType::F32,
-    DType::F64,
-    DType::F16,
-    DType::BF16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::Bool,
-    DType::I8,
-    DType::I16,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-];
-
 /// The types the GPU scatters with a reduction (`engine_gpu/indexing/mod.rs`).
 const REDUCING: [DType; 8] = [
     DType::F32,
@@ -46,7 +30,7 @@ fn specs() -> Vec<IndexSpec> {
     for kind in kinds {
         let types: &[DType] = match kind {
             IndexKind::Scatter(k) if k > 0 => &REDUCING,
-            _ => &ALL,
+            _ => &DType::ALL,
         };
         for &t in types {
             for index in [DType::I32, DType::I64] {

@@ -31,22 +31,6 @@ use typestate_tensor::ops::table::NextAfter;
 use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};
 use typestate_tensor::ops::BinaryOp;
 
-const ALL: [DType; 13] = [
-    DType::F32,
-    DType::F64,
-    DType::F16,
-    DType::BF16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::Bool,
-    DType::I8,
-    DType::I16,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-];
-
 const PTX: Target = Target::Ptx("compute_90");
 const CUBIN: Target = Target::Cubin("sm_90");
 
@@ -62,7 +46,7 @@ fn nvrtc_present() -> bool {
 fn dtypes_of(bound: &str) -> Vec<DType> {
     use DType::*;
     match bound {
-        "Element" => ALL.to_vec(),
+        "Element" => DType::ALL.to_vec(),
         "Numeric" => vec![F32, F64, F16, BF16, I32, I64, U8, I8, I16, U16, U32, U64],
         "Signed" => vec![F32, F64, F16, BF16, I32, I64, I8, I16],
         "FloatElement" => vec![F32, F64, F16, BF16],
@@ -191,8 +175,8 @@ fn every_instance() -> Vec<Instance> {
 /// `cast_U` from every type to every type (the expression is `a`; the store converts).
 fn cast_instances() -> Vec<Instance> {
     let mut all = Vec::new();
-    for to in ALL {
-        for from in ALL {
+    for to in DType::ALL {
+        for from in DType::ALL {
             let info = OpInfo {
                 name: cast_name(to),
                 bound: "Element",
@@ -403,8 +387,11 @@ fn every_form_and_width_compiles() {
     let copy = UNARY_OPS.iter().find(|o| o.name == "copy").unwrap();
     let add = BINARY_OPS.iter().find(|o| o.name == "add").unwrap();
     let select = TERNARY_OPS.iter().find(|o| o.name == "where").unwrap();
-    let mut instances: Vec<Instance> = ALL.iter().map(|&t| instance(copy, t, &[t], t)).collect();
-    instances.extend(ALL.iter().map(|&t| fill(t)));
+    let mut instances: Vec<Instance> = DType::ALL
+        .iter()
+        .map(|&t| instance(copy, t, &[t], t))
+        .collect();
+    instances.extend(DType::ALL.iter().map(|&t| fill(t)));
     instances.extend(
         [
             DType::F32,

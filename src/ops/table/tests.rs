@@ -58,21 +58,7 @@ fn every_entry_passes_the_generator_check() {
         }
     }
     use crate::element::DType;
-    let dtypes = [
-        DType::F32,
-        DType::F64,
-        DType::F16,
-        DType::BF16,
-        DType::I32,
-        DType::I64,
-        DType::U8,
-        DType::Bool,
-        DType::I8,
-        DType::I16,
-        DType::U16,
-        DType::U32,
-        DType::U64,
-    ];
+    let dtypes = DType::ALL;
     for dtype in dtypes {
         let name = crate::ops::cast::cast_name(dtype);
         assert!(check_op_source(name, "a").is_ok(), "{name}");
