@@ -9,8 +9,9 @@
 //
 // Safety: an index value outside [0, size) after wrapping is never dereferenced (a gather writes
 // zero bits instead, a scatter skips it), so no index value reads or writes outside the views the
-// host checked. The host also checks every
-// index before the launch (a typed error instead of unspecified output).
+// host checked. A gather reports the first such value it meets (ts_idx_report), which the host
+// reads back after the kernel and returns as a typed error; the host checks a scatter's indices
+// before its launch.
 //
 // Scatter reductions (K): 0 assign (a plain store; duplicates: one unspecified writer wins),
 // 1 sum, 2 prod, 3 amax, 4 amin (NaN propagating, as ts_max / ts_min). Sums use the hardware
@@ -47,19 +48,66 @@ __device__ __forceinline__ long long ts_idx_resolve(I raw, long long size, int w
   return (v >= 0 && v < size) ? v : -1;
 }
 
+// A gather's report of an out-of-range index: bad[0] goes from 0 to 1 once, and the thread
+// that moved it stores the index value in bad[1]; the host reads both after the kernel.
+template <typename I>
+__device__ __forceinline__ void ts_idx_report(unsigned long long* bad, I raw) {
+  if (atomicCAS(bad, 0ull, 1ull) == 0ull) {
+    bad[1] = (unsigned long long)(long long)raw;
+  }
+}
+
 template <typename T, typename I, int N, typename index_t, typename offset_t>
+__device__ __forceinline__ void ts_gather_one(T* __restrict__ out, const T* __restrict__ src,
+                                              const I* __restrict__ idx, index_t i,
+                                              long long size, long long step, int wrap,
+                                              const OffsetCalculator<N, 3, index_t, offset_t>& calc,
+                                              unsigned long long* bad, offset_t* dst, T* v) {
+  offset_t o[3];
+  calc.get(i, o);
+  *dst = o[0];
+  const I raw = idx[o[1]];
+  const long long x = ts_idx_resolve(raw, size, wrap);
+  // An out-of-range index reads nothing, is reported, and writes zero bits (a valid value
+  // of every type), so the output is never left uninitialised.
+  if (x < 0) {
+    ts_idx_report(bad, raw);
+  }
+  *v = x < 0 ? T() : src[(long long)o[2] + x * step];
+}
+
+// T is the element type, or a plain word (unsigned int, unsigned long long, uint4) when the
+// host found the rows contiguous and aligned and rescaled the shape and strides to words.
+// With UNROLL (the word form), each thread keeps four index-then-source chains in flight
+// (loads first, stores after); the element form, whose sources are often scattered within
+// rows, keeps one (measured faster for a gather along the last dim).
+template <typename T, typename I, int N, typename index_t, typename offset_t, bool UNROLL>
 __device__ __forceinline__ void ts_gather(T* __restrict__ out, const T* __restrict__ src,
                                           const I* __restrict__ idx, index_t n, long long size,
                                           long long step, int wrap,
-                                          const OffsetCalculator<N, 3, index_t, offset_t>& calc) {
+                                          const OffsetCalculator<N, 3, index_t, offset_t>& calc,
+                                          unsigned long long* bad) {
   const index_t stride = (index_t)gridDim.x * blockDim.x;
-  for (index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    offset_t o[3];
-    calc.get(i, o);
-    const long long v = ts_idx_resolve(idx[o[1]], size, wrap);
-    // An out-of-range index reads nothing and writes zero bits (a valid value of every
-    // type), so the output is never left uninitialised.
-    out[o[0]] = v < 0 ? T() : src[(long long)o[2] + v * step];
+  index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; UNROLL && (unsigned long long)i + 3ull * stride < (unsigned long long)n; i += 4 * stride) {
+    offset_t dst[4];
+    T v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      ts_gather_one<T, I, N, index_t, offset_t>(out, src, idx, i + (index_t)u * stride, size,
+                                                step, wrap, calc, bad, &dst[u], &v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      out[dst[u]] = v[u];
+    }
+  }
+  for (; i < n; i += stride) {
+    offset_t dst;
+    T v;
+    ts_gather_one<T, I, N, index_t, offset_t>(out, src, idx, i, size, step, wrap, calc, bad, &dst,
+                                              &v);
+    out[dst] = v;
   }
 }
 
@@ -135,6 +183,25 @@ __device__ __forceinline__ void ts_sc_apply(T* p, T v) {
   }
 }
 
+// Where position i's value lands (`*at`, relative to `out`) and the value; false for an
+// out-of-range index, which lands nowhere.
+template <typename T, typename I, int N, typename index_t, typename offset_t>
+__device__ __forceinline__ bool ts_scatter_one(const T* __restrict__ src,
+                                               typename ts_compute<T>::type value,
+                                               const I* __restrict__ idx, index_t i,
+                                               long long size, long long step, int wrap,
+                                               int has_src,
+                                               const OffsetCalculator<N, 3, index_t, offset_t>& calc,
+                                               long long* at, T* x) {
+  offset_t o[3];
+  calc.get(i, o);
+  const long long v = ts_idx_resolve(idx[o[0]], size, wrap);
+  *at = (long long)o[2] + v * step;
+  *x = has_src ? src[o[1]] : ts_conv<T>::from(value);
+  return v >= 0;
+}
+
+// Four positions a round: their index and source loads first, then the four updates.
 template <int K, typename T, typename I, int N, typename index_t, typename offset_t>
 __device__ __forceinline__ void ts_scatter(T* out, const T* __restrict__ src,
                                            typename ts_compute<T>::type value,
@@ -142,15 +209,31 @@ __device__ __forceinline__ void ts_scatter(T* out, const T* __restrict__ src,
                                            long long step, int wrap, int has_src,
                                            const OffsetCalculator<N, 3, index_t, offset_t>& calc) {
   const index_t stride = (index_t)gridDim.x * blockDim.x;
-  for (index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    offset_t o[3];
-    calc.get(i, o);
-    const long long v = ts_idx_resolve(idx[o[0]], size, wrap);
-    if (v < 0) {
-      continue;
+  index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; (unsigned long long)i + 3ull * stride < (unsigned long long)n; i += 4 * stride) {
+    long long at[4];
+    T x[4];
+    bool ok[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      ok[u] = ts_scatter_one<T, I, N, index_t, offset_t>(src, value, idx, i + (index_t)u * stride,
+                                                         size, step, wrap, has_src, calc, &at[u],
+                                                         &x[u]);
     }
-    const T x = has_src ? src[o[1]] : ts_conv<T>::from(value);
-    ts_sc_apply<K, T>(out + ((long long)o[2] + v * step), x);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      if (ok[u]) {
+        ts_sc_apply<K, T>(out + at[u], x[u]);
+      }
+    }
+  }
+  for (; i < n; i += stride) {
+    long long at;
+    T x;
+    if (ts_scatter_one<T, I, N, index_t, offset_t>(src, value, idx, i, size, step, wrap, has_src,
+                                                   calc, &at, &x)) {
+      ts_sc_apply<K, T>(out + at, x);
+    }
   }
 }
 

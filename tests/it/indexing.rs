@@ -525,3 +525,67 @@ fn i32_indices_out_of_range_cpu() {
     assert!(is_oob(&x.index_select(0, &i).unwrap_err()));
     let _ = Cpu;
 }
+
+/// `index_select` and `embedding` over rows of every width that the GPU may move as 4-, 8- or
+/// 16-byte words (`engine_gpu/indexing/launch.rs`, `Words::widen`), and over sources shifted
+/// by one element so that those words are misaligned and the element-wise path must run:
+/// 1-, 2-, 4- and 8-byte element types, against a host copy of the rows.
+fn index_select_rows<T, D>(dev: &D, make: fn(usize) -> T)
+where
+    T: typestate_tensor::element::Element + PartialEq + std::fmt::Debug,
+    D: TestDevice + IndexBackend<T>,
+{
+    let mut rng = Rng(0x005e_ed0f_5e1e_c7ed);
+    for inner in [1usize, 2, 3, 4, 5, 8, 12, 16, 24, 33, 64] {
+        for shift in [0usize, 1] {
+            let (outer, rows) = (1 + rng.below(3), 1 + rng.below(9));
+            let width = inner + shift;
+            let data: Vec<T> = (0..outer * rows * width).map(|v| make(v * 7 + 3)).collect();
+            let x = dev.upload(&Tensor::from_vec(&[outer, rows, width], data.clone()).unwrap());
+            let src = x.narrow(2, shift, inner).unwrap();
+            let k = 1 + rng.below(2 * rows);
+            let idx: Vec<i64> = (0..k).map(|_| rng.below(rows) as i64).collect();
+            let i = dev.upload(&Tensor::from_vec(&[k], idx.clone()).unwrap());
+            let got = src.index_select(1, &i).unwrap();
+            assert_eq!(got.shape(), &[outer, k, inner]);
+            let mut want = Vec::with_capacity(outer * k * inner);
+            for o in 0..outer {
+                for &r in &idx {
+                    let row = (o * rows + r as usize) * width + shift;
+                    want.extend_from_slice(&data[row..row + inner]);
+                }
+            }
+            assert_eq!(
+                host(&got),
+                want,
+                "{} rows of {inner} shifted by {shift}",
+                T::DTYPE.name()
+            );
+            // embedding: the same rows of the first table, for a 2-D index.
+            let table = src.select(0, 0).unwrap();
+            let ids = dev.upload(&Tensor::from_vec(&[1, k], idx.clone()).unwrap());
+            let e = ids.embedding(&table).unwrap();
+            assert_eq!(e.shape(), &[1, k, inner]);
+            assert_eq!(host(&e), want[..k * inner].to_vec());
+        }
+    }
+}
+
+fn index_select_rows_of_every_width<D>(dev: &D)
+where
+    D: TestDevice
+        + IndexBackend<u8>
+        + IndexBackend<half::f16>
+        + IndexBackend<f32>
+        + IndexBackend<f64>,
+{
+    index_select_rows(dev, |v| (v % 251) as u8);
+    index_select_rows(dev, |v| half::f16::from_f32((v % 1000) as f32 - 500.0));
+    index_select_rows(dev, |v| v as f32 * 0.5 - 100.0);
+    index_select_rows(dev, |v| v as f64 * -0.25 + 7.0);
+}
+test_device!(
+    index_select_rows_of_every_width,
+    index_select_rows_of_every_width_cpu,
+    index_select_rows_of_every_width_gpu
+);

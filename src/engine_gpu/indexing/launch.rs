@@ -17,7 +17,7 @@ use crate::engine_gpu::kernel::source::Operand;
 use crate::engine_gpu::offset_calculator::OffsetCalculator;
 use crate::error::{LayoutError, Result};
 use crate::layout::Layout;
-use crate::runtime::Gpu;
+use crate::runtime::{Gpu, GpuStorage};
 use crate::tensor::indexing::{GatherJob, IndexElement, ScatterJob, ScatterReduce};
 use crate::tensor::TensorViewMut;
 
@@ -107,6 +107,57 @@ fn kernel_and_grid(
     Ok((kernel, grid))
 }
 
+/// A gather's shape and its destination's and source's strides, in elements, with the
+/// source's step along the gathered dim.
+struct Words<'a> {
+    shape: Vec<usize>,
+    dst_strides: &'a mut [isize],
+    src_strides: &'a mut [isize],
+    index_strides: &'a [isize],
+    step: isize,
+}
+
+impl Words<'_> {
+    /// The widest word (16, 8 or 4 bytes, or the element's own `es`) whose copies move the
+    /// same bytes as the element-wise gather, with the shape and strides rescaled to it.
+    ///
+    /// A word may cover several elements when the innermost dim is not the gathered one, is
+    /// contiguous in the destination and the source and takes one index for its whole run
+    /// (index stride 0): every element of the run comes from the same source row. Every
+    /// other stride, the step, the run's length in bytes and both base addresses (`ptrs`)
+    /// must then be multiples of the word, so each word is one aligned load and store.
+    fn widen(&mut self, es: usize, dim: usize, ptrs: [u64; 2]) -> usize {
+        let Some(last) = self.shape.len().checked_sub(1) else {
+            return es;
+        };
+        let run = self.dst_strides[last] == 1
+            && self.src_strides[last] == 1
+            && self.index_strides[last] == 0
+            && last != dim;
+        if !run {
+            return es;
+        }
+        let fits = |w: usize| {
+            let bytes = |s: isize| (s.unsigned_abs() * es).is_multiple_of(w);
+            (self.shape[last] * es).is_multiple_of(w)
+                && bytes(self.step)
+                && ptrs.iter().all(|&p| p.is_multiple_of(w as u64))
+                && (0..last).all(|d| bytes(self.dst_strides[d]) && bytes(self.src_strides[d]))
+        };
+        let Some(w) = [16, 8, 4].into_iter().find(|&w| w > es && fits(w)) else {
+            return es;
+        };
+        let per = (w / es) as isize;
+        self.shape[last] /= w / es;
+        for d in 0..last {
+            self.dst_strides[d] /= per;
+            self.src_strides[d] /= per;
+        }
+        self.step /= per;
+        w
+    }
+}
+
 /// Queues a gather (see [`GatherJob`]) into `dst` on `gpu`'s default stream.
 pub(crate) fn gather<T: Element, I: IndexElement>(
     gpu: &Gpu,
@@ -137,7 +188,27 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
     let max_extent = extent(src.layout())
         .max(extent(index.layout()))
         .max(extent(dst.layout()));
-    let dst_strides = dst.strides().to_vec();
+    let mut dst_strides = dst.strides().to_vec();
+    let (es, is) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
+    let src_ptr = address(op, src.storage().device_ptr(), src.layout().offset(), es)?;
+    let idx_ptr = address(
+        op,
+        index.storage().device_ptr(),
+        index.layout().offset(),
+        is,
+    )?;
+    let dst_offset = dst.layout().offset();
+    let out_ptr = address(op, dst.slice_mut().device_ptr_mut(), dst_offset, es)?;
+    let mut words = Words {
+        shape,
+        dst_strides: &mut dst_strides,
+        src_strides: &mut src_strides,
+        index_strides: index.strides(),
+        step,
+    };
+    let unit = words.widen(es, dim, [out_ptr, src_ptr]);
+    let Words { shape, step, .. } = words;
+    let n = n / (unit / es);
     let (width, dims, calc_bytes) = calc(
         n,
         max_extent,
@@ -150,23 +221,17 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
         index_type: Operand::of::<I>(),
         dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
         width,
+        unit: u8::try_from(unit).map_err(|_| overflow(op, "element size"))?,
     };
     let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
     let stream = gpu.default_stream();
-    let (es, is) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
+    // The kernel's report of an out-of-range index: a flag and the value (`ts_idx_report`).
+    let mut bad = GpuStorage::<u64>::zeros(gpu, 2, stream)?;
+    bad.access_write(op, stream)?;
+    let bad_ptr = bad.device_ptr_mut();
     src.storage().access_read(op, stream)?;
     index.storage().access_read(op, stream)?;
-    let src_ptr = address(op, src.storage().device_ptr(), src.layout().offset(), es)?;
-    let idx_ptr = address(
-        op,
-        index.storage().device_ptr(),
-        index.layout().offset(),
-        is,
-    )?;
-    let dst_offset = dst.layout().offset();
-    let out = dst.slice_mut();
-    out.access_write(op, stream)?;
-    let out_ptr = address(op, out.device_ptr_mut(), dst_offset, es)?;
+    dst.slice_mut().access_write(op, stream)?;
     let mut p = KernelArgs::default();
     p.push(&out_ptr.to_le_bytes());
     p.push(&src_ptr.to_le_bytes());
@@ -176,10 +241,13 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
     p.push(&(step as i64).to_le_bytes());
     p.push(&i32::from(job.wrap).to_le_bytes());
     p.push(&calc_bytes);
+    p.push(&bad_ptr.to_le_bytes());
     let mut args = LaunchArgs::new(p);
     // SAFETY: `args` are the entry point's parameters in order and of its declared sizes
-    // (`IndexSpec::tail`). The three pointers address the first elements of the views, whose
-    // layouts were checked within their live storages above; the calculator maps each of the
+    // (`IndexSpec::tail`); `bad` is two live `u64` this kernel alone writes (ordered above).
+    // The three pointers address the first elements of the views, whose
+    // layouts were checked within their live storages above (moved as `unit`-byte words, the
+    // shape and strides are the same bytes counted in words: `Words::widen`); the calculator maps each of the
     // `n` positions to offsets inside the destination's (non-overlapping, exclusively
     // borrowed) layout, the index's, and the source's with its `dim` held at 0, to which the
     // kernel adds `v * step` only for `0 <= v < size` (`ts_idx_resolve`), a position of the
@@ -193,7 +261,20 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
             (THREADS, 1, 1),
             &mut args,
         )
+    }?;
+    // One synchronisation: the price of a typed error for a bad index (the destination is
+    // fully written either way; the tensor layer drops it on an error).
+    let report = bad.to_vec(stream)?;
+    if report.first() == Some(&0) {
+        return Ok(());
     }
+    Err(LayoutError::IndexOutOfRange {
+        op,
+        index: report.get(1).map_or(0, |&v| v as i64),
+        dim,
+        size: src.shape()[dim],
+    }
+    .into())
 }
 
 /// Queues a scatter (see [`ScatterJob`]) with reduction `reduce` into `dst` on `gpu`'s
@@ -255,6 +336,7 @@ pub(crate) fn scatter<T: Element, I: IndexElement>(
         index_type: Operand::of::<I>(),
         dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
         width,
+        unit: T::DTYPE.size_in_bytes() as u8,
     };
     let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
     let stream = gpu.default_stream();

@@ -4,10 +4,11 @@
 //! - [`source`]: the kernel source of an [`source::IndexSpec`] and its cache key.
 //! - `launch`: checks, the offset calculator, argument packing, stream order and the launch.
 //!
-//! Out-of-range indices: the tensor layer reads the index tensor's min and max back before
-//! each launch and returns `LayoutError::IndexOutOfRange` (a synchronisation per op); the
-//! kernels also skip any access whose index is out of range, so no index value can reach
-//! memory outside a view even if a job were built without that check.
+//! Out-of-range indices: a gather's kernel reports the first out-of-range index it meets in a
+//! two-word device flag read back after it (one synchronisation per gather), and
+//! `LayoutError::IndexOutOfRange` names it; for scatters the tensor layer reads the index
+//! tensor's min and max back before each launch. Every kernel also skips any access whose
+//! index is out of range, so no index value can reach memory outside a view.
 //!
 //! Scatter reductions run as atomics: `f32`, `f64`, `i32`, `u32`, `i64`, `u64` sums on the
 //! hardware's `atomicAdd`, integer max / min on `atomicMax` / `atomicMin`, the rest
@@ -32,6 +33,9 @@ use crate::tensor::TensorViewMut;
 // `scatter_assign` writes only destination elements. Neither reads outside a view for any
 // index value (`launch.rs`).
 unsafe impl<T: Element> IndexEngine<T> for Gpu {
+    /// The gather kernel reports the first out-of-range index it meets (`launch.rs`).
+    const GATHER_CHECKS_RANGE: bool = true;
+
     fn gather<I: IndexElement>(
         &self,
         job: &GatherJob<'_, T, I, Gpu>,

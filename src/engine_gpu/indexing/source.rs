@@ -38,12 +38,29 @@ pub struct IndexSpec {
     pub dims: u8,
     /// 32- or 64-bit index math.
     pub width: IndexWidth,
+    /// Bytes one thread moves per index position: the element's size, or 4, 8 or 16 for a
+    /// gather whose rows are contiguous and aligned (moved as plain words, see
+    /// [`unit_type`]). Scatters always move single elements.
+    pub unit: u8,
+}
+
+/// The CUDA type a gather moves `bytes` at a time as plain bits, or `None` for the element
+/// itself.
+pub fn unit_type(bytes: u8) -> Option<&'static str> {
+    match bytes {
+        16 => Some("uint4"),
+        8 => Some("unsigned long long"),
+        4 => Some("unsigned int"),
+        _ => None,
+    }
 }
 
 impl IndexSpec {
-    /// The `extern "C"` entry point's name, e.g. `ts_idx_gather__f32_i64__n2_i32`.
+    /// The `extern "C"` entry point's name, e.g. `ts_idx_gather__f32_i64__n2_i32` (with
+    /// `_u16` after `gather` for a gather moving 16 bytes at a time).
     pub fn entry_name(&self) -> String {
         let kind = match self.kind {
+            IndexKind::Gather if self.moves_words() => format!("gather_u{}", self.unit),
             IndexKind::Gather => "gather".to_string(),
             IndexKind::Scatter(k) => format!("scatter{k}"),
         };
@@ -54,6 +71,11 @@ impl IndexSpec {
             self.dims,
             self.width
         )
+    }
+
+    /// Whether a thread moves a word of [`Self::unit`] bytes rather than one element.
+    fn moves_words(&self) -> bool {
+        usize::from(self.unit) != self.elem.dtype.size_in_bytes() && unit_type(self.unit).is_some()
     }
 
     /// The complete NVRTC program: the headers, then [`Self::tail`].
@@ -68,8 +90,13 @@ impl IndexSpec {
     /// own namespaces).
     pub fn tail(&self) -> String {
         let (index, offset) = self.width.cuda_types();
-        let (t, i, n) = (self.elem.cuda, self.index_type.cuda, self.dims);
+        let (i, n) = (self.index_type.cuda, self.dims);
+        let t = match unit_type(self.unit) {
+            Some(word) if self.moves_words() => word,
+            _ => self.elem.cuda,
+        };
         let c = self.elem.compute;
+        let unroll = self.moves_words();
         let entry = self.entry_name();
         let calc = format!("OffsetCalculator<{n}, 3, {index}, {offset}>");
         let mut s = String::with_capacity(512);
@@ -79,8 +106,9 @@ impl IndexSpec {
                 s,
                 "extern \"C\" __global__ void __launch_bounds__(TS_IDX_THREADS) {entry}(\n    \
                  {t}* __restrict__ out, const {t}* __restrict__ src, const {i}* __restrict__ idx,\n    \
-                 {index} n, long long size, long long step, int wrap, {calc} calc) {{\n  \
-                 ts_gather<{t}, {i}, {n}, {index}, {offset}>(out, src, idx, n, size, step, wrap, calc);\n}}"
+                 {index} n, long long size, long long step, int wrap, {calc} calc,\n    \
+                 unsigned long long* bad) {{\n  \
+                 ts_gather<{t}, {i}, {n}, {index}, {offset}, {unroll}>(out, src, idx, n, size, step, wrap, calc, bad);\n}}"
             ),
             IndexKind::Scatter(k) => writeln!(
                 s,
@@ -104,7 +132,7 @@ impl IndexSpec {
             dtypes: vec![self.elem.dtype, self.index_type.dtype],
             rank: usize::from(self.dims),
             index_bits: self.width.bits(),
-            vector_width: 1,
+            vector_width: u32::from(self.unit),
             arch,
             options: OPTIONS,
             source_hash: KernelKey::hash_source(source),

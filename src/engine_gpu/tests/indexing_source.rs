@@ -35,13 +35,22 @@ fn specs() -> Vec<IndexSpec> {
         for &t in types {
             for index in [DType::I32, DType::I64] {
                 for (width, dims) in [(IndexWidth::Bits32, 1), (IndexWidth::Bits64, 4)] {
-                    out.push(IndexSpec {
-                        kind,
-                        elem: Operand::from_dtype(t),
-                        index_type: Operand::from_dtype(index),
-                        dims,
-                        width,
-                    });
+                    let size = t.size_in_bytes() as u8;
+                    // Gathers also move words of 4, 8 and 16 bytes (`Words::widen`).
+                    let units: &[u8] = match kind {
+                        IndexKind::Gather => &[4, 8, 16],
+                        IndexKind::Scatter(_) => &[],
+                    };
+                    for &unit in std::iter::once(&size).chain(units.iter().filter(|&&u| u > size)) {
+                        out.push(IndexSpec {
+                            kind,
+                            elem: Operand::from_dtype(t),
+                            index_type: Operand::from_dtype(index),
+                            dims,
+                            width,
+                            unit,
+                        });
+                    }
                 }
             }
         }
@@ -98,8 +107,18 @@ fn entry_names_name_the_spec() {
         index_type: Operand::of::<i64>(),
         dims: 2,
         width: IndexWidth::Bits32,
+        unit: 2,
     };
     assert_eq!(s.entry_name(), "ts_idx_scatter1__bf16_i64__n2_i32");
+    let g = IndexSpec {
+        kind: IndexKind::Gather,
+        unit: 16,
+        ..s
+    };
+    assert_eq!(g.entry_name(), "ts_idx_gather_u16__bf16_i64__n2_i32");
+    assert!(g
+        .source_text()
+        .contains("ts_gather<uint4, long long, 2, unsigned int, int, true>"));
     assert!(s
         .source_text()
         .contains("ts_scatter<1, ts_bf16, long long, 2, unsigned int, int>"));

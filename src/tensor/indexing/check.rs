@@ -44,12 +44,22 @@ pub(crate) fn check_range<I: IndexElement, D: Backend>(
     Ok(())
 }
 
-/// The smallest and largest value of a non-empty index tensor, on the host.
+/// The smallest and largest value of a non-empty index tensor, on the host. Broadcast dims
+/// (stride 0, as `index_select` spreads its 1-D index) are read once, not once per position.
 pub(crate) fn min_max<I: IndexElement, D: Backend>(
     index: &TensorView<'_, I, D>,
 ) -> Result<(i64, i64)> {
-    let lo = index.min()?.item()?.to_i64();
-    let hi = index.max()?.item()?.to_i64();
+    let once: Vec<usize> = index
+        .shape()
+        .iter()
+        .zip(index.strides())
+        .map(|(&n, &s)| if s == 0 { n.min(1) } else { n })
+        .collect();
+    let layout = Layout::new(&once, index.strides(), index.layout().offset())?;
+    let v = index.clone();
+    let unique = TensorView::new(v.repr.data, layout, v.repr.device)?;
+    let lo = unique.min()?.item()?.to_i64();
+    let hi = unique.max()?.item()?.to_i64();
     Ok((lo, hi))
 }
 
@@ -114,7 +124,9 @@ pub(crate) fn run_gather<T: Element, I: IndexElement, D: IndexEngine<T>>(
 ) -> Result<Tensor<T, D>> {
     let device = src.repr.device;
     device.check_device(op, index.storage())?;
-    check_range(op, &index, dim, src.shape()[dim], wrap)?;
+    if !<D as IndexEngine<T>>::GATHER_CHECKS_RANGE {
+        check_range(op, &index, dim, src.shape()[dim], wrap)?;
+    }
     let layout = Layout::contiguous(index.shape())?;
     // SAFETY: `IndexEngine::gather` returning `Ok` has written every element of `dst`'s
     // layout without reading it (the trait's safety contract); the layout is row-major over

@@ -153,6 +153,13 @@ pub(crate) mod sealed {
     /// outputs are then unspecified but valid). Elements of `dst`'s storage outside its layout
     /// are untouched.
     pub unsafe trait IndexEngine<T: Element>: Backend {
+        /// Whether [`IndexEngine::gather`] finds every out-of-range index itself and returns
+        /// [`crate::error::LayoutError::IndexOutOfRange`] for one of them, after writing all
+        /// of `dst` (which the tensor layer then drops unread), so that the tensor layer need
+        /// not read the index tensor's range first. `false`: the tensor layer checks it
+        /// before the call.
+        const GATHER_CHECKS_RANGE: bool = false;
+
         /// Runs a [`GatherJob`] into `dst`.
         ///
         /// # Errors
