@@ -317,3 +317,60 @@ fn edges<D: OrderDevice>(dev: &D) {
     assert_eq!(e.shape(), &[0, 3]);
 }
 test_device!(edges, sort_edges_and_errors_cpu, sort_edges_and_errors_gpu);
+
+/// Every plan of the GPU's sort (`engine_gpu/sort/launch.rs`) on rows past 256: one block's
+/// radix sort (rows up to 4096, 2048 for 8-byte keys), the radix select (`topk` of few keys, many rows or rows up to 2^17), the LSD radix sort of all
+/// rows at once (a sort of several long rows: key and row-number passes; `topk` with `k`
+/// past one block; `topk` of few keys in a few rows past 2^17), in `f32` with many ties and
+/// the special values, and in `i64` and `f16`, each against the stable reference.
+fn long_rows<D: OrderDevice>(dev: &D) {
+    fn check<T: SortElement, D: TestDevice + SortBackend<T>>(
+        dev: &D,
+        rows: usize,
+        n: usize,
+        k: Option<usize>,
+        largest: bool,
+        seed: u64,
+    ) {
+        let mut rng = Rng(0x51ED_2701_A5A5_0001 ^ seed);
+        let x: Vec<T> = (0..rows * n)
+            .map(|_| crate::order_cases::element(&mut rng, 40, true))
+            .collect();
+        let t = dev.upload(&Tensor::from_vec(&[rows, n], x.clone()).unwrap());
+        let (v, i) = match k {
+            Some(k) => t.topk(k, 1, largest, true).unwrap(),
+            None => t.sort(1, largest, true).unwrap(),
+        };
+        let m = k.unwrap_or(n);
+        assert_eq!(v.shape(), &[rows, m]);
+        let (v, i) = (host(&v), host(&i));
+        for r in 0..rows {
+            let lane: Vec<usize> = (r * n..(r + 1) * n).collect();
+            let want = ref_sort(&x, &lane, largest);
+            for j in 0..m {
+                let p = r * m + j;
+                assert!(
+                    i[p] == want[j] as i64 && same(v[p], x[lane[want[j]]]),
+                    "{} [{rows}, {n}] k {k:?} largest {largest}: row {r} at {j} got ({:?}, {}) want ({:?}, {})",
+                    T::NAME, v[p], i[p], x[lane[want[j]]], want[j]
+                );
+            }
+        }
+    }
+    check::<f32, D>(dev, 3, 9000, None, false, 1);
+    check::<f32, D>(dev, 300, 2500, None, true, 2);
+    check::<f32, D>(dev, 300, 5000, None, false, 11);
+    check::<f32, D>(dev, 130, 5000, Some(7), true, 3);
+    check::<f32, D>(dev, 2, 40_000, Some(2048), false, 4);
+    check::<f32, D>(dev, 3, 5000, Some(3000), true, 5);
+    check::<f32, D>(dev, 2, 140_000, Some(5), false, 6);
+    check::<i64, D>(dev, 2, 9000, None, true, 7);
+    check::<i64, D>(dev, 200, 3000, Some(64), false, 8);
+    check::<half::f16, D>(dev, 4, 7000, None, false, 9);
+    check::<half::f16, D>(dev, 1, 70_000, Some(100), true, 10);
+}
+test_device!(
+    long_rows,
+    sort_and_topk_of_long_rows_cpu,
+    sort_and_topk_of_long_rows_gpu
+);

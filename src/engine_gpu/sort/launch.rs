@@ -1,6 +1,17 @@
-//! Sort and search launches: the plan (rows that fit one block's shared memory in one launch;
-//! longer rows through a bitonic network in global scratch), argument packing, stream order
-//! and the driver calls. The `unsafe` of the sort engine is here.
+//! Sort and search launches: the plan, argument packing, stream order and the driver calls.
+//! The `unsafe` of the sort engine is here.
+//!
+//! The plan, by row length `n`, kept count `m` (`n` for a sort, `k` for `topk`) and rows:
+//! - rows of 257 to 4096 entries (2048 for 8-byte keys): one block per row radix-sorts it in
+//!   registers and shared memory (`ts_radix_rows`, one launch);
+//! - shorter rows, or others of at most [`TILE`]: one block per row runs a bitonic network in
+//!   shared memory (one launch);
+//! - `m <= TILE` of longer rows, with enough rows to fill the GPU or rows short enough for
+//!   one block: a radix select per row (`ts_topk_rows`, one launch);
+//! - otherwise, fewer than 2^32 elements in all: an LSD radix sort of every row at once
+//!   (`kernels/radix.cuh`: three launches per byte of the key and of the row number, then one
+//!   gathering the values);
+//! - beyond that: the bitonic network in global scratch.
 //!
 //! Stream order as the scans': `access_read` of the sources and `access_write` of the
 //! outputs on the launch stream right before the kernels; the scratch of the long-row path
@@ -17,7 +28,7 @@ use crate::runtime::{Gpu, GpuStorage, Stream};
 use crate::tensor::order::check_rows;
 use crate::tensor::{TensorView, TensorViewMut};
 
-use super::source::{SortForm, SortSpec, THREADS, TILE};
+use super::source::{radix_row, SortForm, SortSpec, RADIX_THREADS, THREADS, TILE};
 
 /// The sort kernels loaded so far, by device and spec.
 static KERNELS: KernelFront<SortSpec> = KernelFront::new();
@@ -46,6 +57,16 @@ impl Args {
     }
     fn int(mut self, v: bool) -> Self {
         self.0.push(&i32::from(v).to_le_bytes());
+        self
+    }
+    fn i32(mut self, v: usize) -> Self {
+        // Pass numbers and counts below 2^31 (callers' plans).
+        self.0.push(&(v as i32).to_le_bytes());
+        self
+    }
+    fn u32(mut self, v: usize) -> Self {
+        // Row lengths below 2^30 (`sort` refuses longer rows first).
+        self.0.push(&(v as u32).to_le_bytes());
         self
     }
     fn done(self) -> LaunchArgs {
@@ -117,6 +138,23 @@ pub(crate) fn sort<T: Element>(
     is.access_write(op, stream)?;
     let i_addr = address(op, is.device_ptr_mut(), i_off, 8)?;
 
+    if n <= radix_row(size) && n > 256 {
+        let (k, cap) = kernel::<T>(gpu, SortForm::RadixRows)?;
+        let mut args = Args::default()
+            .ptr(in_addr)
+            .ptr(v_addr)
+            .ptr(i_addr)
+            .ll(op, rows)?
+            .ll(op, n)?
+            .ll(op, m)?
+            .int(desc)
+            .done();
+        // SAFETY: the arguments are `ts_radix_rows`'s, in order and size; the addresses are
+        // as in the bitonic one-block path below. The kernel reads `row * n + q` for q < n
+        // and writes `row * m + q` for q < m <= n; a row of `n <= radix_row(size)` entries
+        // fits its registers and shared arrays, and its ids (below 4096) its 16-bit slots.
+        return unsafe { launch(stream, &k, rows.min(cap), RADIX_THREADS, &mut args) };
+    }
     if p <= TILE {
         let (k, cap) = kernel::<T>(gpu, SortForm::Rows)?;
         let threads = (p / 2).clamp(32, THREADS as usize) as u32;
@@ -137,6 +175,35 @@ pub(crate) fn sort<T: Element>(
         // indices, which are real positions: padding sorts after the first n) and writes
         // `row * m + i` for i < m <= n. `p <= TILE` entries fit its shared arrays.
         return unsafe { launch(stream, &k, rows.min(cap), threads, &mut args) };
+    }
+
+    // Rows worth one block each for the radix select: enough to fill the GPU, or short enough
+    // that one block reads them in microseconds.
+    if m <= TILE && (rows >= 128 || n <= 1 << 17) {
+        let (k, cap) = kernel::<T>(gpu, SortForm::Select)?;
+        let mut args = Args::default()
+            .ptr(in_addr)
+            .ptr(v_addr)
+            .ptr(i_addr)
+            .ll(op, rows)?
+            .ll(op, n)?
+            .ll(op, m)?
+            .int(desc)
+            .done();
+        // SAFETY: the arguments are `ts_topk_rows`'s, in order and size; the addresses are
+        // as in the one-block path. The kernel reads `row * n + i` for i < n (n < 2^30),
+        // gathers at indices it took from `0..n`, and writes `row * m + i` for i < m; its
+        // `m <= TILE` entries (padded to a power of two) fit its shared arrays. Blocks of
+        // RADIX_THREADS (its bound): several rows in flight on each multiprocessor.
+        return unsafe { launch(stream, &k, rows.min(cap), RADIX_THREADS, &mut args) };
+    }
+    if let Some(total) = rows.checked_mul(n).filter(|&t| t <= 1 << 32) {
+        let plan = RadixPlan::new(rows, n, total, size);
+        // SAFETY: `in_addr` addresses the row-major `[rows, n]` input, `v_addr` and `i_addr`
+        // the row-major `[rows, m]` outputs, all ordered on `stream` above; `rows * n < 2^32`.
+        return unsafe {
+            radix_sort::<T>(gpu, op, stream, &plan, desc, m, [in_addr, v_addr, i_addr])
+        };
     }
 
     let total = rows
@@ -221,6 +288,185 @@ pub(crate) fn sort<T: Element>(
             .checked_mul(m)
             .ok_or_else(|| too_long(op, src.shape()))?;
         launch(stream, &fin, elems(out_count, fcap), THREADS, &mut a_fin)
+    }
+}
+
+/// The shape of an LSD radix sort over every row at once.
+struct RadixPlan {
+    rows: usize,
+    n: usize,
+    /// `rows * n`, at most 2^32: the ids `row * n + i` are 32-bit.
+    total: usize,
+    /// Bytes of a key (the element's size): one pass each.
+    key_passes: usize,
+    /// Bytes of the largest row number: one pass each, after the key's.
+    row_passes: usize,
+    /// Tiles of `RADIX_THREADS * items` entries (16 items for keys up to 4 bytes, else 8).
+    tiles: usize,
+}
+
+impl RadixPlan {
+    fn new(rows: usize, n: usize, total: usize, key_bytes: usize) -> Self {
+        let row_bits = (usize::BITS - rows.saturating_sub(1).leading_zeros()) as usize;
+        let items = if key_bytes > 4 { 8 } else { 16 };
+        RadixPlan {
+            rows,
+            n,
+            total,
+            key_passes: key_bytes,
+            row_passes: row_bits.div_ceil(8),
+            tiles: total.div_ceil(RADIX_THREADS as usize * items),
+        }
+    }
+}
+
+/// Sorts the row-major `[rows, n]` input at `addrs[0]` by an LSD radix sort of all rows at
+/// once and writes the first `m` values and indices of each row to `addrs[1]` and `addrs[2]`
+/// (row-major `[rows, m]`), on `stream`.
+///
+/// # Safety
+/// `addrs` address live memory of `stream`'s device holding those layouts, ordered on
+/// `stream` (the input read, the outputs written, by nothing else meanwhile); `m <= n`;
+/// `plan` was made for `rows * n = total <= 2^32` and the element's size.
+unsafe fn radix_sort<T: Element>(
+    gpu: &Gpu,
+    op: &'static str,
+    stream: &Stream,
+    plan: &RadixPlan,
+    desc: bool,
+    m: usize,
+    addrs: [u64; 3],
+) -> Result<()> {
+    let size = size_of::<T>();
+    let bytes = |count: usize, each: usize| {
+        count
+            .checked_mul(each)
+            .ok_or_else(|| too_long(op, &[plan.rows, plan.n]))
+    };
+    // Two key and two id buffers, written alternately by the passes, the counts table and the
+    // digits' totals.
+    let scratch = |len: usize| -> Result<GpuStorage<u8>> {
+        // SAFETY: every pass writes the whole of the buffers it writes (each of the `total`
+        // entries once; the counts table fully, tile by tile) before any later launch on
+        // `stream` reads them; none reaches the host.
+        let mut b = unsafe { GpuStorage::<u8>::uninit(gpu, len.max(1), stream) }?;
+        b.access_write(op, stream)?;
+        Ok(b)
+    };
+    let mut keys = [
+        scratch(bytes(plan.total, size)?)?,
+        scratch(bytes(plan.total, size)?)?,
+    ];
+    let mut ids = [
+        scratch(bytes(plan.total, 4)?)?,
+        scratch(bytes(plan.total, 4)?)?,
+    ];
+    let mut hist = scratch(bytes(plan.tiles, 256 * 4)?)?;
+    let mut totals = scratch(256 * 4)?;
+    let key_addr = [keys[0].device_ptr_mut(), keys[1].device_ptr_mut()];
+    let id_addr = [ids[0].device_ptr_mut(), ids[1].device_ptr_mut()];
+    let (h_addr, t_addr) = (hist.device_ptr_mut(), totals.device_ptr_mut());
+    let (hist_k, _) = kernel::<T>(gpu, SortForm::RadixHist)?;
+    let (scan_k, _) = kernel::<T>(gpu, SortForm::RadixScan)?;
+    let (scatter_k, _) = kernel::<T>(gpu, SortForm::RadixScatter)?;
+    let (final_k, fcap) = kernel::<T>(gpu, SortForm::RadixFinal)?;
+    let passes = plan.key_passes + plan.row_passes;
+    // A whole sort's last pass writes the outputs itself; a partial one's are gathered after.
+    let whole = m == plan.n;
+    for pass in 0..passes {
+        // Pass 0 reads the values; pass p reads what pass p - 1 wrote.
+        let (src, dst) = ((pass + 1) % 2, pass % 2);
+        let (k_in, i_in) = if pass == 0 {
+            (0, 0)
+        } else {
+            (key_addr[src], id_addr[src])
+        };
+        let mut a_hist = Args::default()
+            .ptr(addrs[0])
+            .ptr(k_in)
+            .ptr(i_in)
+            .ptr(h_addr)
+            .ll(op, plan.total)?
+            .u32(plan.n)
+            .i32(pass)
+            .i32(plan.key_passes)
+            .int(desc)
+            .done();
+        let mut a_scan = Args::default()
+            .ptr(h_addr)
+            .ptr(t_addr)
+            .ll(op, plan.tiles)?
+            .done();
+        let mut a_scatter = Args::default()
+            .ptr(addrs[0])
+            .ptr(k_in)
+            .ptr(i_in)
+            .ptr(key_addr[dst])
+            .ptr(id_addr[dst])
+            .ptr(h_addr)
+            .ptr(t_addr)
+            .ll(op, plan.total)?
+            .u32(plan.n)
+            .i32(pass)
+            .i32(plan.key_passes)
+            .int(desc)
+            .ptr(if whole && pass + 1 == passes {
+                addrs[1]
+            } else {
+                0
+            })
+            .ptr(if whole && pass + 1 == passes {
+                addrs[2]
+            } else {
+                0
+            })
+            .done();
+        // SAFETY: the arguments are the entry points', in order and size. `ts_radix_hist`
+        // and `ts_radix_scatter` run one block per tile (`plan.tiles` blocks of
+        // RADIX_THREADS), reading entries `0..total` of the input (the values at pass 0,
+        // else the other key / id buffer, written by the pass before on this stream) and
+        // writing one count per digit and tile (`256 * tiles` entries of `hist`) and, for the
+        // scatter, each of the `total` output entries once (a permutation: the offsets of
+        // `ts_radix_scan`, one block per digit, partition `0..total`); on the last pass of a
+        // whole sort (`m == n`) it writes those places of the `[rows, n]` outputs instead: the
+        // input at the id (a real entry, `< total`) and the id's place in its row. Every
+        // buffer holds `total` entries of its type; all on `stream`, in this order.
+        unsafe {
+            launch(stream, &hist_k, plan.tiles, RADIX_THREADS, &mut a_hist)?;
+            launch(stream, &scan_k, 256, RADIX_THREADS, &mut a_scan)?;
+            launch(
+                stream,
+                &scatter_k,
+                plan.tiles,
+                RADIX_THREADS,
+                &mut a_scatter,
+            )?;
+        }
+    }
+    if whole {
+        return Ok(());
+    }
+    let mut a_fin = Args::default()
+        .ptr(addrs[0])
+        .ptr(id_addr[(passes + 1) % 2])
+        .ptr(addrs[1])
+        .ptr(addrs[2])
+        .ll(op, plan.rows)?
+        .ll(op, plan.n)?
+        .ll(op, m)?
+        .done();
+    let count = plan.rows * m;
+    // SAFETY: the last pass wrote `total` ids, each `row * n + i` of a real entry, sorted by
+    // row: `ts_radix_final` reads id `row * n + i` for i < m <= n, the input at that id, and
+    // writes `row * m + i` of both outputs (the caller's layouts).
+    unsafe {
+        launch(
+            stream,
+            &final_k,
+            count.div_ceil(THREADS as usize).min(fcap),
+            THREADS,
+            &mut a_fin,
+        )
     }
 }
 

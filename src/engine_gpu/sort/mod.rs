@@ -1,14 +1,18 @@
 //! Sorting on the GPU (issue 28): [`SortEngine`] for [`Gpu`], as NVRTC-compiled kernels
-//! (`kernels/sort.cuh`).
+//! (`kernels/sort.cuh`, `kernels/radix.cuh`).
 //!
 //! - [`source`]: the kernel source of a [`source::SortSpec`] and its cache key.
-//! - `launch`: rows of at most 2048 sort in one block's shared memory (a bitonic network on
-//!   `(key, index)` pairs, one launch); longer rows run the same network in global scratch
-//!   (one launch per global stage, the stages within 2048 entries in shared memory); the
-//!   module's `unsafe`.
+//! - `launch`: the plan and the module's `unsafe`. Rows of 257 to 4096 entries (2048 for
+//!   8-byte keys) are radix-sorted by one block each in registers and shared memory; shorter
+//!   rows run a bitonic network in one block's shared memory; `topk` of at most 2048 keys from
+//!   longer rows is a radix select per row (one block each, the row read once per key byte
+//!   at most, then once to collect), when there are enough rows to fill the GPU or the rows
+//!   are short enough for one block; every other sort of fewer than 2^32 elements is an LSD
+//!   radix sort of all rows at once (one counting pass per byte of the key and of the row
+//!   number); beyond that, a bitonic network in global scratch.
 //!
-//! `topk` is the sort keeping the first `k` of each row (no radix select yet): correct for
-//! every `k`, at the sort's cost. Every call is queued on the GPU's default stream.
+//! Every plan is stable (equal keys keep their order, also in `topk`) and runs on the GPU's
+//! default stream.
 
 mod launch;
 pub mod source;

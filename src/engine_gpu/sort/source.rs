@@ -1,5 +1,6 @@
 //! Sort kernel sources: the shared headers, `kernels/reduce.cuh` (`ts_red_widen`),
-//! `kernels/sort.cuh`, and one generated `extern "C"` entry point for one [`SortSpec`].
+//! `kernels/sort.cuh`, `kernels/radix.cuh`, and one generated `extern "C"` entry point for one
+//! [`SortSpec`].
 
 use std::fmt::Write as _;
 
@@ -11,6 +12,18 @@ use crate::engine_gpu::reduce::source::REDUCE_CUH;
 
 /// `kernels/sort.cuh`: the sort and search templates.
 pub const SORT_CUH: &str = include_str!("../../../kernels/sort.cuh");
+
+/// `kernels/radix.cuh`: the radix select (`topk`) and the LSD radix sort.
+pub const RADIX_CUH: &str = include_str!("../../../kernels/radix.cuh");
+
+/// Threads per block of the radix sort's passes (`TS_RADIX_THREADS`).
+pub const RADIX_THREADS: u32 = 256;
+
+/// The longest row `ts_radix_rows` sorts in one block, by key size (`ts_radix_items`: 16
+/// entries a thread for keys up to 4 bytes, 8 for 8-byte keys).
+pub const fn radix_row(key_bytes: usize) -> usize {
+    RADIX_THREADS as usize * if key_bytes > 4 { 8 } else { 16 }
+}
 
 /// Threads per block of every sort kernel (`TS_SORT_THREADS`).
 pub const THREADS: u32 = 1024;
@@ -32,6 +45,18 @@ pub enum SortForm {
     Final,
     /// `ts_searchsorted`.
     Search,
+    /// `ts_topk_rows`: a radix select per row, the `k` found sorted in shared memory.
+    Select,
+    /// `ts_radix_rows`: rows of up to [`radix_row`] entries radix-sorted in one block each.
+    RadixRows,
+    /// `ts_radix_hist`: each tile's digit counts of one radix pass.
+    RadixHist,
+    /// `ts_radix_scan`: the counts into offsets, one block per digit.
+    RadixScan,
+    /// `ts_radix_scatter`: one stable counting pass.
+    RadixScatter,
+    /// `ts_radix_final`: values and indices at the sorted ids.
+    RadixFinal,
 }
 
 impl SortForm {
@@ -43,7 +68,25 @@ impl SortForm {
             SortForm::Step => "step",
             SortForm::Final => "final",
             SortForm::Search => "search",
+            SortForm::Select => "select",
+            SortForm::RadixRows => "radix_rows",
+            SortForm::RadixHist => "radix_hist",
+            SortForm::RadixScan => "radix_scan",
+            SortForm::RadixScatter => "radix_scatter",
+            SortForm::RadixFinal => "radix_final",
         }
+    }
+
+    /// Whether the form runs blocks of [`RADIX_THREADS`] (the radix select and sorts).
+    fn is_radix_pass(self) -> bool {
+        matches!(
+            self,
+            SortForm::Select
+                | SortForm::RadixRows
+                | SortForm::RadixHist
+                | SortForm::RadixScan
+                | SortForm::RadixScatter
+        )
     }
 }
 
@@ -74,9 +117,13 @@ impl SortSpec {
     pub fn write_tail(&self, s: &mut String) {
         let t = self.input.cuda;
         let entry = self.entry_name();
-        let head = format!(
-            "extern \"C\" __global__ void __launch_bounds__(TS_SORT_THREADS) {entry}(\n    "
-        );
+        let bound = if self.form.is_radix_pass() {
+            "TS_RADIX_THREADS"
+        } else {
+            "TS_SORT_THREADS"
+        };
+        let head =
+            format!("extern \"C\" __global__ void __launch_bounds__({bound}) {entry}(\n    ");
         let key = format!("ts_sort_key<{t}>::K");
         // `write!` into a String cannot fail.
         let _ = match self.form {
@@ -116,13 +163,57 @@ impl SortSpec {
                  long long count, long long* __restrict__ out, int right) {{\n  \
                  ts_searchsorted<{t}>(seq, m, vals, count, out, right != 0);\n}}"
             ),
+            SortForm::Select => writeln!(
+                s,
+                "{head}const {t}* __restrict__ in, {t}* __restrict__ vals, long long* __restrict__ idx,\n    \
+                 long long rows, long long n, long long k, int desc) {{\n  \
+                 ts_topk_rows<{t}>(in, vals, idx, rows, n, k, desc != 0);\n}}"
+            ),
+            SortForm::RadixRows => writeln!(
+                s,
+                "{head}const {t}* __restrict__ in, {t}* __restrict__ vals, long long* __restrict__ idx,\n    \
+                 long long rows, long long n, long long m, int desc) {{\n  \
+                 ts_radix_rows<{t}>(in, vals, idx, rows, n, m, desc != 0);\n}}"
+            ),
+            SortForm::RadixHist => writeln!(
+                s,
+                "{head}const {t}* __restrict__ in, const {key}* __restrict__ keys,\n    \
+                 const unsigned int* __restrict__ ids, unsigned int* __restrict__ hist, long long total,\n    \
+                 unsigned int n, int pass, int key_passes, int desc) {{\n  \
+                 ts_radix_hist<{t}>(in, keys, ids, hist, total, n, pass, key_passes, desc != 0);\n}}"
+            ),
+            SortForm::RadixScan => writeln!(
+                s,
+                "{head}unsigned int* __restrict__ hist, unsigned int* __restrict__ totals, long long tiles) {{\n  \
+                 ts_radix_scan(hist, totals, tiles);\n}}"
+            ),
+            SortForm::RadixScatter => writeln!(
+                s,
+                "{head}const {t}* __restrict__ in, const {key}* __restrict__ keys_in,\n    \
+                 const unsigned int* __restrict__ ids_in, {key}* __restrict__ keys_out,\n    \
+                 unsigned int* __restrict__ ids_out, const unsigned int* __restrict__ hist,\n    \
+                 const unsigned int* __restrict__ totals, long long total, unsigned int n, int pass,\n    \
+                 int key_passes, int desc, {t}* __restrict__ vals, long long* __restrict__ idx) {{\n  \
+                 ts_radix_scatter<{t}>(in, keys_in, ids_in, keys_out, ids_out, hist, totals, total, n,\n      \
+                 pass, key_passes, desc != 0, vals, idx);\n}}"
+            ),
+            SortForm::RadixFinal => writeln!(
+                s,
+                "{head}const {t}* __restrict__ in, const unsigned int* __restrict__ ids, {t}* __restrict__ vals,\n    \
+                 long long* __restrict__ idx, long long rows, long long n, long long m) {{\n  \
+                 ts_radix_final<{t}>(in, ids, vals, idx, rows, n, m);\n}}"
+            ),
         };
     }
 }
 
 impl KernelSource for SortSpec {
     fn block(&self) -> u32 {
-        THREADS
+        if self.form.is_radix_pass() {
+            RADIX_THREADS
+        } else {
+            THREADS
+        }
     }
 
     fn waits_for_predecessor(&self) -> bool {
@@ -132,6 +223,8 @@ impl KernelSource for SortSpec {
     fn write_source(&self, s: &mut String) {
         write_headers(s, REDUCE_CUH);
         s.push_str(SORT_CUH);
+        s.push('\n');
+        s.push_str(RADIX_CUH);
         s.push('\n');
         self.write_tail(s);
     }

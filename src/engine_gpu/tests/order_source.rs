@@ -9,7 +9,7 @@ use crate::engine_gpu::kernel::source::write_headers;
 use crate::engine_gpu::kernel::source::KernelSource;
 use crate::engine_gpu::reduce::source::REDUCE_CUH;
 use crate::engine_gpu::scan::source::{ScanForm, ScanKind, ScanSpec, SCAN_CUH};
-use crate::engine_gpu::sort::source::{SortForm, SortSpec, SORT_CUH};
+use crate::engine_gpu::sort::source::{SortForm, SortSpec, RADIX_CUH, SORT_CUH};
 use crate::ops::reduce::ReduceElement;
 use half::{bf16, f16};
 
@@ -52,6 +52,12 @@ fn sort_specs_of<T: crate::element::Element>(out: &mut Vec<SortSpec>) {
         SortForm::Step,
         SortForm::Final,
         SortForm::Search,
+        SortForm::Select,
+        SortForm::RadixRows,
+        SortForm::RadixHist,
+        SortForm::RadixScan,
+        SortForm::RadixScatter,
+        SortForm::RadixFinal,
     ] {
         out.push(SortSpec::of::<T>(form));
     }
@@ -122,6 +128,8 @@ fn every_scan_and_sort_kernel_compiles() {
     let mut sort_headers = String::new();
     write_headers(&mut sort_headers, REDUCE_CUH);
     sort_headers.push_str(SORT_CUH);
+    sort_headers.push('\n');
+    sort_headers.push_str(RADIX_CUH);
     sort_headers.push('\n');
     let sorts = sort_specs();
     batch(
