@@ -10,8 +10,9 @@
 //   (the row is read from memory once, written once); every pass (max, sum, variance, the
 //   output) then runs on the registers. CHUNKS == 0 is the fallback for rows longer than a
 //   block can hold: every pass reads the row again from memory (L2 often holds it).
-// - VEC > 1: 16-byte vector loads and stores, used by the host only where the row is
-//   contiguous (cs == 1), n and rs are multiples of VEC and the pointers 16-byte aligned.
+// - VEC > 1: 16-byte vector loads and stores (of the weight and bias too), used by the host
+//   only where the row is contiguous (cs == 1), n and rs are multiples of VEC and every
+//   pointer is 16-byte aligned.
 // Arithmetic is in A (float for f16, bf16, f32; double for f64), rounded once on store.
 // Max folds propagate NaN (a row with NaN gives NaN, as PyTorch's).
 //
@@ -160,6 +161,61 @@ struct ts_nrow {
     }
   }
 
+  // f(v) on each of the thread's elements held in registers, which it may change (CHUNKS > 0).
+  template <class F>
+  __device__ __forceinline__ void each_mut(F f) {
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+      const long long j = ((long long)c * G + t) * VEC;
+      if (j < n) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          f(x[c * VEC + i]);
+        }
+      }
+    }
+  }
+
+  // o[j] = g(v, w, b) for each of the thread's elements, with w = weight[j] (one without a
+  // weight) and b = bias[j] (zero without a bias), loaded as vectors like the row.
+  template <class F>
+  __device__ __forceinline__ void store_affine(T* __restrict__ o, const T* __restrict__ weight,
+                                               const T* __restrict__ bias, F g) const {
+    auto put = [&](const A* v, long long j) {
+      if constexpr (VEC > 1) {
+        ts_nvec<T, VEC> wv, bv, r;
+        if (weight) wv = *reinterpret_cast<const ts_nvec<T, VEC>*>(weight + j);
+        if (bias) bv = *reinterpret_cast<const ts_nvec<T, VEC>*>(bias + j);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          const A w = weight ? ts_conv<A>::from(wv.v[i]) : A(1);
+          const A b = bias ? ts_conv<A>::from(bv.v[i]) : A(0);
+          r.v[i] = ts_conv<T>::from(g(v[i], w, b));
+        }
+        *reinterpret_cast<ts_nvec<T, VEC>*>(o + j) = r;
+      } else {
+        const A w = weight ? ts_conv<A>::from(weight[j]) : A(1);
+        const A b = bias ? ts_conv<A>::from(bias[j]) : A(0);
+        o[j] = ts_conv<T>::from(g(v[0], w, b));
+      }
+    };
+    if constexpr (CHUNKS > 0) {
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        const long long j = ((long long)c * G + t) * VEC;
+        if (j < n) {
+          put(x + c * VEC, j);
+        }
+      }
+    } else {
+      for (long long j = (long long)t * VEC; j < n; j += (long long)G * VEC) {
+        A v[VEC];
+        load_at(j, v);
+        put(v, j);
+      }
+    }
+  }
+
   // o[j] = g(v, j) for each of the thread's elements (o: the row-major output row).
   template <class F>
   __device__ __forceinline__ void store(T* __restrict__ o, F g) const {
@@ -226,11 +282,23 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
       r.each([&](A v, long long) { m = ts_nmax(m, v); });
       m = ts_ngroup<A, WARP, true>(m, smem);
       A s = zero;
-      r.each([&](A v, long long) { s += ts_nexp(v - m); });
+      if constexpr (OP == TS_NORM_SOFTMAX && CHUNKS > 0) {
+        // The row is in registers: keep each exponential for the store (one exp an element).
+        r.each_mut([&](A& v) {
+          v = ts_nexp(v - m);
+          s += v;
+        });
+      } else {
+        r.each([&](A v, long long) { s += ts_nexp(v - m); });
+      }
       s = ts_ngroup<A, WARP, false>(s, smem);
       if constexpr (OP == TS_NORM_SOFTMAX) {
         const A inv = one / s;
-        r.store(o, [&](A v, long long) { return ts_nexp(v - m) * inv; });
+        if constexpr (CHUNKS > 0) {
+          r.store(o, [&](A e, long long) { return e * inv; });
+        } else {
+          r.store(o, [&](A v, long long) { return ts_nexp(v - m) * inv; });
+        }
       } else {
         const A shift = m + ts_nlog(s);
         r.store(o, [&](A v, long long) { return v - shift; });
@@ -243,21 +311,23 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
       r.each([&](A v, long long) { q += (v - mean) * (v - mean); });
       const A var = ts_ngroup<A, WARP, false>(q, smem) / nn;
       const A rstd = ts_nrsqrt(var + (A)param);
-      r.store(o, [&](A v, long long j) {
-        A y = (v - mean) * rstd;
-        if (has_w) y = y * ts_conv<A>::from(weight[j]);
-        if (has_b) y = y + ts_conv<A>::from(bias[j]);
-        return y;
-      });
+      r.store_affine(o, has_w ? weight : nullptr, has_b ? bias : nullptr,
+                     [&](A v, A w, A b) {
+                       A y = (v - mean) * rstd;
+                       if (has_w) y = y * w;
+                       if (has_b) y = y + b;
+                       return y;
+                     });
     } else if constexpr (OP == TS_NORM_RMS) {
       A q = zero;
       r.each([&](A v, long long) { q += v * v; });
       const A rr = ts_nrsqrt(ts_ngroup<A, WARP, false>(q, smem) / nn + (A)param);
-      r.store(o, [&](A v, long long j) {
-        A y = v * rr;
-        if (has_w) y = y * ts_conv<A>::from(weight[j]);
-        return y;
-      });
+      r.store_affine(o, has_w ? weight : nullptr, nullptr,
+                     [&](A v, A w, A) {
+                       A y = v * rr;
+                       if (has_w) y = y * w;
+                       return y;
+                     });
     } else {
       A value, mean = zero;
       if constexpr (OP == TS_NORM_LSE) {

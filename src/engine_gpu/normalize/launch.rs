@@ -96,12 +96,22 @@ pub(super) fn run<T: FloatElement>(
     let aligned = |a: u64| a.is_multiple_of(16);
     let dst_first = dst.layout().offset();
     let out_addr = address(dst.slice_mut().device_ptr_mut(), dst_first, size)?;
+    // The weight and bias are `[n]` stride 1: read as vectors too when their first element is.
+    let mut aux_aligned = true;
+    for p in [job.weight, job.bias].into_iter().flatten() {
+        aux_aligned &= aligned(address(
+            p.storage().device_ptr(),
+            p.layout().offset(),
+            size,
+        )?);
+    }
     let vectorised = vmax > 1
         && n.is_multiple_of(vmax)
         && (n <= 1 || cs == 1)
         && (rows <= 1 || rs.rem_euclid(vmax as isize) == 0)
         && aligned(src_addr)
-        && (!row_op || aligned(out_addr));
+        && (!row_op || aligned(out_addr))
+        && aux_aligned;
     let (vec, chunks, warp) = form(n, size, vectorised);
     let spec = NormSpec {
         op: job.op,
@@ -157,7 +167,9 @@ pub(super) fn run<T: FloatElement>(
     // storage (`NormalizeEngine`'s contract gives its shape and strides, checked by the
     // caller); `mean` likewise for `[rows]`, written only with the mean flag, which the
     // caller sets only when it passes a mean. `weight` and `bias` are read at `j < n` of
-    // `[n]` stride-1 layouts checked within their storages, only under their flags. Stream
+    // `[n]` stride-1 layouts checked within their storages, only under their flags (as
+    // `VEC`-element vectors only in a vectorised job, where their first elements are aligned
+    // and `n` is a multiple of `VEC`). Stream
     // order: `access_read` / `access_write` above, on `stream`, whose context loaded the
     // kernel. Blocks of `THREADS` threads (the `__launch_bounds__`); the grid at most 2^20.
     unsafe {
