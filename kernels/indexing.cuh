@@ -183,6 +183,24 @@ __device__ __forceinline__ void ts_sc_apply(T* p, T v) {
   }
 }
 
+// A scatter's check before its launch: the first index out of range, reported as a gather
+// reports it (ts_idx_report); nothing else is read or written.
+template <typename I, int N, typename index_t, typename offset_t>
+__device__ __forceinline__ void ts_idx_check(const I* __restrict__ idx, index_t n, long long size,
+                                             int wrap,
+                                             const OffsetCalculator<N, 1, index_t, offset_t>& calc,
+                                             unsigned long long* bad) {
+  const index_t stride = (index_t)gridDim.x * blockDim.x;
+  for (index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    offset_t o[1];
+    calc.get(i, o);
+    const I raw = idx[o[0]];
+    if (ts_idx_resolve(raw, size, wrap) < 0) {
+      ts_idx_report(bad, raw);
+    }
+  }
+}
+
 // Where position i's value lands (`*at`, relative to `out`) and the value; false for an
 // out-of-range index, which lands nowhere.
 template <typename T, typename I, int N, typename index_t, typename offset_t>

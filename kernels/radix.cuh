@@ -8,9 +8,10 @@
 // - ts_topk_rows: one block per row. Digit by digit from the top, a histogram of the keys that
 //   still match the chosen prefix finds the digit holding the k-th smallest key; `prefix` and
 //   `mask` grow and `need` becomes how many keys equal to the prefix (under the mask) are
-//   still wanted; it stops early when that digit's count is exactly `need`. One pass in index
-//   order then takes every key below the prefix and the first `need` equal to it, ranked by a
-//   block-wide count, into shared memory; those k (<= TS_SORT_TILE) entries are sorted by the
+//   still wanted; it stops early when that digit's count is exactly `need`. One more pass
+//   takes every key below the prefix and the first `need` equal to it into shared memory (in
+//   any order when every key equal to it is wanted; else in index order, ranked by a
+//   block-wide count, so that ties at the k-th key keep the lowest indices); those k (<= TS_SORT_TILE) entries are sorted by the
 //   bitonic network of sort.cuh and their values gathered from the row.
 // - ts_radix_rows: rows that fit one block (up to 4096 entries), sorted there, one pass per
 //   byte of the key, as a stable counting sort in shared memory.
@@ -84,7 +85,7 @@ __device__ __forceinline__ void ts_topk_rows(const T* __restrict__ in, T* __rest
   __shared__ int si[TS_SORT_TILE];
   __shared__ unsigned int hist[256];
   __shared__ unsigned int warp_lt[32], warp_eq[32];
-  __shared__ unsigned int s_digit, s_need, s_count;
+  __shared__ unsigned int s_digit, s_need, s_count, s_fill;
   const unsigned int lane = threadIdx.x & 31u;
   const unsigned int kk = (unsigned int)k;
   unsigned int p = 1;
@@ -148,31 +149,60 @@ __device__ __forceinline__ void ts_topk_rows(const T* __restrict__ in, T* __rest
       need = s_need;
       if (s_count == need) break;  // every key equal to the prefix is wanted
     }
-    // Keys below the prefix fill slots [0, kk - need) in index order, the first `need` keys
-    // equal to it the slots after.
-    const unsigned int below = kk - need;
-    unsigned int got_lt = 0, got_eq = 0;
-    for (long long i0 = 0; i0 < n && (got_lt < below || got_eq < need); i0 += blockDim.x) {
-      const long long i = i0 + threadIdx.x;
-      K key = 0;
-      bool lt = false, eq = false;
-      if (i < n) {
-        key = ts_sort_dir_key(r[i], desc);
-        const K m = (K)(key & mask);
-        lt = m < prefix;
-        eq = m == prefix;
+    if (s_count == need) {
+      // Every key at or below the prefix is wanted (k of them): taken in any order, by
+      // warp-aggregated slots, since the network below orders them by (key, index).
+      if (threadIdx.x == 0) s_fill = 0;
+      __syncthreads();
+      for (long long i0 = 0; i0 < n; i0 += (long long)blockDim.x * TS_SEL_ITEMS) {
+        K kv[TS_SEL_ITEMS];
+#pragma unroll
+        for (int u = 0; u < TS_SEL_ITEMS; ++u) {
+          const long long i = i0 + (long long)u * blockDim.x + threadIdx.x;
+          kv[u] = i < n ? ts_sort_dir_key(r[i], desc) : (K)~(K)0;
+        }
+#pragma unroll
+        for (int u = 0; u < TS_SEL_ITEMS; ++u) {
+          const long long i = i0 + (long long)u * blockDim.x + threadIdx.x;
+          const bool take = i < n && (K)(kv[u] & mask) <= prefix;
+          const unsigned int who = __ballot_sync(0xffffffffu, take);
+          unsigned int base = 0;
+          if (who != 0 && lane == 0) base = atomicAdd(&s_fill, __popc(who));
+          base = __shfl_sync(0xffffffffu, base, 0);
+          if (take) {
+            const unsigned int slot = base + __popc(who & ts_lanes_below());
+            sk[slot] = kv[u];
+            si[slot] = (int)i;
+          }
+        }
       }
-      unsigned int bl, be, tl, te;
-      ts_sel_count(lt, eq, warp_lt, warp_eq, bl, be, tl, te);
-      if (lt) {
-        sk[got_lt + bl] = key;
-        si[got_lt + bl] = (int)i;
-      } else if (eq && got_eq + be < need) {
-        sk[below + got_eq + be] = key;
-        si[below + got_eq + be] = (int)i;
+    } else {
+      // Keys below the prefix fill slots [0, kk - need) in index order, the first `need`
+      // keys equal to it (ties at the k-th key: the lowest indices) the slots after.
+      const unsigned int below = kk - need;
+      unsigned int got_lt = 0, got_eq = 0;
+      for (long long i0 = 0; i0 < n && (got_lt < below || got_eq < need); i0 += blockDim.x) {
+        const long long i = i0 + threadIdx.x;
+        K key = 0;
+        bool lt = false, eq = false;
+        if (i < n) {
+          key = ts_sort_dir_key(r[i], desc);
+          const K m = (K)(key & mask);
+          lt = m < prefix;
+          eq = m == prefix;
+        }
+        unsigned int bl, be, tl, te;
+        ts_sel_count(lt, eq, warp_lt, warp_eq, bl, be, tl, te);
+        if (lt) {
+          sk[got_lt + bl] = key;
+          si[got_lt + bl] = (int)i;
+        } else if (eq && got_eq + be < need) {
+          sk[below + got_eq + be] = key;
+          si[below + got_eq + be] = (int)i;
+        }
+        got_lt += tl;
+        got_eq += te;
       }
-      got_lt += tl;
-      got_eq += te;
     }
     for (unsigned int i = kk + threadIdx.x; i < p; i += blockDim.x) {
       sk[i] = (K)~(K)0;
@@ -191,11 +221,12 @@ __device__ __forceinline__ void ts_topk_rows(const T* __restrict__ in, T* __rest
 
 // ---- the LSD radix sort ----------------------------------------------------------------------
 
-// Entries per thread of one tile: 16 for keys up to 4 bytes, 8 for 8-byte keys (so a tile's
-// keys and ids fit the 48 KiB of static shared memory).
+// Entries per thread of one LSD tile: 8 for keys up to 4 bytes, 4 for 8-byte keys, so that a
+// thread's entries and ranks stay within 64 registers (four blocks of 256 resident on each
+// multiprocessor; 16 entries measured 115 registers, two blocks).
 template <typename K>
 struct ts_radix_items {
-  enum { value = sizeof(K) > 4 ? 8 : 16 };
+  enum { value = sizeof(K) > 4 ? 4 : 8 };
 };
 
 // The digit of pass `pass`: the key's bytes from the lowest, then the row number's.
@@ -247,18 +278,19 @@ __device__ __forceinline__ unsigned int ts_radix_block_scan(unsigned int v, unsi
   return before + inc - v;
 }
 
-// Rows of at most TS_RADIX_THREADS * items entries (4096 for keys up to 4 bytes, 2048 for
-// 8-byte keys): one block per row sorts it in registers and shared memory (each thread holding
-// ceil(n / TS_RADIX_THREADS) entries), one byte of the key per pass from the lowest, each pass a stable counting sort (the warps rank their
+// Rows of at most TS_RADIX_THREADS * ITEMS entries (ITEMS 4, 8 or 16, the host's choice by
+// row length; 16 only for keys up to 4 bytes): one block per row sorts it in registers and
+// shared memory (each thread holding ceil(n / TS_RADIX_THREADS) <= ITEMS entries), one byte of the key per pass from the lowest, each pass a stable counting sort (the warps rank their
 // contiguous chunks 32 entries at a time, as ts_radix_scatter does). Positions past the row
 // take the largest key and sort after every real entry (after NaN too: a stable pass keeps
 // them behind the real entries of the same key). The first m of each sorted row go out.
-template <typename T>
+template <typename T, int ITEMS>
 __device__ __forceinline__ void ts_radix_rows(const T* __restrict__ in, T* __restrict__ vals,
                                               long long* __restrict__ idx, long long rows,
                                               long long n, long long m, bool desc) {
   typedef typename ts_sort_key<T>::K K;
-  enum { items = ts_radix_items<K>::value };
+  static_assert(ITEMS <= 8 || sizeof(K) <= 4, "16 entries a thread only for keys up to 4 bytes");
+  enum { items = ITEMS };
   __shared__ unsigned int warp_hist[TS_RADIX_WARPS][256];
   __shared__ unsigned int digit_start[256];
   __shared__ unsigned int warps[TS_RADIX_WARPS];
@@ -442,8 +474,9 @@ __device__ __forceinline__ void ts_radix_scatter(
   // load first (items in flight a thread), then the ranking.
   K key[ts_radix_items<K>::value];
   unsigned int id[ts_radix_items<K>::value];
-  unsigned short rank[ts_radix_items<K>::value];
-  unsigned short dig[ts_radix_items<K>::value];
+  // The entry's rank among its warp's entries of its digit (low 16 bits) and the digit (256
+  // past the input) above it: one register an entry.
+  unsigned int ranked[ts_radix_items<K>::value];
 #pragma unroll
   for (int j = 0; j < items; ++j) {
     const long long e = base + (long long)warp * 32 * items + j * 32 + lane;
@@ -465,8 +498,7 @@ __device__ __forceinline__ void ts_radix_scatter(
       warp_hist[warp][d] = before + __popc(peers);
     }
     before = __shfl_sync(0xffffffffu, before, leader);
-    rank[j] = (unsigned short)(before + __popc(peers & ts_lanes_below()));
-    dig[j] = (unsigned short)d;
+    ranked[j] = (before + __popc(peers & ts_lanes_below())) | (d << 16);
     __syncwarp();
   }
   __syncthreads();
@@ -489,9 +521,9 @@ __device__ __forceinline__ void ts_radix_scatter(
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < items; ++j) {
-    const unsigned int d = dig[j];
+    const unsigned int d = ranked[j] >> 16;
     if (d < 256) {
-      const unsigned int at = digit_start[d] + warp_hist[warp][d] + rank[j];
+      const unsigned int at = digit_start[d] + warp_hist[warp][d] + (ranked[j] & 0xffffu);
       sk[at] = key[j];
       sid[at] = id[j];
     }

@@ -321,8 +321,9 @@ test_device!(edges, sort_edges_and_errors_cpu, sort_edges_and_errors_gpu);
 /// Every plan of the GPU's sort (`engine_gpu/sort/launch.rs`) on rows past 256: one block's
 /// radix sort (rows up to 4096, 2048 for 8-byte keys), the radix select (`topk` of few keys, many rows or rows up to 2^17), the LSD radix sort of all
 /// rows at once (a sort of several long rows: key and row-number passes; `topk` with `k`
-/// past one block; `topk` of few keys in a few rows past 2^17), in `f32` with many ties and
-/// the special values, and in `i64` and `f16`, each against the stable reference.
+/// past one block; `topk` of few keys in a few rows past 2^17), in `f32` with many ties or
+/// mostly distinct values and the special values, and in `i64` and `f16`, each against the
+/// stable reference.
 fn long_rows<D: OrderDevice>(dev: &D) {
     fn check<T: SortElement, D: TestDevice + SortBackend<T>>(
         dev: &D,
@@ -333,8 +334,16 @@ fn long_rows<D: OrderDevice>(dev: &D) {
         seed: u64,
     ) {
         let mut rng = Rng(0x51ED_2701_A5A5_0001 ^ seed);
+        // Even seeds: many ties (values in [-40, 40]) and the special values; odd: mostly
+        // distinct values, so that the k-th key is seldom tied (the radix select's unordered
+        // collection).
+        let (spread, specials) = if seed.is_multiple_of(2) {
+            (40, true)
+        } else {
+            (1 << 22, false)
+        };
         let x: Vec<T> = (0..rows * n)
-            .map(|_| crate::order_cases::element(&mut rng, 40, true))
+            .map(|_| crate::order_cases::element(&mut rng, spread, specials))
             .collect();
         let t = dev.upload(&Tensor::from_vec(&[rows, n], x.clone()).unwrap());
         let (v, i) = match k {
@@ -368,6 +377,9 @@ fn long_rows<D: OrderDevice>(dev: &D) {
     check::<i64, D>(dev, 200, 3000, Some(64), false, 8);
     check::<half::f16, D>(dev, 4, 7000, None, false, 9);
     check::<half::f16, D>(dev, 1, 70_000, Some(100), true, 10);
+    check::<f32, D>(dev, 140, 6000, Some(1), true, 13);
+    check::<f32, D>(dev, 140, 6000, Some(64), false, 15);
+    check::<f32, D>(dev, 3, 50_000, Some(2000), true, 17);
 }
 test_device!(
     long_rows,

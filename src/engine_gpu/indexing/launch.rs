@@ -19,7 +19,7 @@ use crate::error::{LayoutError, Result};
 use crate::layout::Layout;
 use crate::runtime::{Gpu, GpuStorage};
 use crate::tensor::indexing::{GatherJob, IndexElement, ScatterJob, ScatterReduce};
-use crate::tensor::TensorViewMut;
+use crate::tensor::{TensorView, TensorViewMut};
 
 use super::source::{IndexKind, IndexSpec, THREADS};
 
@@ -273,6 +273,93 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
         index: report.get(1).map_or(0, |&v| v as i64),
         dim,
         size: src.shape()[dim],
+    }
+    .into())
+}
+
+/// Checks every value of `index` against `[0, size)` (`[-size, size)` with `wrap`) with one
+/// kernel (`ts_idx_check`) and one read-back of its report: `LayoutError::IndexOutOfRange`
+/// naming the first value out of range it met. Broadcast dims are read once.
+pub(crate) fn check<I: IndexElement>(
+    gpu: &Gpu,
+    op: &'static str,
+    index: &TensorView<'_, I, Gpu>,
+    dim: usize,
+    size: usize,
+    wrap: bool,
+) -> Result<()> {
+    index.layout().check_within(op, index.storage().len())?;
+    let shape: Vec<usize> = index
+        .shape()
+        .iter()
+        .zip(index.strides())
+        .map(|(&n, &s)| if s == 0 { n.min(1) } else { n })
+        .collect();
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return Ok(());
+    }
+    let width = IndexWidth::for_extent(n, extent(index.layout()));
+    let (dims, calc_bytes) = match width {
+        IndexWidth::Bits32 => {
+            let c = OffsetCalculator::<u32, 1>::new(&shape, [index.strides()])?;
+            (c.ndims(), c.kernel_param_bytes())
+        }
+        IndexWidth::Bits64 => {
+            let c = OffsetCalculator::<u64, 1>::new(&shape, [index.strides()])?;
+            (c.ndims(), c.kernel_param_bytes())
+        }
+    };
+    let spec = IndexSpec {
+        kind: IndexKind::Check,
+        elem: Operand::of::<I>(),
+        index_type: Operand::of::<I>(),
+        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
+        width,
+        unit: I::DTYPE.size_in_bytes() as u8,
+    };
+    let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
+    let stream = gpu.default_stream();
+    let mut bad = GpuStorage::<u64>::zeros(gpu, 2, stream)?;
+    bad.access_write(op, stream)?;
+    index.storage().access_read(op, stream)?;
+    let idx_ptr = address(
+        op,
+        index.storage().device_ptr(),
+        index.layout().offset(),
+        size_of::<I>(),
+    )?;
+    let mut p = KernelArgs::default();
+    p.push(&idx_ptr.to_le_bytes());
+    push_index(&mut p, width, n)?;
+    p.push(&(size as i64).to_le_bytes());
+    p.push(&i32::from(wrap).to_le_bytes());
+    p.push(&calc_bytes);
+    p.push(&bad.device_ptr_mut().to_le_bytes());
+    let mut args = LaunchArgs::new(p);
+    // SAFETY: `args` are the entry point's parameters in order and size (`IndexSpec::tail`,
+    // the check form). The calculator maps each of the `n` positions of the index's layout
+    // (broadcast dims kept at one position) inside it, checked within its live storage above;
+    // the kernel only reads those and writes the two `u64` of `bad`, which nothing else
+    // uses. Stream order: the read and the write registered on `stream` above.
+    unsafe {
+        launch_kernel(
+            stream.cuda(),
+            &kernel,
+            (grid, 1, 1),
+            (THREADS, 1, 1),
+            &mut args,
+        )
+    }?;
+    let report = bad.to_vec(stream)?;
+    if report.first() == Some(&0) {
+        return Ok(());
+    }
+    Err(LayoutError::IndexOutOfRange {
+        op,
+        index: report.get(1).map_or(0, |&v| v as i64),
+        dim,
+        size,
     }
     .into())
 }

@@ -6,8 +6,9 @@
 //!
 //! Out-of-range indices: a gather's kernel reports the first out-of-range index it meets in a
 //! two-word device flag read back after it (one synchronisation per gather), and
-//! `LayoutError::IndexOutOfRange` names it; for scatters the tensor layer reads the index
-//! tensor's min and max back before each launch. Every kernel also skips any access whose
+//! `LayoutError::IndexOutOfRange` names it; a scatter's indices are checked the same way by a
+//! kernel of their own before it (one read of the index, one synchronisation), so nothing is
+//! written when one is out of range. Every kernel also skips any access whose
 //! index is out of range, so no index value can reach memory outside a view.
 //!
 //! Scatter reductions run as atomics: `f32`, `f64`, `i32`, `u32`, `i64`, `u64` sums on the
@@ -25,7 +26,7 @@ use crate::runtime::Gpu;
 use crate::tensor::indexing::{
     GatherJob, IndexElement, IndexEngine, ScatterJob, ScatterReduce, ScatterReduceEngine,
 };
-use crate::tensor::TensorViewMut;
+use crate::tensor::{TensorView, TensorViewMut};
 
 // SAFETY: `gather` launches one thread per destination element, each writing its element
 // once with a value copied from the source (zero bits, a valid value of every element type,
@@ -42,6 +43,17 @@ unsafe impl<T: Element> IndexEngine<T> for Gpu {
         dst: &mut TensorViewMut<'_, T, Gpu>,
     ) -> Result<()> {
         launch::gather(self, job, dst)
+    }
+
+    fn check_indices<I: IndexElement>(
+        &self,
+        op: &'static str,
+        index: &TensorView<'_, I, Gpu>,
+        dim: usize,
+        size: usize,
+        wrap: bool,
+    ) -> Result<()> {
+        launch::check(self, op, index, dim, size, wrap)
     }
 
     fn scatter_assign<I: IndexElement>(

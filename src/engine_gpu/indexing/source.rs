@@ -23,6 +23,8 @@ pub enum IndexKind {
     Gather,
     /// `dst[.. index ..] op= src`.
     Scatter(u8),
+    /// A scatter's index check: the first value out of range reported, nothing written.
+    Check,
 }
 
 /// Everything that decides an indexing kernel's code: the key of its module.
@@ -63,6 +65,7 @@ impl IndexSpec {
             IndexKind::Gather if self.moves_words() => format!("gather_u{}", self.unit),
             IndexKind::Gather => "gather".to_string(),
             IndexKind::Scatter(k) => format!("scatter{k}"),
+            IndexKind::Check => "check".to_string(),
         };
         format!(
             "ts_idx_{kind}__{}_{}__n{}_{}",
@@ -98,7 +101,8 @@ impl IndexSpec {
         let c = self.elem.compute;
         let unroll = self.moves_words();
         let entry = self.entry_name();
-        let calc = format!("OffsetCalculator<{n}, 3, {index}, {offset}>");
+        let operands = if self.kind == IndexKind::Check { 1 } else { 3 };
+        let calc = format!("OffsetCalculator<{n}, {operands}, {index}, {offset}>");
         let mut s = String::with_capacity(512);
         // `write!` into a String cannot fail.
         let _ = match self.kind {
@@ -117,6 +121,13 @@ impl IndexSpec {
                  {index} n, long long size, long long step, int wrap, int has_src, {calc} calc) {{\n  \
                  ts_scatter<{k}, {t}, {i}, {n}, {index}, {offset}>(out, src, value, idx, n, size, step, wrap, has_src, calc);\n}}"
             ),
+            IndexKind::Check => writeln!(
+                s,
+                "extern \"C\" __global__ void __launch_bounds__(TS_IDX_THREADS) {entry}(\n    \
+                 const {i}* __restrict__ idx, {index} n, long long size, int wrap, {calc} calc,\n    \
+                 unsigned long long* bad) {{\n  \
+                 ts_idx_check<{i}, {n}, {index}, {offset}>(idx, n, size, wrap, calc, bad);\n}}"
+            ),
         };
         s
     }
@@ -127,6 +138,7 @@ impl IndexSpec {
             op: match self.kind {
                 IndexKind::Gather => "gather".into(),
                 IndexKind::Scatter(_) => "scatter".into(),
+                IndexKind::Check => "index_check".into(),
             },
             entry: self.entry_name().into(),
             dtypes: vec![self.elem.dtype, self.index_type.dtype],

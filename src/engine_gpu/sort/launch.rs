@@ -28,7 +28,7 @@ use crate::runtime::{Gpu, GpuStorage, Stream};
 use crate::tensor::order::check_rows;
 use crate::tensor::{TensorView, TensorViewMut};
 
-use super::source::{radix_row, SortForm, SortSpec, RADIX_THREADS, THREADS, TILE};
+use super::source::{radix_row_items, SortForm, SortSpec, RADIX_THREADS, THREADS, TILE};
 
 /// The sort kernels loaded so far, by device and spec.
 static KERNELS: KernelFront<SortSpec> = KernelFront::new();
@@ -138,8 +138,8 @@ pub(crate) fn sort<T: Element>(
     is.access_write(op, stream)?;
     let i_addr = address(op, is.device_ptr_mut(), i_off, 8)?;
 
-    if n <= radix_row(size) && n > 256 {
-        let (k, cap) = kernel::<T>(gpu, SortForm::RadixRows)?;
+    if let Some(items) = radix_row_items(n, size).filter(|_| n > 256) {
+        let (k, cap) = kernel::<T>(gpu, SortForm::RadixRows(items))?;
         let mut args = Args::default()
             .ptr(in_addr)
             .ptr(v_addr)
@@ -151,8 +151,9 @@ pub(crate) fn sort<T: Element>(
             .done();
         // SAFETY: the arguments are `ts_radix_rows`'s, in order and size; the addresses are
         // as in the bitonic one-block path below. The kernel reads `row * n + q` for q < n
-        // and writes `row * m + q` for q < m <= n; a row of `n <= radix_row(size)` entries
-        // fits its registers and shared arrays, and its ids (below 4096) its 16-bit slots.
+        // and writes `row * m + q` for q < m <= n; a row of `n <= 256 * items` entries (the
+        // form's) fits its registers and shared arrays, and its ids (below 4096) its 16-bit
+        // slots.
         return unsafe { launch(stream, &k, rows.min(cap), RADIX_THREADS, &mut args) };
     }
     if p <= TILE {
@@ -301,14 +302,15 @@ struct RadixPlan {
     key_passes: usize,
     /// Bytes of the largest row number: one pass each, after the key's.
     row_passes: usize,
-    /// Tiles of `RADIX_THREADS * items` entries (16 items for keys up to 4 bytes, else 8).
+    /// Tiles of `RADIX_THREADS * items` entries (8 items for keys up to 4 bytes, else 4:
+    /// `ts_radix_items`).
     tiles: usize,
 }
 
 impl RadixPlan {
     fn new(rows: usize, n: usize, total: usize, key_bytes: usize) -> Self {
         let row_bits = (usize::BITS - rows.saturating_sub(1).leading_zeros()) as usize;
-        let items = if key_bytes > 4 { 8 } else { 16 };
+        let items = if key_bytes > 4 { 4 } else { 8 };
         RadixPlan {
             rows,
             n,

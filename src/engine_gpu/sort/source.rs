@@ -19,13 +19,19 @@ pub const RADIX_CUH: &str = include_str!("../../../kernels/radix.cuh");
 /// Threads per block of the radix sort's passes (`TS_RADIX_THREADS`).
 pub const RADIX_THREADS: u32 = 256;
 
-/// The longest row `ts_radix_rows` sorts in one block, by key size (`ts_radix_items`: 16
-/// entries a thread for keys up to 4 bytes, 8 for 8-byte keys).
-pub const fn radix_row(key_bytes: usize) -> usize {
-    RADIX_THREADS as usize * if key_bytes > 4 { 8 } else { 16 }
+/// The entries a thread of `ts_radix_rows` holds for rows of `n` keys of `key_bytes`: 4, 8 or
+/// 16 (16 only for keys up to 4 bytes; fewer keep its registers, and so more blocks, per
+/// multiprocessor), or `None` past the longest row one block sorts (4096 keys, 2048 of 8
+/// bytes).
+pub fn radix_row_items(n: usize, key_bytes: usize) -> Option<u8> {
+    let most = if key_bytes > 4 { 8 } else { 16 };
+    [4u8, 8, 16]
+        .into_iter()
+        .filter(|&i| i <= most)
+        .find(|&i| n <= RADIX_THREADS as usize * usize::from(i))
 }
 
-/// Threads per block of every sort kernel (`TS_SORT_THREADS`).
+/// Threads per block of the other sort kernels (`TS_SORT_THREADS`).
 pub const THREADS: u32 = 1024;
 /// Entries one block sorts in shared memory (`TS_SORT_TILE`).
 pub const TILE: usize = 2048;
@@ -47,8 +53,9 @@ pub enum SortForm {
     Search,
     /// `ts_topk_rows`: a radix select per row, the `k` found sorted in shared memory.
     Select,
-    /// `ts_radix_rows`: rows of up to [`radix_row`] entries radix-sorted in one block each.
-    RadixRows,
+    /// `ts_radix_rows`: rows of up to 256 times this many entries (4, 8 or 16) radix-sorted
+    /// in one block each.
+    RadixRows(u8),
     /// `ts_radix_hist`: each tile's digit counts of one radix pass.
     RadixHist,
     /// `ts_radix_scan`: the counts into offsets, one block per digit.
@@ -62,6 +69,9 @@ pub enum SortForm {
 impl SortForm {
     fn name(self) -> &'static str {
         match self {
+            SortForm::RadixRows(4) => "radix_rows4",
+            SortForm::RadixRows(8) => "radix_rows8",
+            SortForm::RadixRows(_) => "radix_rows16",
             SortForm::Rows => "rows",
             SortForm::Init => "init",
             SortForm::Tiles => "tiles",
@@ -69,7 +79,6 @@ impl SortForm {
             SortForm::Final => "final",
             SortForm::Search => "search",
             SortForm::Select => "select",
-            SortForm::RadixRows => "radix_rows",
             SortForm::RadixHist => "radix_hist",
             SortForm::RadixScan => "radix_scan",
             SortForm::RadixScatter => "radix_scatter",
@@ -82,7 +91,7 @@ impl SortForm {
         matches!(
             self,
             SortForm::Select
-                | SortForm::RadixRows
+                | SortForm::RadixRows(_)
                 | SortForm::RadixHist
                 | SortForm::RadixScan
                 | SortForm::RadixScatter
@@ -169,11 +178,11 @@ impl SortSpec {
                  long long rows, long long n, long long k, int desc) {{\n  \
                  ts_topk_rows<{t}>(in, vals, idx, rows, n, k, desc != 0);\n}}"
             ),
-            SortForm::RadixRows => writeln!(
+            SortForm::RadixRows(items) => writeln!(
                 s,
                 "{head}const {t}* __restrict__ in, {t}* __restrict__ vals, long long* __restrict__ idx,\n    \
                  long long rows, long long n, long long m, int desc) {{\n  \
-                 ts_radix_rows<{t}>(in, vals, idx, rows, n, m, desc != 0);\n}}"
+                 ts_radix_rows<{t}, {items}>(in, vals, idx, rows, n, m, desc != 0);\n}}"
             ),
             SortForm::RadixHist => writeln!(
                 s,

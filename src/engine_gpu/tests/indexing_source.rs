@@ -25,11 +25,13 @@ const REDUCING: [DType; 8] = [
 
 fn specs() -> Vec<IndexSpec> {
     let mut out = Vec::new();
-    let mut kinds = vec![IndexKind::Gather, IndexKind::Scatter(0)];
+    let mut kinds = vec![IndexKind::Gather, IndexKind::Scatter(0), IndexKind::Check];
     kinds.extend((1..=4).map(IndexKind::Scatter));
     for kind in kinds {
         let types: &[DType] = match kind {
             IndexKind::Scatter(k) if k > 0 => &REDUCING,
+            // The check reads only the index: one element type stands for all.
+            IndexKind::Check => &[DType::I64],
             _ => &DType::ALL,
         };
         for &t in types {
@@ -39,7 +41,7 @@ fn specs() -> Vec<IndexSpec> {
                     // Gathers also move words of 4, 8 and 16 bytes (`Words::widen`).
                     let units: &[u8] = match kind {
                         IndexKind::Gather => &[4, 8, 16],
-                        IndexKind::Scatter(_) => &[],
+                        IndexKind::Scatter(_) | IndexKind::Check => &[],
                     };
                     for &unit in std::iter::once(&size).chain(units.iter().filter(|&&u| u > size)) {
                         out.push(IndexSpec {

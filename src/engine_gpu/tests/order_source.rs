@@ -53,12 +53,18 @@ fn sort_specs_of<T: crate::element::Element>(out: &mut Vec<SortSpec>) {
         SortForm::Final,
         SortForm::Search,
         SortForm::Select,
-        SortForm::RadixRows,
+        SortForm::RadixRows(4),
+        SortForm::RadixRows(8),
+        SortForm::RadixRows(16),
         SortForm::RadixHist,
         SortForm::RadixScan,
         SortForm::RadixScatter,
         SortForm::RadixFinal,
     ] {
+        // Sixteen entries a thread only for keys up to 4 bytes (`radix_row_items`).
+        if form == SortForm::RadixRows(16) && size_of::<T>() > 4 {
+            continue;
+        }
         out.push(SortSpec::of::<T>(form));
     }
 }

@@ -171,6 +171,23 @@ pub(crate) mod sealed {
             dst: &mut TensorViewMut<'_, T, Self>,
         ) -> Result<()>;
 
+        /// Checks, before a scatter, that every value of `index` lies in `[0, size)` (or
+        /// `[-size, size)` with `wrap`) along `dim`.
+        ///
+        /// # Errors
+        /// [`crate::error::LayoutError::IndexOutOfRange`] naming a value out of range; the
+        /// device's errors. The default reads the index's min and max back (two reductions).
+        fn check_indices<I: IndexElement>(
+            &self,
+            op: &'static str,
+            index: &TensorView<'_, I, Self>,
+            dim: usize,
+            size: usize,
+            wrap: bool,
+        ) -> Result<()> {
+            crate::tensor::indexing::check::check_range(op, index, dim, size, wrap)
+        }
+
         /// Runs a [`ScatterJob`] into `dst` as [`ScatterReduce::Assign`] (the job's
         /// `reduce` is not read).
         ///

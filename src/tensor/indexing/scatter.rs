@@ -2,7 +2,7 @@
 //! goes through, and `scatter`, `index_copy`, `index_fill`, each out of place and in place
 //! (`_`); the reducing ones are in `reducing.rs`.
 
-use super::check::{at_least_1d, check_range, mismatch, resolve_dim, spread_1d};
+use super::check::{at_least_1d, mismatch, resolve_dim, spread_1d};
 use super::engine::sealed::{IndexEngine, ScatterReduceEngine};
 use super::engine::{IndexElement, ScatterJob, ScatterReduce};
 use super::{narrow_to, IndexBackend};
@@ -21,7 +21,7 @@ pub(super) enum Values<'a, T: Element, D: Backend> {
 /// says the index is 1-D and spreads over `src`'s shape (or, for a scalar, over `dst`'s shape
 /// with `dim` of the index's length): the `index_*` ops.
 #[allow(clippy::too_many_arguments)]
-fn job<'a, T: Element, I: IndexElement, D: Backend>(
+fn job<'a, T: Element, I: IndexElement, D: IndexEngine<T>>(
     op: &'static str,
     dst: &TensorViewMut<'_, T, D>,
     dim: isize,
@@ -84,7 +84,7 @@ fn job<'a, T: Element, I: IndexElement, D: Backend>(
         }
         Values::Value(v) => (None, v),
     };
-    check_range(op, &index, dim, dst_shape[dim], wrap)?;
+    device.check_indices(op, &index, dim, dst_shape[dim], wrap)?;
     Ok(ScatterJob {
         index,
         src,
