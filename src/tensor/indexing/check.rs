@@ -11,9 +11,9 @@ use super::engine::sealed::IndexEngine;
 use super::engine::{GatherJob, IndexElement};
 
 /// Checks that every value of `index` lies in `[0, size)` (or `[-size, size)` when `wrap`),
-/// with one min and one max reduction over it, read back (on the GPU a synchronisation: the
-/// price of reporting a typed error rather than launching with a bad index). An empty index
-/// is always in range.
+/// with one min and one max reduction over it, read back: the engines' default
+/// (`IndexEngine::check_indices`; the GPU checks in a kernel instead). An empty index is
+/// always in range.
 ///
 /// # Errors
 /// [`LayoutError::IndexOutOfRange`] naming the smallest or largest value out of range.

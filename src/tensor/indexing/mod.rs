@@ -11,13 +11,15 @@
 //!   view of the 1-D index over the result's shape, `take` a gather of the flattened tensor,
 //!   `embedding` an `index_select` of rows; `index_add` / `index_copy` / `index_fill` are
 //!   scatters with the same spread index; `one_hot` and `bincount` scatter into zeros.
-//! - **Indices out of range never reach memory.** Before a job is built, one min and one max
-//!   over the index tensor are read back and compared with the dim's size: a value out of
-//!   range is [`LayoutError::IndexOutOfRange`] (naming the op, the value, the dim and its
-//!   size), and nothing is written. On the GPU that read-back is a synchronisation per op
-//!   (PyTorch instead asserts in the kernel, which kills the CUDA context); the kernels also
-//!   skip any out-of-range access, and the CPU engine checks every index again before it
-//!   writes, so no index value can make an access leave a tensor.
+//! - **Indices out of range never reach memory.** A value out of range is
+//!   [`LayoutError::IndexOutOfRange`] (naming the op, the value, the dim and its size), and
+//!   nothing is written: the CPU reads the index tensor's min and max before the job; on the
+//!   GPU a gather's kernel reports the first bad index it meets in a device flag read back
+//!   after it (the fresh result is dropped), and a scatter's indices are checked by one
+//!   kernel before it, a synchronisation per op either way (PyTorch instead asserts in the
+//!   kernel, which kills the CUDA context). The kernels also skip any out-of-range access,
+//!   and the CPU engine checks every index again before it writes, so no index value can
+//!   make an access leave a tensor.
 //! - **Negative indices** are out of range as in PyTorch's `gather`, `scatter*`,
 //!   `index_select`, `index_add`, `index_copy`, `embedding`, `one_hot` and `bincount`; they
 //!   count from the end in `take` and `index_fill`, as PyTorch's do.
