@@ -216,36 +216,10 @@ struct ts_nrow {
     }
   }
 
-  // o[j] = g(v, j) for each of the thread's elements (o: the row-major output row).
+  // o[j] = g(v) for each of the thread's elements (o: the row-major output row).
   template <class F>
   __device__ __forceinline__ void store(T* __restrict__ o, F g) const {
-    auto put = [&](const A* v, long long j) {
-      if constexpr (VEC > 1) {
-        ts_nvec<T, VEC> r;
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-          r.v[i] = ts_conv<T>::from(g(v[i], j + i));
-        }
-        *reinterpret_cast<ts_nvec<T, VEC>*>(o + j) = r;
-      } else {
-        o[j] = ts_conv<T>::from(g(v[0], j));
-      }
-    };
-    if constexpr (CHUNKS > 0) {
-#pragma unroll
-      for (int c = 0; c < CHUNKS; ++c) {
-        const long long j = ((long long)c * G + t) * VEC;
-        if (j < n) {
-          put(x + c * VEC, j);
-        }
-      }
-    } else {
-      for (long long j = (long long)t * VEC; j < n; j += (long long)G * VEC) {
-        A v[VEC];
-        load_at(j, v);
-        put(v, j);
-      }
-    }
+    store_affine(o, nullptr, nullptr, [&](A v, A, A) { return g(v); });
   }
 };
 
@@ -295,13 +269,13 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
       if constexpr (OP == TS_NORM_SOFTMAX) {
         const A inv = one / s;
         if constexpr (CHUNKS > 0) {
-          r.store(o, [&](A e, long long) { return e * inv; });
+          r.store(o, [&](A e) { return e * inv; });
         } else {
-          r.store(o, [&](A v, long long) { return ts_nexp(v - m) * inv; });
+          r.store(o, [&](A v) { return ts_nexp(v - m) * inv; });
         }
       } else {
         const A shift = m + ts_nlog(s);
-        r.store(o, [&](A v, long long) { return v - shift; });
+        r.store(o, [&](A v) { return v - shift; });
       }
     } else if constexpr (OP == TS_NORM_LAYER) {
       A s = zero;

@@ -56,6 +56,24 @@ __device__ __forceinline__ unsigned int ts_match_digit(unsigned int d) {
   return peers;
 }
 
+// The stable rank of this lane's digit `d` (< 256; 256 for none, whose rank is unspecified)
+// among its warp's entries so far: `counts[d]` (the warp's running count of the digit in
+// shared memory) before this round of 32, plus the lanes below with the same digit; `counts`
+// grows by the round's lanes of each digit. Every lane of the warp calls it, round by round.
+__device__ __forceinline__ unsigned int ts_radix_rank(unsigned int d, unsigned int* counts) {
+  const unsigned int lane = threadIdx.x & 31u;
+  const unsigned int peers = ts_match_digit(d);
+  const unsigned int leader = (unsigned int)(__ffs(peers) - 1);
+  unsigned int before = 0;
+  if (lane == leader && d < 256) {
+    before = counts[d];
+    counts[d] = before + __popc(peers);
+  }
+  before = __shfl_sync(0xffffffffu, before, leader);
+  __syncwarp();
+  return before + __popc(peers & ts_lanes_below());
+}
+
 // ---- topk: a radix select per row ----------------------------------------------------------
 
 // Block-wide: how many threads below this one have `lt` (and `eq`), and the block's totals.
@@ -296,6 +314,23 @@ __device__ __forceinline__ unsigned int ts_radix_block_scan(unsigned int v, unsi
   return before + inc - v;
 }
 
+// Thread d of the block (blockDim.x == 256): the warps' counts of digit d in `warp_hist`
+// become their exclusive offsets among the digit's entries, and the digit's start in the
+// block's tile (an exclusive scan over the digits) is returned. Ends synchronised.
+__device__ __forceinline__ unsigned int ts_radix_digit_start(
+    unsigned int (*warp_hist)[256], unsigned int* warps) {
+  const unsigned int d = threadIdx.x;
+  unsigned int run = 0;
+#pragma unroll
+  for (int w = 0; w < TS_RADIX_WARPS; ++w) {
+    const unsigned int c = warp_hist[w][d];
+    warp_hist[w][d] = run;
+    run += c;
+  }
+  unsigned int all;
+  return ts_radix_block_scan(run, warps, all);
+}
+
 // Rows of at most TS_RADIX_THREADS * ITEMS entries (ITEMS 4, 8 or 16, the host's choice by
 // row length; 16 only for keys up to 4 bytes): one block per row sorts it in registers and
 // shared memory (each thread holding ceil(n / TS_RADIX_THREADS) <= ITEMS entries), one byte of the key per pass from the lowest, each pass a stable counting sort (the warps rank their
@@ -338,31 +373,11 @@ __device__ __forceinline__ void ts_radix_rows(const T* __restrict__ in, T* __res
       for (int j = 0; j < items; ++j) {
         if (j < used) {
           const unsigned int d = (unsigned int)(key[j] >> shift) & 0xffu;
-          const unsigned int peers = ts_match_digit(d);
-          const unsigned int leader = (unsigned int)(__ffs(peers) - 1);
-          unsigned int before = 0;
-          if (lane == leader) {
-            before = warp_hist[warp][d];
-            warp_hist[warp][d] = before + __popc(peers);
-          }
-          before = __shfl_sync(0xffffffffu, before, leader);
-          rank[j] = (unsigned short)(before + __popc(peers & ts_lanes_below()));
-          __syncwarp();
+          rank[j] = (unsigned short)ts_radix_rank(d, warp_hist[warp]);
         }
       }
       __syncthreads();
-      {
-        const unsigned int d = threadIdx.x;
-        unsigned int run = 0;
-#pragma unroll
-        for (int w = 0; w < TS_RADIX_WARPS; ++w) {
-          const unsigned int c = warp_hist[w][d];
-          warp_hist[w][d] = run;
-          run += c;
-        }
-        unsigned int all;
-        digit_start[d] = ts_radix_block_scan(run, warps, all);
-      }
+      digit_start[threadIdx.x] = ts_radix_digit_start(warp_hist, warps);
       __syncthreads();
 #pragma unroll
       for (int j = 0; j < items; ++j) {
@@ -508,31 +523,15 @@ __device__ __forceinline__ void ts_radix_scatter(
   for (int j = 0; j < items; ++j) {
     const long long e = base + (long long)warp * 32 * items + j * 32 + lane;
     const unsigned int d = e < total ? ts_radix_digit<K>(key[j], id[j], pass, key_passes, n) : 256u;
-    const unsigned int peers = ts_match_digit(d);
-    const unsigned int leader = (unsigned int)(__ffs(peers) - 1);
-    unsigned int before = 0;
-    if (lane == leader && d < 256) {
-      before = warp_hist[warp][d];
-      warp_hist[warp][d] = before + __popc(peers);
-    }
-    before = __shfl_sync(0xffffffffu, before, leader);
-    ranked[j] = (before + __popc(peers & ts_lanes_below())) | (d << 16);
-    __syncwarp();
+    ranked[j] = ts_radix_rank(d, warp_hist[warp]) | (d << 16);
   }
   __syncthreads();
   // Per digit (thread d): the warps' exclusive offsets, the tile's count, the tile's start of
   // the digit, and the digit's place in the output.
   {
     const unsigned int d = threadIdx.x;
-    unsigned int run = 0;
-#pragma unroll
-    for (int w = 0; w < TS_RADIX_WARPS; ++w) {
-      const unsigned int c = warp_hist[w][d];
-      warp_hist[w][d] = run;
-      run += c;
-    }
+    digit_start[d] = ts_radix_digit_start(warp_hist, warps);
     unsigned int all;
-    digit_start[d] = ts_radix_block_scan(run, warps, all);
     const unsigned int digit_base = ts_radix_block_scan(totals[d], warps, all);
     global_start[d] = digit_base + hist[(long long)d * tiles + tile];
   }

@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use crate::element::Element;
 use crate::engine_gpu::kernel::args::{KernelArgs, LaunchArgs, ScalarBytes};
-use crate::engine_gpu::kernel::cache::KernelFront;
+use crate::engine_gpu::kernel::cache::{KernelFront, LoadedKernel};
 use crate::engine_gpu::kernel::form::IndexWidth;
 use crate::engine_gpu::kernel::launch::launch_kernel;
 use crate::engine_gpu::kernel::source::Operand;
 use crate::engine_gpu::offset_calculator::OffsetCalculator;
 use crate::error::{LayoutError, Result};
 use crate::layout::Layout;
-use crate::runtime::{Gpu, GpuStorage};
+use crate::runtime::{Gpu, GpuStorage, Stream};
 use crate::tensor::indexing::{GatherJob, IndexElement, ScatterJob, ScatterReduce};
 use crate::tensor::{TensorView, TensorViewMut};
 
@@ -93,18 +93,85 @@ fn push_index(p: &mut KernelArgs, width: IndexWidth, v: usize) -> Result<()> {
     Ok(())
 }
 
+/// The spec of a kernel of `kind` moving `unit` bytes per position of a `dims`-dim
+/// calculator.
+fn spec_of(
+    op: &'static str,
+    kind: IndexKind,
+    elem: Operand,
+    index_type: Operand,
+    (dims, width): (usize, IndexWidth),
+    unit: usize,
+) -> Result<IndexSpec> {
+    Ok(IndexSpec {
+        kind,
+        elem,
+        index_type,
+        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
+        width,
+        unit: u8::try_from(unit).map_err(|_| overflow(op, "element size"))?,
+    })
+}
+
 /// The kernel of `spec` on `gpu` and its grid for `n` elements (capped at the resident blocks:
 /// the kernels loop over the rest).
-fn kernel_and_grid(
-    gpu: &Gpu,
-    spec: &IndexSpec,
-    n: usize,
-) -> Result<(Arc<crate::engine_gpu::kernel::cache::LoadedKernel>, u32)> {
+fn kernel_and_grid(gpu: &Gpu, spec: &IndexSpec, n: usize) -> Result<(Arc<LoadedKernel>, u32)> {
     let kernel = KERNELS.kernel(gpu.context(), spec, spec)?;
     let blocks = n.div_ceil(THREADS as usize).max(1);
     let cap = (kernel.max_blocks as usize).max(1);
     let grid = u32::try_from(blocks.min(cap)).unwrap_or(u32::MAX);
     Ok((kernel, grid))
+}
+
+/// A kernel's report of an out-of-range index (`ts_idx_report`): two `u64` on the device, a
+/// flag and the value, zeroed on the launch stream.
+struct BadIndex(GpuStorage<u64>);
+
+impl BadIndex {
+    fn new(gpu: &Gpu, op: &'static str, stream: &Stream) -> Result<Self> {
+        let mut words = GpuStorage::<u64>::zeros(gpu, 2, stream)?;
+        words.access_write(op, stream)?;
+        Ok(BadIndex(words))
+    }
+
+    /// The device address for the kernel's argument.
+    fn ptr(&mut self) -> u64 {
+        self.0.device_ptr_mut()
+    }
+
+    /// Reads the report back after the kernel (one synchronisation, the price of a typed
+    /// error): `IndexOutOfRange` naming the value when the kernel met one.
+    fn read(self, stream: &Stream, op: &'static str, dim: usize, size: usize) -> Result<()> {
+        let report = self.0.to_vec(stream)?;
+        if report.first() == Some(&0) {
+            return Ok(());
+        }
+        Err(LayoutError::IndexOutOfRange {
+            op,
+            index: report.get(1).map_or(0, |&v| v as i64),
+            dim,
+            size,
+        }
+        .into())
+    }
+}
+
+/// Queues `kernel` on `stream` with `grid` blocks of [`THREADS`].
+///
+/// # Safety
+/// `args` are the entry point's parameters in order and size, every address in them valid
+/// for the kernel's accesses until it has run on `stream`, and stream order registered for
+/// each storage it touches.
+unsafe fn queue(
+    stream: &Stream,
+    kernel: &LoadedKernel,
+    grid: u32,
+    args: &mut LaunchArgs,
+) -> Result<()> {
+    // SAFETY: forwarded from this function's contract; the kernel was loaded in the context
+    // of the storages' GPU (`access_*` checked `stream` belongs to it); THREADS is its
+    // `__launch_bounds__`.
+    unsafe { launch_kernel(stream.cuda(), kernel, (grid, 1, 1), (THREADS, 1, 1), args) }
 }
 
 /// A gather's shape and its destination's and source's strides, in elements, with the
@@ -215,20 +282,18 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
         &shape,
         [&dst_strides, index.strides(), &src_strides],
     )?;
-    let spec = IndexSpec {
-        kind: IndexKind::Gather,
-        elem: Operand::of::<T>(),
-        index_type: Operand::of::<I>(),
-        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
-        width,
-        unit: u8::try_from(unit).map_err(|_| overflow(op, "element size"))?,
-    };
+    let spec = spec_of(
+        op,
+        IndexKind::Gather,
+        Operand::of::<T>(),
+        Operand::of::<I>(),
+        (dims, width),
+        unit,
+    )?;
     let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
     let stream = gpu.default_stream();
-    // The kernel's report of an out-of-range index: a flag and the value (`ts_idx_report`).
-    let mut bad = GpuStorage::<u64>::zeros(gpu, 2, stream)?;
-    bad.access_write(op, stream)?;
-    let bad_ptr = bad.device_ptr_mut();
+    let mut bad = BadIndex::new(gpu, op, stream)?;
+    let bad_ptr = bad.ptr();
     src.storage().access_read(op, stream)?;
     index.storage().access_read(op, stream)?;
     dst.slice_mut().access_write(op, stream)?;
@@ -253,28 +318,9 @@ pub(crate) fn gather<T: Element, I: IndexElement>(
     // kernel adds `v * step` only for `0 <= v < size` (`ts_idx_resolve`), a position of the
     // source's layout. Stream order: the reads and the write were registered on `stream`,
     // the stream the kernel is queued on, of the storages' GPU (checked by `access_*`).
-    unsafe {
-        launch_kernel(
-            stream.cuda(),
-            &kernel,
-            (grid, 1, 1),
-            (THREADS, 1, 1),
-            &mut args,
-        )
-    }?;
-    // One synchronisation: the price of a typed error for a bad index (the destination is
-    // fully written either way; the tensor layer drops it on an error).
-    let report = bad.to_vec(stream)?;
-    if report.first() == Some(&0) {
-        return Ok(());
-    }
-    Err(LayoutError::IndexOutOfRange {
-        op,
-        index: report.get(1).map_or(0, |&v| v as i64),
-        dim,
-        size: src.shape()[dim],
-    }
-    .into())
+    unsafe { queue(stream, &kernel, grid, &mut args) }?;
+    // The destination is fully written either way; the tensor layer drops it on an error.
+    bad.read(stream, op, dim, src.shape()[dim])
 }
 
 /// Checks every value of `index` against `[0, size)` (`[-size, size)` with `wrap`) with one
@@ -310,18 +356,17 @@ pub(crate) fn check<I: IndexElement>(
             (c.ndims(), c.kernel_param_bytes())
         }
     };
-    let spec = IndexSpec {
-        kind: IndexKind::Check,
-        elem: Operand::of::<I>(),
-        index_type: Operand::of::<I>(),
-        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
-        width,
-        unit: I::DTYPE.size_in_bytes() as u8,
-    };
+    let spec = spec_of(
+        op,
+        IndexKind::Check,
+        Operand::of::<I>(),
+        Operand::of::<I>(),
+        (dims, width),
+        size_of::<I>(),
+    )?;
     let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
     let stream = gpu.default_stream();
-    let mut bad = GpuStorage::<u64>::zeros(gpu, 2, stream)?;
-    bad.access_write(op, stream)?;
+    let mut bad = BadIndex::new(gpu, op, stream)?;
     index.storage().access_read(op, stream)?;
     let idx_ptr = address(
         op,
@@ -335,33 +380,15 @@ pub(crate) fn check<I: IndexElement>(
     p.push(&(size as i64).to_le_bytes());
     p.push(&i32::from(wrap).to_le_bytes());
     p.push(&calc_bytes);
-    p.push(&bad.device_ptr_mut().to_le_bytes());
+    p.push(&bad.ptr().to_le_bytes());
     let mut args = LaunchArgs::new(p);
     // SAFETY: `args` are the entry point's parameters in order and size (`IndexSpec::tail`,
     // the check form). The calculator maps each of the `n` positions of the index's layout
     // (broadcast dims kept at one position) inside it, checked within its live storage above;
     // the kernel only reads those and writes the two `u64` of `bad`, which nothing else
     // uses. Stream order: the read and the write registered on `stream` above.
-    unsafe {
-        launch_kernel(
-            stream.cuda(),
-            &kernel,
-            (grid, 1, 1),
-            (THREADS, 1, 1),
-            &mut args,
-        )
-    }?;
-    let report = bad.to_vec(stream)?;
-    if report.first() == Some(&0) {
-        return Ok(());
-    }
-    Err(LayoutError::IndexOutOfRange {
-        op,
-        index: report.get(1).map_or(0, |&v| v as i64),
-        dim,
-        size,
-    }
-    .into())
+    unsafe { queue(stream, &kernel, grid, &mut args) }?;
+    bad.read(stream, op, dim, size)
 }
 
 /// Queues a scatter (see [`ScatterJob`]) with reduction `reduce` into `dst` on `gpu`'s
@@ -417,14 +444,14 @@ pub(crate) fn scatter<T: Element, I: IndexElement>(
         &shape,
         [index.strides(), src_strides, &dst_strides],
     )?;
-    let spec = IndexSpec {
-        kind: IndexKind::Scatter(k),
-        elem: Operand::of::<T>(),
-        index_type: Operand::of::<I>(),
-        dims: u8::try_from(dims).map_err(|_| overflow(op, "rank"))?,
-        width,
-        unit: T::DTYPE.size_in_bytes() as u8,
-    };
+    let spec = spec_of(
+        op,
+        IndexKind::Scatter(k),
+        Operand::of::<T>(),
+        Operand::of::<I>(),
+        (dims, width),
+        size_of::<T>(),
+    )?;
     let (kernel, grid) = kernel_and_grid(gpu, &spec, n)?;
     let stream = gpu.default_stream();
     let (es, is) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
@@ -468,13 +495,5 @@ pub(crate) fn scatter<T: Element, I: IndexElement>(
     // is no larger than it in every other dim, checked above). Atomics and plain stores touch
     // only those elements (the 16-bit CAS rewrites the neighbouring half of the aligned word
     // unchanged, atomically). Stream order as in `gather`.
-    unsafe {
-        launch_kernel(
-            stream.cuda(),
-            &kernel,
-            (grid, 1, 1),
-            (THREADS, 1, 1),
-            &mut args,
-        )
-    }
+    unsafe { queue(stream, &kernel, grid, &mut args) }
 }

@@ -138,17 +138,18 @@ pub(crate) fn sort<T: Element>(
     is.access_write(op, stream)?;
     let i_addr = address(op, is.device_ptr_mut(), i_off, 8)?;
 
-    if let Some(items) = radix_row_items(n, size).filter(|_| n > 256) {
-        let (k, cap) = kernel::<T>(gpu, SortForm::RadixRows(items))?;
-        let mut args = Args::default()
+    // The arguments every one-block-per-row form starts with.
+    let row_args = || -> Result<Args> {
+        Args::default()
             .ptr(in_addr)
             .ptr(v_addr)
             .ptr(i_addr)
             .ll(op, rows)?
-            .ll(op, n)?
-            .ll(op, m)?
-            .int(desc)
-            .done();
+            .ll(op, n)
+    };
+    if let Some(items) = radix_row_items(n, size).filter(|_| n > 256) {
+        let (k, cap) = kernel::<T>(gpu, SortForm::RadixRows(items))?;
+        let mut args = row_args()?.ll(op, m)?.int(desc).done();
         // SAFETY: the arguments are `ts_radix_rows`'s, in order and size; the addresses are
         // as in the bitonic one-block path below. The kernel reads `row * n + q` for q < n
         // and writes `row * m + q` for q < m <= n; a row of `n <= 256 * items` entries (the
@@ -159,16 +160,7 @@ pub(crate) fn sort<T: Element>(
     if p <= TILE {
         let (k, cap) = kernel::<T>(gpu, SortForm::Rows)?;
         let threads = (p / 2).clamp(32, THREADS as usize) as u32;
-        let mut args = Args::default()
-            .ptr(in_addr)
-            .ptr(v_addr)
-            .ptr(i_addr)
-            .ll(op, rows)?
-            .ll(op, n)?
-            .ll(op, p)?
-            .ll(op, m)?
-            .int(desc)
-            .done();
+        let mut args = row_args()?.ll(op, p)?.ll(op, m)?.int(desc).done();
         // SAFETY: the arguments are `ts_sort_rows`'s, in order and size. The input addresses
         // a live row-major `[rows, n]` layout checked within its storage; vals and idx
         // address row-major `[rows, m]` layouts of exclusively borrowed storages, ordered on
@@ -182,15 +174,7 @@ pub(crate) fn sort<T: Element>(
     // that one block reads them in microseconds.
     if m <= TILE && (rows >= 128 || n <= 1 << 17) {
         let (k, cap) = kernel::<T>(gpu, SortForm::Select)?;
-        let mut args = Args::default()
-            .ptr(in_addr)
-            .ptr(v_addr)
-            .ptr(i_addr)
-            .ll(op, rows)?
-            .ll(op, n)?
-            .ll(op, m)?
-            .int(desc)
-            .done();
+        let mut args = row_args()?.ll(op, m)?.int(desc).done();
         // SAFETY: the arguments are `ts_topk_rows`'s, in order and size; the addresses are
         // as in the one-block path. The kernel reads `row * n + i` for i < n (n < 2^30),
         // gathers at indices it took from `0..n`, and writes `row * m + i` for i < m; its
