@@ -52,8 +52,9 @@ unsafe impl<T: Element> IndexEngine<T> for Gpu {
         dim: usize,
         size: usize,
         wrap: bool,
-    ) -> Result<()> {
-        launch::check(self, op, index, dim, size, wrap)
+    ) -> Result<bool> {
+        launch::check(self, op, index, dim, size, wrap)?;
+        Ok(true)
     }
 
     fn scatter_assign<I: IndexElement>(

@@ -11,9 +11,9 @@ use super::engine::sealed::IndexEngine;
 use super::engine::{GatherJob, IndexElement};
 
 /// Checks that every value of `index` lies in `[0, size)` (or `[-size, size)` when `wrap`),
-/// with one min and one max reduction over it, read back: the engines' default
-/// (`IndexEngine::check_indices`; the GPU checks in a kernel instead). An empty index is
-/// always in range.
+/// with one min and one max reduction over it, read back: for engines without a check of
+/// their own (`IndexEngine::check_indices`, `GATHER_CHECKS_RANGE`; the GPU checks in its
+/// kernels). An empty index is always in range.
 ///
 /// # Errors
 /// [`LayoutError::IndexOutOfRange`] naming the smallest or largest value out of range.

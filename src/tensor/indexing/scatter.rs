@@ -2,7 +2,7 @@
 //! goes through, and `scatter`, `index_copy`, `index_fill`, each out of place and in place
 //! (`_`); the reducing ones are in `reducing.rs`.
 
-use super::check::{at_least_1d, mismatch, resolve_dim, spread_1d};
+use super::check::{at_least_1d, check_range, mismatch, resolve_dim, spread_1d};
 use super::engine::sealed::{IndexEngine, ScatterReduceEngine};
 use super::engine::{IndexElement, ScatterJob, ScatterReduce};
 use super::{narrow_to, IndexBackend};
@@ -84,7 +84,9 @@ fn job<'a, T: Element, I: IndexElement, D: IndexEngine<T>>(
         }
         Values::Value(v) => (None, v),
     };
-    device.check_indices(op, &index, dim, dst_shape[dim], wrap)?;
+    if !device.check_indices(op, &index, dim, dst_shape[dim], wrap)? {
+        check_range(op, &index, dim, dst_shape[dim], wrap)?;
+    }
     Ok(ScatterJob {
         index,
         src,
