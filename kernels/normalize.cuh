@@ -96,6 +96,59 @@ __device__ __forceinline__ A ts_ngroup(A v, A* smem) {
   return v;
 }
 
+// Statistics of one row, from a thread's share `r` of it (any row type with a const
+// `each(f)` calling f(v, j) on each of the thread's elements), reduced over the group: the
+// result is in every thread of the group (block groups synchronise: all threads call).
+
+// The row's max (NaN if any element is NaN).
+template <typename A, bool WARP, class R>
+__device__ __forceinline__ A ts_row_max(const R& r, A* smem) {
+  A m = -ts_ninf(A(0));
+  r.each([&](A v, long long) { m = ts_nmax(m, v); });
+  return ts_ngroup<A, WARP, true>(m, smem);
+}
+
+// Σ v.
+template <typename A, bool WARP, class R>
+__device__ __forceinline__ A ts_row_sum(const R& r, A* smem) {
+  A s = A(0);
+  r.each([&](A v, long long) { s += v; });
+  return ts_ngroup<A, WARP, false>(s, smem);
+}
+
+// Σ (v − c)² (c = 0: the sum of squares; c = the mean: the centred one of the variance).
+template <typename A, bool WARP, class R>
+__device__ __forceinline__ A ts_row_sum_sq(const R& r, A c, A* smem) {
+  A q = A(0);
+  r.each([&](A v, long long) { q += (v - c) * (v - c); });
+  return ts_ngroup<A, WARP, false>(q, smem);
+}
+
+// Σ exp(v − m).
+template <typename A, bool WARP, class R>
+__device__ __forceinline__ A ts_row_sum_exp(const R& r, A m, A* smem) {
+  A s = A(0);
+  r.each([&](A v, long long) { s += ts_nexp(v - m); });
+  return ts_ngroup<A, WARP, false>(s, smem);
+}
+
+// log Σ exp(v), PyTorch's way: an infinite max is replaced by 0 (+inf stays +inf, all -inf
+// is -inf).
+template <typename A, bool WARP, class R>
+__device__ __forceinline__ A ts_row_lse(const R& r, A* smem) {
+  A m = ts_row_max<A, WARP>(r, smem);
+  if (ts_nisinf(m)) m = A(0);
+  return ts_nlog(ts_row_sum_exp<A, WARP>(r, m, smem)) + m;
+}
+
+// Σ (v − mean)² / max(0, n − correction).
+template <typename A, bool WARP, class R>
+__device__ __forceinline__ A ts_row_var(const R& r, A mean, A n, A correction, A* smem) {
+  const A q = ts_row_sum_sq<A, WARP>(r, mean, smem);
+  const A d = n - correction;
+  return q / (d > A(0) ? d : A(0));
+}
+
 template <typename T, int VEC>
 struct __align__(sizeof(T) * VEC) ts_nvec {
   T v[VEC];
@@ -252,9 +305,7 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
     r.load();
     T* o = out + row * n;
     if constexpr (OP == TS_NORM_SOFTMAX || OP == TS_NORM_LOG_SOFTMAX) {
-      A m = -ts_ninf(zero);
-      r.each([&](A v, long long) { m = ts_nmax(m, v); });
-      m = ts_ngroup<A, WARP, true>(m, smem);
+      const A m = ts_row_max<A, WARP>(r, smem);
       A s = zero;
       if constexpr (OP == TS_NORM_SOFTMAX && CHUNKS > 0) {
         // The row is in registers: keep each exponential for the store (one exp an element).
@@ -262,10 +313,10 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
           v = ts_nexp(v - m);
           s += v;
         });
+        s = ts_ngroup<A, WARP, false>(s, smem);
       } else {
-        r.each([&](A v, long long) { s += ts_nexp(v - m); });
+        s = ts_row_sum_exp<A, WARP>(r, m, smem);
       }
-      s = ts_ngroup<A, WARP, false>(s, smem);
       if constexpr (OP == TS_NORM_SOFTMAX) {
         const A inv = one / s;
         if constexpr (CHUNKS > 0) {
@@ -278,13 +329,8 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
         r.store(o, [&](A v) { return v - shift; });
       }
     } else if constexpr (OP == TS_NORM_LAYER) {
-      A s = zero;
-      r.each([&](A v, long long) { s += v; });
-      const A mean = ts_ngroup<A, WARP, false>(s, smem) / nn;
-      A q = zero;
-      r.each([&](A v, long long) { q += (v - mean) * (v - mean); });
-      const A var = ts_ngroup<A, WARP, false>(q, smem) / nn;
-      const A rstd = ts_nrsqrt(var + (A)param);
+      const A mean = ts_row_sum<A, WARP>(r, smem) / nn;
+      const A rstd = ts_nrsqrt(ts_row_sum_sq<A, WARP>(r, mean, smem) / nn + (A)param);
       r.store_affine(o, has_w ? weight : nullptr, has_b ? bias : nullptr,
                      [&](A v, A w, A b) {
                        A y = (v - mean) * rstd;
@@ -293,9 +339,7 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
                        return y;
                      });
     } else if constexpr (OP == TS_NORM_RMS) {
-      A q = zero;
-      r.each([&](A v, long long) { q += v * v; });
-      const A rr = ts_nrsqrt(ts_ngroup<A, WARP, false>(q, smem) / nn + (A)param);
+      const A rr = ts_nrsqrt(ts_row_sum_sq<A, WARP>(r, zero, smem) / nn + (A)param);
       r.store_affine(o, has_w ? weight : nullptr, nullptr,
                      [&](A v, A w, A) {
                        A y = v * rr;
@@ -305,33 +349,17 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
     } else {
       A value, mean = zero;
       if constexpr (OP == TS_NORM_LSE) {
-        A m = -ts_ninf(zero);
-        r.each([&](A v, long long) { m = ts_nmax(m, v); });
-        m = ts_ngroup<A, WARP, true>(m, smem);
-        // PyTorch: an infinite max is replaced by 0 (+inf stays +inf, all -inf is -inf).
-        if (ts_nisinf(m)) m = zero;
-        A s = zero;
-        r.each([&](A v, long long) { s += ts_nexp(v - m); });
-        value = ts_nlog(ts_ngroup<A, WARP, false>(s, smem)) + m;
+        value = ts_row_lse<A, WARP>(r, smem);
       } else if constexpr (OP == TS_NORM_VAR) {
-        A s = zero;
-        r.each([&](A v, long long) { s += v; });
-        mean = ts_ngroup<A, WARP, false>(s, smem) / nn;
-        A q = zero;
-        r.each([&](A v, long long) { q += (v - mean) * (v - mean); });
-        q = ts_ngroup<A, WARP, false>(q, smem);
-        A d = nn - (A)param;
-        d = d > zero ? d : zero;
-        value = q / d;
+        mean = ts_row_sum<A, WARP>(r, smem) / nn;
+        value = ts_row_var<A, WARP>(r, mean, nn, (A)param, smem);
         if (flags & TS_NORM_SQRT) value = ts_nsqrt(value);
       } else if constexpr (OP == TS_NORM_L1) {
         A s = zero;
         r.each([&](A v, long long) { s += ts_nabs(v); });
         value = ts_ngroup<A, WARP, false>(s, smem);
       } else if constexpr (OP == TS_NORM_L2) {
-        A s = zero;
-        r.each([&](A v, long long) { s += v * v; });
-        value = ts_nsqrt(ts_ngroup<A, WARP, false>(s, smem));
+        value = ts_nsqrt(ts_row_sum_sq<A, WARP>(r, zero, smem));
       } else {
         A m = zero;
         r.each([&](A v, long long) { m = ts_nmax(m, ts_nabs(v)); });
@@ -341,6 +369,172 @@ __device__ __forceinline__ void ts_normalize(const T* __restrict__ in, T* __rest
         out[row] = ts_conv<T>::from(value);
         if (flags & TS_NORM_MEAN) mean_out[row] = ts_conv<T>::from(mean);
       }
+    }
+  }
+}
+
+// ---- Row stages of fused expressions (src/engine_gpu/fused/rows.rs) ----
+//
+// A fused expression with one row stage (`x.lazy().softmax(-1) * w`, `(x * s).layer_norm(eps)
+// * w + b`) runs as one kernel: `IO` is the generated part, `io.begin(row)` finds the row's
+// operands, `io.load(j, v)` evaluates the stage's argument at columns j .. j + VEC (the
+// pointwise ops below the stage, from the leaves) and `io.store(j, y, x)` evaluates the rest
+// of the expression with the stage's values y at those columns and writes every output (x:
+// the argument's values there, except that softmax's registers hold exponentials). The
+// row's argument values stay in registers (CHUNKS * VEC per thread, column
+// ((c * G) + t) * VEC + i); CHUNKS == 0 re-evaluates `load` per pass for rows longer than a
+// block holds. VEC > 1 only where every operand is contiguous (or constant) along the row
+// and aligned, which the host checks. Same groups and reductions as ts_normalize.
+
+#define TS_ROW_SOFTMAX 0
+#define TS_ROW_LOG_SOFTMAX 1
+#define TS_ROW_LAYER 2
+#define TS_ROW_RMS 3
+#define TS_ROW_LSE 4
+#define TS_ROW_VAR 5
+#define TS_ROW_STD 6
+#define TS_ROW_MEAN 7
+
+// The thread's share of one row of a row stage.
+template <typename A, int VEC, int CHUNKS, class IO>
+struct ts_row_vals {
+  A x[CHUNKS > 0 ? CHUNKS * VEC : 1];
+  const IO* io;
+  long long n;
+  int t, G;
+
+  __device__ __forceinline__ long long column(int c) const {
+    return ((long long)c * G + t) * VEC;
+  }
+
+  __device__ __forceinline__ void load() {
+    if constexpr (CHUNKS > 0) {
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        if (column(c) < n) io->load(column(c), x + c * VEC);
+      }
+    }
+  }
+
+  // f(v, j) for each of the thread's elements (re-evaluated when CHUNKS == 0).
+  template <class F>
+  __device__ __forceinline__ void each(F f) const {
+    if constexpr (CHUNKS > 0) {
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        if (column(c) < n) {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) f(x[c * VEC + i], column(c) + i);
+        }
+      }
+    } else {
+      for (long long j = (long long)t * VEC; j < n; j += (long long)G * VEC) {
+        A v[VEC];
+        io->load(j, v);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) f(v[i], j + i);
+      }
+    }
+  }
+
+  // The stage's value g(v) at each of the thread's elements, stored through `io`.
+  template <class F>
+  __device__ __forceinline__ void store(F g) const {
+    if constexpr (CHUNKS > 0) {
+#pragma unroll
+      for (int c = 0; c < CHUNKS; ++c) {
+        if (column(c) < n) {
+          A y[VEC];
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) y[i] = g(x[c * VEC + i]);
+          io->store(column(c), y, x + c * VEC);
+        }
+      }
+    } else {
+      for (long long j = (long long)t * VEC; j < n; j += (long long)G * VEC) {
+        A v[VEC], y[VEC];
+        io->load(j, v);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) y[i] = g(v[i]);
+        io->store(j, y, v);
+      }
+    }
+  }
+};
+
+template <int KIND, typename A, int VEC, int CHUNKS, bool WARP, class IO>
+__device__ __forceinline__ void ts_row_stage(IO& io, unsigned long long rows, long long n,
+                                             double param) {
+  __shared__ A smem[32];
+  const int G = WARP ? 32 : (int)blockDim.x;
+  const int t = WARP ? (int)(threadIdx.x & 31) : (int)threadIdx.x;
+  const unsigned long long per_block = WARP ? (blockDim.x >> 5) : 1;
+  const unsigned long long first =
+      (unsigned long long)blockIdx.x * per_block + (WARP ? (threadIdx.x >> 5) : 0);
+  const unsigned long long step = (unsigned long long)gridDim.x * per_block;
+  const A zero = A(0), one = A(1), nn = (A)n;
+  // Every thread of a block runs the same number of iterations in block mode, so the block
+  // reductions inside are reached by all of them.
+  for (unsigned long long row = first; row < rows; row += step) {
+    io.begin(row);
+    ts_row_vals<A, VEC, CHUNKS, IO> r;
+    r.io = &io;
+    r.n = n;
+    r.t = t;
+    r.G = G;
+    r.load();
+    if constexpr (KIND == TS_ROW_SOFTMAX || KIND == TS_ROW_LOG_SOFTMAX) {
+      const A m = ts_row_max<A, WARP>(r, smem);
+      A s = zero;
+      if constexpr (KIND == TS_ROW_SOFTMAX && CHUNKS > 0) {
+        // Each exponential kept for the store: one exp an element.
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c) {
+          if (r.column(c) < n) {
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+              r.x[c * VEC + i] = ts_nexp(r.x[c * VEC + i] - m);
+              s += r.x[c * VEC + i];
+            }
+          }
+        }
+        s = ts_ngroup<A, WARP, false>(s, smem);
+      } else {
+        s = ts_row_sum_exp<A, WARP>(r, m, smem);
+      }
+      if constexpr (KIND == TS_ROW_SOFTMAX) {
+        const A inv = one / s;
+        if constexpr (CHUNKS > 0) {
+          r.store([&](A e) { return e * inv; });
+        } else {
+          r.store([&](A v) { return ts_nexp(v - m) * inv; });
+        }
+      } else {
+        const A shift = m + ts_nlog(s);
+        r.store([&](A v) { return v - shift; });
+      }
+    } else if constexpr (KIND == TS_ROW_LAYER) {
+      const A mean = ts_row_sum<A, WARP>(r, smem) / nn;
+      const A rstd = ts_nrsqrt(ts_row_sum_sq<A, WARP>(r, mean, smem) / nn + (A)param);
+      r.store([&](A v) { return (v - mean) * rstd; });
+    } else if constexpr (KIND == TS_ROW_RMS) {
+      const A rr = ts_nrsqrt(ts_row_sum_sq<A, WARP>(r, zero, smem) / nn + (A)param);
+      r.store([&](A v) { return v * rr; });
+    } else {
+      // A statistic of the row, repeated along it.
+      A value;
+      if constexpr (KIND == TS_ROW_LSE) {
+        value = ts_row_lse<A, WARP>(r, smem);
+      } else {
+        const A mean = ts_row_sum<A, WARP>(r, smem) / nn;
+        if constexpr (KIND == TS_ROW_MEAN) {
+          value = mean;
+        } else {
+          value = ts_row_var<A, WARP>(r, mean, nn, (A)param, smem);
+          if constexpr (KIND == TS_ROW_STD) value = ts_nsqrt(value);
+        }
+      }
+      r.store([&](A) { return value; });
     }
   }
 }

@@ -27,6 +27,8 @@ use super::reduce;
 
 // The storage handles fused kernels read and write through, and the fused launch.
 impl FusedBackend for Gpu {
+    const ROW_STAGE_KERNEL: bool = true;
+
     type LeafHandle<'s> = &'s dyn ReadBuffer;
     type OutHandle<'s> = &'s mut dyn WriteBuffer;
 

@@ -305,6 +305,11 @@ pub(crate) mod sealed {
     /// [`crate::tensor::expr`], after checking shapes, outputs and current values, so no
     /// caller can hand an engine a program or a handle of its own.
     pub trait FusedBackend: Sized {
+        /// Issue 28: whether [`FusedBackend::fused`] runs a program with one row stage
+        /// (`Instr::Row`, no current value) as one kernel. Otherwise the evaluator
+        /// evaluates every row stage into a tensor first, and the engine never sees one.
+        const ROW_STAGE_KERNEL: bool = false;
+
         /// An engine's read handle to a fused expression's leaf storage (`()` for an engine that
         /// evaluates fused expressions on the host).
         type LeafHandle<'s>

@@ -23,6 +23,7 @@ use crate::tensor::expr::inline::InlineList;
 use crate::tensor::expr::program::Program;
 use crate::tensor::expr::{FusedOutputs, MAX_LEAVES, MAX_OUTPUTS};
 
+use super::rows::{self, RowOperands};
 use super::signature;
 use super::source::{scalar_arg, scalar_arg_bytes, FusedBody, FusedKernel, FusedSpec};
 
@@ -142,6 +143,17 @@ pub(crate) fn launch(
         ptrs[k] = ptrs[o];
         lens[k] = lens[o];
         dtypes[k] = t;
+    }
+    if program.row_stage().is_some() {
+        // One kernel per row of the stage's dim (`rows.rs`), not the Apply forms.
+        let all: Vec<Layout> = layouts.iter().cloned().collect();
+        let ops = RowOperands {
+            layouts: &all,
+            ptrs: &ptrs[..n],
+            dtypes: &dtypes[..n],
+            n_out,
+        };
+        return rows::launch(stream, &program, ops);
     }
     let operands = Operands {
         layouts: &layouts,

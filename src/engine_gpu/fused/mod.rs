@@ -13,11 +13,14 @@
 //! - `launch`: broadcasting, collapsing, planning, the kernel cache, argument packing and
 //!   the launch (the module's `unsafe`); a repeated launch takes its cached plan.
 //! - `signature`: a launch's plan signature for the per-thread plan cache.
+//! - `rows`: a program with a row stage (softmax, a norm or a row statistic inside the
+//!   expression) as one row kernel (`kernels/normalize.cuh`'s `ts_row_stage`).
 //!
 //! [`plan_checked_outputs`]: crate::engine_gpu::kernel::plan::plan_checked_outputs
 
 pub mod handles;
 pub(crate) mod launch;
+pub(crate) mod rows;
 mod signature;
 
 pub mod source;

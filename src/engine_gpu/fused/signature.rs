@@ -79,6 +79,20 @@ pub(crate) fn write<const N: usize>(
             Instr::Cast { arg, from, to } => {
                 words.extend([5, *arg as u64, dtype(*from), dtype(*to)])
             }
+            Instr::Row {
+                arg,
+                kind,
+                dim_from_end,
+                len,
+                param,
+            } => words.extend([
+                6,
+                *arg as u64,
+                *kind as u64,
+                *dim_from_end as u64,
+                *len as u64,
+                param.to_bits(),
+            ]),
         }
     }
     words.push(program.results.len() as u64);

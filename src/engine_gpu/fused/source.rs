@@ -116,12 +116,7 @@ impl KernelSource for FusedKernel<'_, '_> {
 
     /// Every op's name and expression, re-checked against the op table's rules.
     fn check(&self) -> Result<(), GpuError> {
-        for i in self.body.instrs {
-            if let Instr::Op { name, cuda, .. } = i {
-                crate::ops::op::check_op_source(name, cuda)?;
-            }
-        }
-        Ok(())
+        check_ops(self.body.instrs)
     }
 
     fn write_source(&self, s: &mut String) {
@@ -144,18 +139,30 @@ impl KernelSource for FusedKernel<'_, '_> {
     }
 }
 
-fn compute(t: DType) -> &'static str {
+pub(super) fn compute(t: DType) -> &'static str {
     Operand::from_dtype(t).compute
 }
 
-fn storage(t: DType) -> &'static str {
+pub(super) fn storage(t: DType) -> &'static str {
     Operand::from_dtype(t).cuda
 }
 
-/// The generated functors and entry point.
-fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
-    let _ = writeln!(s, "// ---- generated: fused {} ----", spec.signature);
-    // One functor per op instance: the table's expression over `a`, `b`, `c`, `p0`, `p1`.
+/// Re-checks every op's name and expression of `instrs` against the op table's rules
+/// (before each compile of a fused kernel).
+///
+/// # Errors
+/// [`GpuError::UntrustedOp`] naming the op.
+pub(super) fn check_ops(instrs: &[Instr]) -> Result<(), GpuError> {
+    for i in instrs {
+        if let Instr::Op { name, cuda, .. } = i {
+            crate::ops::op::check_op_source(name, cuda)?;
+        }
+    }
+    Ok(())
+}
+
+/// One functor per op instance: the table's expression over `a`, `b`, `c`, `p0`, `p1`.
+pub(super) fn write_functors(s: &mut String, body: &FusedBody<'_>) {
     for (k, instr) in body.instrs.iter().enumerate() {
         if let Instr::Op {
             cuda, args, params, ..
@@ -178,25 +185,19 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
             );
         }
     }
-    // The expression: leaves in, every value in its compute type, rounded to its element
-    // type after each op.
-    let scalar_members: String = body
-        .scalars
-        .iter()
-        .enumerate()
-        .map(|(i, sc)| format!("  {} s{i};\n", compute(sc.dtype)))
-        .collect();
-    let leaf_params = body
-        .leaves
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!("{} x{i}", compute(*t)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let _ = writeln!(
-        s,
-        "struct ts_fused {{\n{scalar_members}  __device__ __forceinline__ auto operator()({leaf_params}) const {{"
-    );
+}
+
+/// The value lines of the instructions `keep` selects (every one for `None`): leaf `l`'s
+/// element is `x{l}`, scalar `i` is `s{i}`, a row stage's value is `y` (in the row kernel's
+/// accumulator type), op `k`'s functor `ts_op{k}`. Every value is in its compute type,
+/// rounded to its element type after each op. Returns, per value, whether it was also
+/// rounded once into its stored type as `r{k}` (`store_results`: an output's value).
+pub(super) fn write_values(
+    s: &mut String,
+    body: &FusedBody<'_>,
+    keep: Option<&[bool]>,
+    store_results: bool,
+) -> Vec<bool> {
     // Every value equals what eager evaluation stores (each op's result rounded to its
     // element type), with no rounding that is the identity: an op of [`EXACT_IN_TYPE`] over
     // values of its own half type is not rounded and widened again, and an output's value is
@@ -205,9 +206,12 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
     // element (an `f16` `abs`'s rounding is an `F2F` of the slow conversion pipe).
     let mut stored = vec![false; body.instrs.len()];
     for (k, instr) in body.instrs.iter().enumerate() {
+        if keep.is_some_and(|keep| !keep[k]) {
+            continue;
+        }
         let t = body.types[k];
         let (ct, st) = (compute(t), storage(t));
-        // The value before rounding, for ops and casts.
+        // The value before rounding, for ops, casts and row stages.
         let raw = match instr {
             Instr::Leaf { leaf } => {
                 let _ = writeln!(s, "    const {ct} v{k} = x{leaf};");
@@ -237,9 +241,11 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
                 format!("ts_op{k}{init}({call})")
             }
             Instr::Cast { arg, .. } => format!("v{arg}"),
+            // Rounded to the element type as an eager normalisation stores it.
+            Instr::Row { .. } => "y".to_owned(),
         };
         let exact = exact_in_type(instr);
-        let is_result = body.results.contains(&k);
+        let is_result = store_results && body.results.contains(&k);
         if is_result && ct != st {
             // Rounded once into the stored type; the compute-type value only if read on.
             stored[k] = true;
@@ -259,6 +265,32 @@ fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
             );
         }
     }
+    stored
+}
+
+/// The generated functors and entry point.
+fn write_tail(s: &mut String, spec: &FusedSpec, body: &FusedBody<'_>) {
+    let _ = writeln!(s, "// ---- generated: fused {} ----", spec.signature);
+    write_functors(s, body);
+    // The expression: leaves in, every value in its compute type.
+    let scalar_members: String = body
+        .scalars
+        .iter()
+        .enumerate()
+        .map(|(i, sc)| format!("  {} s{i};\n", compute(sc.dtype)))
+        .collect();
+    let leaf_params = body
+        .leaves
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{} x{i}", compute(*t)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let _ = writeln!(
+        s,
+        "struct ts_fused {{\n{scalar_members}  __device__ __forceinline__ auto operator()({leaf_params}) const {{"
+    );
+    let stored = write_values(s, body, None, true);
     let result = |r: &usize| {
         if stored[*r] {
             format!("r{r}")

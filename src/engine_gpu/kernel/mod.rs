@@ -14,6 +14,8 @@
 //! - [`launch`]: the complete launch plan, the per-thread plan cache, and the driver call.
 //! - [`pdl`]: when a launch is a programmatic dependent of the kernel before it (Hopper).
 //! - [`profile`]: where a launch's host time goes, stage by stage (opt-in).
+//! - [`rows`]: the row kernels' header, group size and register form (the eager
+//!   normalisations and the fused row stages).
 
 pub mod args;
 pub mod cache;
@@ -22,5 +24,6 @@ pub mod launch;
 pub mod pdl;
 pub mod plan;
 pub mod profile;
+pub mod rows;
 pub mod source;
 pub mod tiled;

@@ -6,36 +6,19 @@ use crate::element::FloatElement;
 use crate::engine_gpu::kernel::args::{KernelArgs, LaunchArgs};
 use crate::engine_gpu::kernel::cache::KernelFront;
 use crate::engine_gpu::kernel::launch::launch_kernel;
+use crate::engine_gpu::kernel::rows::{form, THREADS};
 use crate::engine_gpu::kernel::source::Operand;
 use crate::error::{Error, LayoutError};
 use crate::runtime::Gpu;
 use crate::tensor::{TensorView, TensorViewMut};
 
-use super::source::{NormOp, NormSpec, MAX_CHUNKS, THREADS};
+use super::source::{NormOp, NormSpec};
 
 /// The normalisation kernels loaded so far, by device and spec.
 static KERNELS: KernelFront<NormSpec> = KernelFront::new();
 
 /// Most blocks of one launch; rows beyond are covered by the kernels' grid-stride loop.
 const MAX_GRID: usize = 1 << 20;
-
-/// The form of a launch over rows of `n` elements of `size` bytes: `(vec, chunks, warp)`.
-pub fn form(n: usize, size: usize, vectorised: bool) -> (u8, u8, bool) {
-    let vec = if vectorised { 16 / size } else { 1 };
-    let chunks_of = |per: usize| n.div_ceil(per).max(1).next_power_of_two();
-    let warp = chunks_of(32 * vec);
-    if warp <= usize::from(MAX_CHUNKS) {
-        // At most 8: fits a u8.
-        return (vec as u8, warp as u8, true);
-    }
-    let block = chunks_of(THREADS as usize * vec);
-    let chunks = if block <= usize::from(MAX_CHUNKS) {
-        block as u8
-    } else {
-        0
-    };
-    (vec as u8, chunks, false)
-}
 
 fn overflow(what: &'static str) -> LayoutError {
     LayoutError::SizeOverflow {
@@ -180,25 +163,5 @@ pub(super) fn run<T: FloatElement>(
             (THREADS, 1, 1),
             &mut args,
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::form;
-
-    #[test]
-    fn forms_hold_rows_in_registers() {
-        // 1024 f32 contiguous: a warp, 8 chunks of 4.
-        assert_eq!(form(1024, 4, true), (4, 8, true));
-        // 4096 f32: a block, 4 chunks of 4 per thread.
-        assert_eq!(form(4096, 4, true), (4, 4, false));
-        // 4096 bf16: a block, 2 chunks of 8.
-        assert_eq!(form(4096, 2, true), (8, 2, false));
-        // Strided 100 f32: a warp, 4 chunks of 1.
-        assert_eq!(form(100, 4, false), (1, 4, true));
-        // Too long for a block's registers: the re-reading form.
-        assert_eq!(form(100_000, 4, true), (4, 0, false));
-        assert_eq!(form(0, 8, false), (1, 1, true));
     }
 }

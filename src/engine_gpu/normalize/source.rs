@@ -10,15 +10,7 @@ use crate::engine_gpu::compile::{Arch, KernelKey};
 use crate::engine_gpu::kernel::cache::OPTIONS;
 use crate::engine_gpu::kernel::source::{write_headers, KernelSource, Operand};
 
-/// `kernels/normalize.cuh`: the row kernels.
-pub const NORMALIZE_CUH: &str = include_str!("../../../kernels/normalize.cuh");
-
-/// Threads per block of every normalisation launch (`TS_NORM_THREADS`).
-pub const THREADS: u32 = 256;
-
-/// Most chunks of `VEC` elements a thread holds in registers (`CHUNKS`); longer rows take the
-/// re-reading form (`CHUNKS == 0`).
-pub const MAX_CHUNKS: u8 = 8;
+pub use crate::engine_gpu::kernel::rows::{NORMALIZE_CUH, THREADS};
 
 /// The op of a kernel, as `normalize.cuh` numbers them (`TS_NORM_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

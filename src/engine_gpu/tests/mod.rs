@@ -10,6 +10,7 @@
 mod bad_plans;
 mod compile_cache;
 mod fused_kernels;
+mod fused_rows_source;
 mod int_divider;
 mod kernel_source;
 mod launch_gpu;

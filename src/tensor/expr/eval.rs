@@ -18,7 +18,7 @@ use crate::tensor::view::AsViewMut;
 use super::build::Expr;
 use super::host::{self, RunCursor};
 use super::inline::InlineList;
-use super::node::{Brand, Current, CurrentReads, Cursor, LeafLayouts, Node};
+use super::node::{Brand, Current, CurrentReads, Cursor, LeafLayouts, Node, RowStages};
 use super::program::{self, Program, ProgramOf};
 
 impl<T: Element, D: Backend, S: ReadRepr<T, D>> Tensor<T, D, S> {
@@ -102,6 +102,7 @@ impl<T: Element, D: Backend, N: Node<D, Out = T>> Expr<T, D, N> {
             .filter_map(|i| match i {
                 program::Instr::Op { name, .. } => Some(*name),
                 program::Instr::Cast { .. } => Some("cast"),
+                program::Instr::Row { kind, .. } => Some(kind.name()),
                 _ => None,
             })
             .collect()
@@ -324,6 +325,15 @@ macro_rules! tuple_exprs {
                         }
                         .into());
                     }
+                }
+                // Issue 28: row stages run in the output's kernel where the engine can (one
+                // stage, rows of the output's length, no in-place read); every other one is
+                // evaluated into a tensor first.
+                let mut stages = RowStages::new();
+                $( self.$i.node.row_stages(&shape, &mut stages)?; )+
+                if stages.count > 0 {
+                    let fuse = D::ROW_STAGE_KERNEL && stages.count == 1 && stages.fit && reads.is_empty();
+                    $( self.$i.node.prepare(fuse)?; )+
                 }
                 let mut leaf_layouts = LeafLayouts::new();
                 $( self.$i.node.leaf_layouts(&mut leaf_layouts); )+

@@ -71,6 +71,7 @@ pub(crate) mod inline;
 pub mod node;
 mod ops;
 pub(crate) mod program;
+mod row;
 
 #[cfg(test)]
 pub(crate) use build::current;
@@ -78,6 +79,7 @@ pub use build::{scalar, Expr, IntoExpr};
 pub use eval::{eval_into, update, Exprs, Targets};
 pub use ops::where_cond;
 pub use program::{MAX_LEAVES, MAX_OUTPUTS};
+pub use row::RowStage;
 
 // The fused job's types, defined with the engine contract that takes them, named here
 // where the engines look for them.

@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 
 use crate::element::{DType, Element};
+use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::{BinaryOp, Cast, TernaryOp, UnaryOp};
 use crate::tensor::backend::sealed::FusedBackend;
@@ -61,7 +62,7 @@ pub(crate) mod sealed {
             }
         }
 
-        pub(super) fn take(&mut self) -> usize {
+        pub(crate) fn take(&mut self) -> usize {
             let off = self.offsets[self.next];
             self.next += 1;
             off
@@ -132,11 +133,55 @@ pub(crate) mod sealed {
         /// Adds the outputs whose current value the node reads ([`Current`]), with the
         /// element type it reads each as and the update it belongs to.
         fn current_reads(&self, reads: &mut CurrentReads);
+
+        /// Issue 28: counts in `found` the row stages of the tree (`super::row`) not yet
+        /// evaluated and not inside another stage's argument, checking each one's dim, and
+        /// whether each could run in the kernel of an output of shape `out`. Nodes with
+        /// children ask each child; leaves have none.
+        ///
+        /// # Errors
+        /// A stage's dim out of range for its argument, or an argument that does not
+        /// broadcast.
+        fn row_stages(&self, _out: &[usize], _found: &mut RowStages) -> Result<()> {
+            Ok(())
+        }
+
+        /// Issue 28: evaluates the tree's row stages into tensors they then read as leaves:
+        /// every one, or with `fuse` every one but those `row_stages` counts (which build an
+        /// [`Instr::Row`](super::super::program::Instr::Row) for the engine instead). Called
+        /// by the evaluator before any other method but `row_stages` and
+        /// `current_reads`; nodes with children ask each child.
+        ///
+        /// # Errors
+        /// The evaluation's errors.
+        fn prepare(&self, _fuse: bool) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What [`NodeImpl::row_stages`] found.
+    #[derive(Clone, Copy, Debug)]
+    pub struct RowStages {
+        /// Stages not yet evaluated, not inside another stage's argument.
+        pub(crate) count: usize,
+        /// Whether every one reduces a dim of the output's own length (not one broadcast
+        /// along the reduced dim), so the output's kernel can hold its rows.
+        pub(crate) fit: bool,
+    }
+
+    impl RowStages {
+        /// None found yet.
+        pub(crate) fn new() -> Self {
+            RowStages {
+                count: 0,
+                fit: true,
+            }
+        }
     }
 }
 
 use sealed::NodeImpl;
-pub(crate) use sealed::{Brand, Cursor};
+pub(crate) use sealed::{Brand, Cursor, RowStages};
 
 /// Issue 29: `node`'s `n` values at the block: borrowed from storage for a contiguous leaf,
 /// else evaluated into `buf` (made only then).
@@ -320,6 +365,15 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> NodeImpl<D> for Unary<O, A> {
     fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
     }
+    fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
+        self.a.row_stages(out, found)?;
+        Ok(())
+    }
+
+    fn prepare(&self, fuse: bool) -> Result<()> {
+        self.a.prepare(fuse)?;
+        Ok(())
+    }
 }
 
 /// A conversion to `U`.
@@ -374,6 +428,15 @@ impl<D: Backend, A: Node<D>, U: Element> NodeImpl<D> for CastTo<U, A> {
 
     fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
+    }
+    fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
+        self.a.row_stages(out, found)?;
+        Ok(())
+    }
+
+    fn prepare(&self, fuse: bool) -> Result<()> {
+        self.a.prepare(fuse)?;
+        Ok(())
     }
 }
 
@@ -442,6 +505,17 @@ where
     fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
         self.b.current_reads(reads);
+    }
+    fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
+        self.a.row_stages(out, found)?;
+        self.b.row_stages(out, found)?;
+        Ok(())
+    }
+
+    fn prepare(&self, fuse: bool) -> Result<()> {
+        self.a.prepare(fuse)?;
+        self.b.prepare(fuse)?;
+        Ok(())
     }
 }
 
@@ -518,6 +592,19 @@ where
         self.a.current_reads(reads);
         self.b.current_reads(reads);
         self.c.current_reads(reads);
+    }
+    fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
+        self.a.row_stages(out, found)?;
+        self.b.row_stages(out, found)?;
+        self.c.row_stages(out, found)?;
+        Ok(())
+    }
+
+    fn prepare(&self, fuse: bool) -> Result<()> {
+        self.a.prepare(fuse)?;
+        self.b.prepare(fuse)?;
+        self.c.prepare(fuse)?;
+        Ok(())
     }
 }
 
@@ -617,6 +704,8 @@ trait ErasedNode<D: Backend, T> {
     fn leaf_layouts_erased<'s>(&'s self, layouts: &mut LeafLayouts<'s>);
     fn first_device_erased<'s>(&'s self, device: &mut Option<&'s D>);
     fn current_reads_erased(&self, reads: &mut CurrentReads);
+    fn row_stages_erased(&self, out: &[usize], found: &mut RowStages) -> Result<()>;
+    fn prepare_erased(&self, fuse: bool) -> Result<()>;
 }
 
 impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
@@ -643,6 +732,12 @@ impl<D: Backend, N: Node<D>> ErasedNode<D, N::Out> for N {
     }
     fn current_reads_erased(&self, reads: &mut CurrentReads) {
         self.current_reads(reads);
+    }
+    fn row_stages_erased(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
+        self.row_stages(out, found)
+    }
+    fn prepare_erased(&self, fuse: bool) -> Result<()> {
+        self.prepare(fuse)
     }
 }
 
@@ -702,5 +797,13 @@ impl<T: Element, D: Backend> NodeImpl<D> for Boxed<'_, T, D> {
 
     fn current_reads(&self, reads: &mut CurrentReads) {
         self.node.current_reads_erased(reads);
+    }
+
+    fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
+        self.node.row_stages_erased(out, found)
+    }
+
+    fn prepare(&self, fuse: bool) -> Result<()> {
+        self.node.prepare_erased(fuse)
     }
 }

@@ -157,6 +157,24 @@ pub enum Instr {
         /// The output read, an index into the outputs.
         output: usize,
     },
+    /// A row stage (issue 28's reduction nodes): `kind` over the row of value `arg` along the
+    /// output's dim `rank - 1 - dim_from_end`, whose value at each element broadcasts back
+    /// to the row (the normalised element, or the row's statistic). Of the engines only the
+    /// GPU's sees one, in a program with exactly one and no current value (the evaluator
+    /// materialises every other row stage first, `row.rs`), and runs the program as one row
+    /// kernel: the instructions `arg` depends on load the row, the others store it.
+    Row {
+        /// The value whose rows are reduced.
+        arg: usize,
+        /// What is computed.
+        kind: RowKind,
+        /// The reduced dim, counted from the output's last (0: the last dim).
+        dim_from_end: usize,
+        /// The row's length: the output's size along the reduced dim.
+        len: usize,
+        /// `eps` of the norms, the correction of `Var` / `Std`; a kernel argument.
+        param: f64,
+    },
     /// A conversion of an earlier value to another element type (C cast rules).
     Cast {
         /// The value converted.
@@ -166,6 +184,44 @@ pub enum Instr {
         /// The type converted to.
         to: DType,
     },
+}
+
+/// What a row stage ([`Instr::Row`]) gives each element of its row. The codes are
+/// `kernels/normalize.cuh`'s `TS_ROW_*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowKind {
+    /// `exp(x − max) / Σ exp(x − max)`.
+    Softmax = 0,
+    /// `x − max − log Σ exp(x − max)`.
+    LogSoftmax = 1,
+    /// `(x − mean) / sqrt(var + eps)`, the variance biased.
+    LayerNorm = 2,
+    /// `x / sqrt(mean(x²) + eps)`.
+    RmsNorm = 3,
+    /// The row's `log Σ exp(x)` (PyTorch's rule for infinite maxima).
+    LogSumExp = 4,
+    /// The row's variance, `Σ (x − mean)² / max(0, n − correction)`.
+    Var = 5,
+    /// The square root of `Var`.
+    Std = 6,
+    /// The row's mean.
+    Mean = 7,
+}
+
+impl RowKind {
+    /// Its name, as the eager method's.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowKind::Softmax => "softmax",
+            RowKind::LogSoftmax => "log_softmax",
+            RowKind::LayerNorm => "layer_norm",
+            RowKind::RmsNorm => "rms_norm",
+            RowKind::LogSumExp => "logsumexp",
+            RowKind::Var => "var",
+            RowKind::Std => "std",
+            RowKind::Mean => "mean",
+        }
+    }
 }
 
 /// A leaf of a program: an operand read from memory, through an engine's handle `H`.
@@ -390,6 +446,36 @@ impl<'s, H> ProgramOf<'s, H> {
         )
     }
 
+    /// A row stage over value `arg` ([`Instr::Row`]); its value has `arg`'s element type.
+    pub fn row(
+        &mut self,
+        arg: usize,
+        kind: RowKind,
+        dim_from_end: usize,
+        len: usize,
+        param: f64,
+    ) -> usize {
+        let dtype = self.types[arg];
+        self.push(
+            Instr::Row {
+                arg,
+                kind,
+                dim_from_end,
+                len,
+                param,
+            },
+            dtype,
+        )
+    }
+
+    /// The row stage of the program and its value, if it has one.
+    pub fn row_stage(&self) -> Option<(usize, &Instr)> {
+        self.instrs
+            .iter()
+            .enumerate()
+            .find(|(_, i)| matches!(i, Instr::Row { .. }))
+    }
+
     /// A conversion of value `arg` to `to`.
     pub fn cast(&mut self, arg: usize, to: DType) -> usize {
         let from = self.types[arg];
@@ -442,6 +528,16 @@ impl<'s, H> ProgramOf<'s, H> {
                 }
                 Instr::Cast { arg, to, .. } => {
                     let _ = write!(s, "c{arg}>{};", to.name());
+                }
+                // The kind and the dim decide the code; the length and the parameter are
+                // launch arguments.
+                Instr::Row {
+                    arg,
+                    kind,
+                    dim_from_end,
+                    ..
+                } => {
+                    let _ = write!(s, "R{}({arg})@{dim_from_end};", kind.name());
                 }
             }
         }

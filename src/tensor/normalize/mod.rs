@@ -26,7 +26,8 @@
 //!   ([`LayoutError::NormParamShape`]), groups that do not divide the channels
 //!   ([`LayoutError::GroupNormGroups`]).
 //!
-//! Not here (yet): these ops as nodes of fused expressions (`x.lazy().softmax(-1)`).
+//! Inside fused expressions, the same ops are row stages (`x.lazy().softmax(-1) * &y`,
+//! `x.lazy().layer_norm(eps) * &w + &b`): see [`crate::tensor::expr::RowStage`].
 
 mod engine;
 mod layer;

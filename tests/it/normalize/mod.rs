@@ -217,4 +217,5 @@ fn softmax_matches_reference<D: NormDev>(dev: &D) {
 }
 
 mod norms;
+mod stages;
 mod stats;
