@@ -12,6 +12,8 @@ dst.copy_(x) into a preallocated tensor.
 
 With --compare, prints ours / eager and ours / compile per case from the JSON the Rust example
 wrote, and the issue's targets: >= 1.0x torch.compile and >= 0.9x the copy bandwidth.
+The fused_* cases are the Rust example's row stages in fused expressions (see its docs);
+fused_softmax_mul moves three [rows, n] tensors and is counted so.
 """
 
 import argparse
@@ -23,17 +25,29 @@ import torch.nn.functional as F
 from bench_timing import time_ms  # scripts/bench_timing.py, beside this file
 
 ROWS = 65536
-OPS = ["softmax", "log_softmax", "layer_norm", "rms_norm"]
+OPS = ["softmax", "log_softmax", "layer_norm", "rms_norm",
+       "fused_softmax", "fused_layer_norm", "fused_softmax_mul", "fused_centre"]
+# [rows, n] tensors each op reads or writes (gpu_norm_bench.rs's `tensors_moved`).
+MOVED = {"fused_softmax_mul": 3.0}
 
 
 def op_fn(op, n):
     if op == "softmax":
-        return lambda x, w, b: torch.softmax(x, -1)
+        return lambda x, w, b, y: torch.softmax(x, -1)
     if op == "log_softmax":
-        return lambda x, w, b: torch.log_softmax(x, -1)
+        return lambda x, w, b, y: torch.log_softmax(x, -1)
     if op == "layer_norm":
-        return lambda x, w, b: F.layer_norm(x, (n,), w, b, 1e-5)
-    return lambda x, w, b: F.rms_norm(x, (n,), w, 1e-6)
+        return lambda x, w, b, y: F.layer_norm(x, (n,), w, b, 1e-5)
+    if op == "rms_norm":
+        return lambda x, w, b, y: F.rms_norm(x, (n,), w, 1e-6)
+    # The fused cases of gpu_norm_bench.rs, written as a PyTorch user would.
+    if op == "fused_softmax":
+        return lambda x, w, b, y: torch.softmax(x * 0.125, -1)
+    if op == "fused_layer_norm":
+        return lambda x, w, b, y: F.layer_norm(x, (n,), None, None, 1e-5) * w + b
+    if op == "fused_softmax_mul":
+        return lambda x, w, b, y: torch.softmax(x, -1) * y
+    return lambda x, w, b, y: x - x.mean(-1, keepdim=True)
 
 
 def main():
@@ -53,6 +67,7 @@ def main():
             x = (torch.rand((ROWS, n), device="cuda", generator=g) * 2 - 1).to(dtype)
             w = (torch.rand((n,), device="cuda", generator=g) * 2 - 1).to(dtype)
             b = (torch.rand((n,), device="cuda", generator=g) * 2 - 1).to(dtype)
+            y = (torch.rand((ROWS, n), device="cuda", generator=g) * 2 - 1).to(dtype)
             nbytes = 2.0 * x.numel() * x.element_size()
             gbps = lambda ms: nbytes / (ms * 1e-3) / 1e9
             dst = torch.empty_like(x)
@@ -61,15 +76,16 @@ def main():
             out[f"copy | {shape} | {dname}"] = copy
             for op in OPS:
                 fn = op_fn(op, n)
-                eager = gbps(time_ms(lambda: fn(x, w, b), args.repeats))
+                k = MOVED.get(op, 2.0) / 2.0
+                eager = k * gbps(time_ms(lambda: fn(x, w, b, y), args.repeats))
                 comp = float("nan")
                 if not args.no_compile:
                     cf = torch.compile(fn)
-                    comp = gbps(time_ms(lambda: cf(x, w, b), args.repeats))
+                    comp = k * gbps(time_ms(lambda: cf(x, w, b, y), args.repeats))
                 out[f"{op} | {shape} | {dname} | eager"] = eager
                 out[f"{op} | {shape} | {dname} | compile"] = comp
                 print(f"| {op} | {shape} | {dname} | {eager:.0f} | {comp:.0f} | {copy:.0f} |", flush=True)
-            del x, w, b, dst
+            del x, w, b, y, dst
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

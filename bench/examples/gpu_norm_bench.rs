@@ -15,6 +15,13 @@
 //! `dst.copy_from(&x)` of the same `[rows, n]` tensor into a preallocated one (read + write).
 //! Each result is spot-checked on 4 rows against the CPU engine. Without a GPU it says so and
 //! exits.
+//!
+//! The `fused_*` cases are row stages inside fused expressions (one kernel each here):
+//! `fused_softmax` is `(x.lazy() * 0.125).softmax(-1)` (PyTorch: `torch.softmax(x * 0.125,
+//! -1)`), `fused_layer_norm` is `x.lazy().layer_norm(1e-5) * &w + &b` (PyTorch's
+//! `F.layer_norm` with weight and bias), `fused_softmax_mul` is `x.lazy().softmax(-1) * &y`
+//! with `y` of `x`'s shape (it reads 3 tensors: `3·rows·n·size` bytes), `fused_centre` is
+//! `x.lazy() - x.lazy().mean_keepdim(-1)` (PyTorch: `x - x.mean(-1, keepdim=True)`).
 
 use std::fmt::Write as _;
 
@@ -23,7 +30,7 @@ use half::bf16;
 use typestate_tensor::element::{Element, FloatElement};
 use typestate_tensor::gpu::Gpu;
 use typestate_tensor::tensor::normalize::NormalizeBackend;
-use typestate_tensor::tensor::Tensor;
+use typestate_tensor::tensor::{expr, Tensor};
 use typestate_tensor::Cpu;
 
 mod common;
@@ -31,7 +38,25 @@ mod common;
 use common::{time_ms, Res};
 
 const ROWS: usize = 65536;
-const OPS: [&str; 4] = ["softmax", "log_softmax", "layer_norm", "rms_norm"];
+const OPS: [&str; 8] = [
+    "softmax",
+    "log_softmax",
+    "layer_norm",
+    "rms_norm",
+    "fused_softmax",
+    "fused_layer_norm",
+    "fused_softmax_mul",
+    "fused_centre",
+];
+
+/// Tensors of `[rows, n]` an op reads or writes (the weight and bias not counted).
+fn tensors_moved(op: &str) -> f64 {
+    if op == "fused_softmax_mul" {
+        3.0
+    } else {
+        2.0
+    }
+}
 
 fn options() -> Res<(Option<String>, usize)> {
     let (mut json, mut repeats) = (None, 20);
@@ -60,19 +85,25 @@ fn random<T: Element>(n: usize, seed: u64) -> Vec<T> {
         .collect()
 }
 
-/// `op` of `x` with the weight and bias `w`, `b` (layer norm: both; RMS norm: the weight).
+/// `op` of `x` with the weight and bias `w`, `b` (layer norm: both; RMS norm: the weight)
+/// and the second input `y`.
 fn apply<T: FloatElement, D: NormalizeBackend<T>>(
     op: &str,
     x: &Tensor<T, D>,
-    w: &Tensor<T, D>,
-    b: &Tensor<T, D>,
+    [w, b, y]: [&Tensor<T, D>; 3],
 ) -> Res<Tensor<T, D>> {
     let n = x.shape()[1];
     Ok(match op {
         "softmax" => x.softmax(-1)?,
         "log_softmax" => x.log_softmax(-1)?,
         "layer_norm" => x.layer_norm(&[n], Some(w.view()), Some(b.view()), 1e-5)?,
-        _ => x.rms_norm(&[n], Some(w.view()), Some(1e-6))?,
+        "rms_norm" => x.rms_norm(&[n], Some(w.view()), Some(1e-6))?,
+        "fused_softmax" => (x.lazy() * expr::scalar(T::from_f64(0.125)))
+            .softmax(-1)
+            .eval()?,
+        "fused_layer_norm" => (x.lazy().layer_norm(1e-5) * w + b).eval()?,
+        "fused_softmax_mul" => (x.lazy().softmax(-1) * y).eval()?,
+        _ => (x.lazy() - x.lazy().mean_keepdim(-1)).eval()?,
     })
 }
 
@@ -93,9 +124,11 @@ where
     let x = Tensor::<T, Gpu>::from_slice_on(&[ROWS, n], &hx, gpu)?;
     let w = Tensor::<T, Gpu>::from_slice_on(&[n], &hw, gpu)?;
     let b = Tensor::<T, Gpu>::from_slice_on(&[n], &hb, gpu)?;
-    let bytes = 2.0 * (ROWS * n * std::mem::size_of::<T>()) as f64;
+    let hy = random::<T>(ROWS * n, n as u64 + 1);
+    let y = Tensor::<T, Gpu>::from_slice_on(&[ROWS, n], &hy, gpu)?;
+    let tensor_bytes = (ROWS * n * std::mem::size_of::<T>()) as f64;
     let stream = gpu.default_stream();
-    let gbps = |ms: f64| bytes / (ms * 1e-3) / 1e9;
+    let gbps = |ms: f64| 2.0 * tensor_bytes / (ms * 1e-3) / 1e9;
     let mut dst = Tensor::<T, Gpu>::zeros_on(&[ROWS, n], gpu)?;
     let copy = time_ms(stream, repeats, || Ok(dst.copy_from(&x)?))?;
     rows.push((format!("copy | {ROWS}x{n} | {dtype}"), gbps(copy)));
@@ -106,9 +139,10 @@ where
         Tensor::from_vec(&[n], hw.clone())?,
         Tensor::from_vec(&[n], hb.clone())?,
     );
+    let cy = Tensor::<T, Cpu>::from_vec(&[check_rows, n], hy[..check_rows * n].to_vec())?;
     for op in OPS {
-        let got = apply(op, &x, &w, &b)?.to_cpu()?.to_vec();
-        let want = apply(op, &cx, &cw, &cb)?.to_vec();
+        let got = apply(op, &x, [&w, &b, &y])?.to_cpu()?.to_vec();
+        let want = apply(op, &cx, [&cw, &cb, &cy])?.to_vec();
         for (i, (g, r)) in got.iter().zip(&want).enumerate() {
             let (g, r) = (Element::to_f64(*g), Element::to_f64(*r));
             if (g - r).abs() > 2e-2 * (1.0 + r.abs()) {
@@ -116,14 +150,14 @@ where
             }
         }
         let ms = time_ms(stream, repeats, || {
-            apply(op, &x, &w, &b)?;
+            apply(op, &x, [&w, &b, &y])?;
             Ok(())
         })?;
-        rows.push((format!("{op} | {ROWS}x{n} | {dtype}"), gbps(ms)));
+        let g = gbps(ms) * tensors_moved(op) / 2.0;
+        rows.push((format!("{op} | {ROWS}x{n} | {dtype}"), g));
         println!(
-            "| {op} | {ROWS}x{n} | {dtype} | {:.0} | {:.2} |",
-            gbps(ms),
-            gbps(ms) / gbps(copy)
+            "| {op} | {ROWS}x{n} | {dtype} | {g:.0} | {:.2} |",
+            g / gbps(copy)
         );
     }
     Ok(())
