@@ -255,6 +255,9 @@ where
         D: HostBackend,
     {
         let (start, stride) = at.take();
+        // The host pass may call this from several threads at once (`eval_run`'s contract):
+        // the cell was set by `prepare` before the pass and is only read here, and the
+        // tensor behind the `Rc` is only read.
         match self.value.get() {
             Some(v) => read_run(D::host(v.0.view().storage()), start, stride, out),
             // As in `eval`: not reached.
