@@ -17,18 +17,13 @@ use crate::element::FloatElement;
 /// The body of `program` as the row launch hands it to the generator.
 fn compile_all(what: &str, p: &Program<'_, Cpu>, n_out: usize) {
     let leaves: Vec<DType> = p.leaves.iter().map(|l| l.dtype).collect();
-    // (vector, chunks, warp): element forms, then vectors of 4 with the last leaf constant
-    // along the row or not.
+    // (vector, chunks, warp): the element form held in registers by a warp, vectors of 4
+    // held by a block with the last leaf constant along the row, the re-reading form.
     let last_leaf = 1u16 << (n_out + leaves.len() - 1);
-    let forms: [((u8, u16), u8, bool); 8] = [
-        ((1, 0), 1, true),
-        ((4, 0), 8, true),
-        ((1, 0), 8, true),
-        ((1, 0), 2, false),
+    let forms: [((u8, u16), u8, bool); 3] = [
+        ((1, 0), 4, true),
         ((4, last_leaf), 8, false),
-        ((2, 0), 4, false),
         ((1, 0), 0, false),
-        ((4, last_leaf), 0, false),
     ];
     for (i, &(vector, chunks, warp)) in forms.iter().enumerate() {
         let body = FusedBody {
@@ -40,8 +35,8 @@ fn compile_all(what: &str, p: &Program<'_, Cpu>, n_out: usize) {
         };
         let dims = 1 + (i % 3) as u8;
         let (entry, src) = source_of(body, n_out, dims, vector, chunks, warp);
-        // PTX for every form; two of them as sm_90 CUBIN through ptxas.
-        let target = if i == 1 || i == 4 {
+        // PTX for every form; the vector form as sm_90 CUBIN through ptxas.
+        let target = if i == 1 {
             Target::Cubin("sm_90")
         } else {
             Target::Ptx("compute_90")
