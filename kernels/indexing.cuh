@@ -10,8 +10,9 @@
 // Safety: an index value outside [0, size) after wrapping is never dereferenced (a gather writes
 // zero bits instead, a scatter skips it), so no index value reads or writes outside the views the
 // host checked. A gather reports the first such value it meets (ts_idx_report), which the host
-// reads back after the kernel and returns as a typed error; the host checks a scatter's indices
-// before its launch.
+// reads back after the kernel and returns as a typed error; so does a scatter given a report
+// flag (bad != 0: a scatter into a tensor the op made, dropped on the error); the host checks
+// the indices of a scatter into the caller's tensor before its launch (ts_idx_check).
 //
 // Scatter reductions (K): 0 assign (a plain store; duplicates: one unspecified writer wins),
 // 1 sum, 2 prod, 3 amax, 4 amin (NaN propagating, as ts_max / ts_min). Sums use the hardware
@@ -201,8 +202,8 @@ __device__ __forceinline__ void ts_idx_check(const I* __restrict__ idx, index_t 
   }
 }
 
-// Where position i's value lands (`*at`, relative to `out`) and the value; false for an
-// out-of-range index, which lands nowhere.
+// Where position i's value lands (`*at`, relative to `out`), the value, and the raw index
+// (for a report); false for an out-of-range index, which lands nowhere.
 template <typename T, typename I, int N, typename index_t, typename offset_t>
 __device__ __forceinline__ bool ts_scatter_one(const T* __restrict__ src,
                                                typename ts_compute<T>::type value,
@@ -210,47 +211,56 @@ __device__ __forceinline__ bool ts_scatter_one(const T* __restrict__ src,
                                                long long size, long long step, int wrap,
                                                int has_src,
                                                const OffsetCalculator<N, 3, index_t, offset_t>& calc,
-                                               long long* at, T* x) {
+                                               long long* at, T* x, I* raw) {
   offset_t o[3];
   calc.get(i, o);
-  const long long v = ts_idx_resolve(idx[o[0]], size, wrap);
+  *raw = idx[o[0]];
+  const long long v = ts_idx_resolve(*raw, size, wrap);
   *at = (long long)o[2] + v * step;
   *x = has_src ? src[o[1]] : ts_conv<T>::from(value);
   return v >= 0;
 }
 
-// Four positions a round: their index and source loads first, then the four updates.
+// Four positions a round: their index and source loads first, then the four updates. An
+// out-of-range index is skipped, and reported when `bad` is not null.
 template <int K, typename T, typename I, int N, typename index_t, typename offset_t>
 __device__ __forceinline__ void ts_scatter(T* out, const T* __restrict__ src,
                                            typename ts_compute<T>::type value,
                                            const I* __restrict__ idx, index_t n, long long size,
                                            long long step, int wrap, int has_src,
-                                           const OffsetCalculator<N, 3, index_t, offset_t>& calc) {
+                                           const OffsetCalculator<N, 3, index_t, offset_t>& calc,
+                                           unsigned long long* bad) {
   const index_t stride = (index_t)gridDim.x * blockDim.x;
   index_t i = (index_t)blockIdx.x * blockDim.x + threadIdx.x;
   for (; (unsigned long long)i + 3ull * stride < (unsigned long long)n; i += 4 * stride) {
     long long at[4];
     T x[4];
+    I raw[4];
     bool ok[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       ok[u] = ts_scatter_one<T, I, N, index_t, offset_t>(src, value, idx, i + (index_t)u * stride,
                                                          size, step, wrap, has_src, calc, &at[u],
-                                                         &x[u]);
+                                                         &x[u], &raw[u]);
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       if (ok[u]) {
         ts_sc_apply<K, T>(out + at[u], x[u]);
+      } else if (bad) {
+        ts_idx_report(bad, raw[u]);
       }
     }
   }
   for (; i < n; i += stride) {
     long long at;
     T x;
+    I raw;
     if (ts_scatter_one<T, I, N, index_t, offset_t>(src, value, idx, i, size, step, wrap, has_src,
-                                                   calc, &at, &x)) {
+                                                   calc, &at, &x, &raw)) {
       ts_sc_apply<K, T>(out + at, x);
+    } else if (bad) {
+      ts_idx_report(bad, raw);
     }
   }
 }

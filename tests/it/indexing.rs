@@ -502,6 +502,46 @@ fn out_of_range<D: TestDevice + ScatterBackend<f32> + ScatterBackend<i64>>(dev: 
             assert!(is_oob(&e));
         }
         assert_eq!(host(&big), guard, "index {bad}: written despite the error");
+        // Out of place: the op's own copy is dropped (on the GPU the scatter kernel itself
+        // finds the index), `x` is untouched, and the error names the value.
+        let before = host(&x);
+        let src = x.view();
+        let two = src.narrow(0, 0, 2).unwrap();
+        let mut errors = vec![
+            ("scatter_add", x.scatter_add(0, &i, &src).unwrap_err()),
+            ("scatter", x.scatter(0, &i, &src).unwrap_err()),
+            ("index_add", x.index_add(0, &i1, &two, 2.0).unwrap_err()),
+            (
+                "scatter_reduce",
+                x.scatter_reduce(0, &i, &src, ScatterReduce::Amax, true)
+                    .unwrap_err(),
+            ),
+            (
+                "scatter_reduce",
+                x.scatter_reduce(0, &i, &src, ScatterReduce::Mean, false)
+                    .unwrap_err(),
+            ),
+        ];
+        if bad != -1 {
+            // index_fill wraps negatives: -1 is the last row.
+            errors.push(("index_fill", x.index_fill(0, &i1, 1.0).unwrap_err()));
+        }
+        for (name, e) in errors {
+            match &e {
+                Error::Layout(LayoutError::IndexOutOfRange {
+                    op,
+                    index,
+                    dim,
+                    size,
+                }) => assert_eq!((*op, *index, *dim, *size), (name, bad, 0, 3)),
+                other => panic!("{name}: {other}"),
+            }
+        }
+        assert_eq!(
+            host(&x),
+            before,
+            "index {bad}: an out-of-place op wrote its input"
+        );
     }
     // take wraps negatives down to -numel, no further.
     let t = dev.upload(&Tensor::from_vec(&[1], vec![-13i64]).unwrap());
@@ -570,6 +610,92 @@ where
         }
     }
 }
+
+/// `gather` along the last dim (`torch.gather(x, -1, i)`, the NLL-loss and top-k pattern):
+/// widths that are and are not multiples of 4 and 16-byte words, an index view shifted by one
+/// element, a transposed and shifted source, `i32` and `i64` indices, 1- to 8-byte elements,
+/// against a host copy; and one bad index among good ones (the typed error naming it).
+fn gather_last_dim<T, D>(dev: &D, make: fn(usize) -> T)
+where
+    T: typestate_tensor::element::Element + PartialEq + std::fmt::Debug,
+    D: TestDevice + IndexBackend<T>,
+{
+    let mut rng = Rng(0x0a11_9e44_c0de_0004);
+    for width in [4usize, 6, 8, 12, 64, 100, 1028] {
+        for (shift, transposed) in [(0usize, false), (1, false), (0, true), (1, true)] {
+            let (rows, cols) = (1 + rng.below(6), 1 + rng.below(40));
+            let data: Vec<T> = (0..rows * (cols + 1)).map(|v| make(v * 5 + 1)).collect();
+            // The source: [rows, cols], row-major or the transpose of a [cols, rows] table,
+            // a column in from the edge when shifted.
+            let table = if transposed {
+                dev.upload(&Tensor::from_vec(&[cols + 1, rows], data.clone()).unwrap())
+            } else {
+                dev.upload(&Tensor::from_vec(&[rows, cols + 1], data.clone()).unwrap())
+            };
+            let full = if transposed { table.t() } else { table.view() };
+            let src = full.narrow(1, shift, cols).unwrap();
+            let host_src = host(&src.contiguous().unwrap());
+            let idx: Vec<i64> = (0..rows * (width + shift))
+                .map(|_| rng.below(cols) as i64)
+                .collect();
+            let i_full =
+                dev.upload(&Tensor::from_vec(&[rows, width + shift], idx.clone()).unwrap());
+            let i = i_full.narrow(1, shift, width).unwrap();
+            let want: Vec<T> = (0..rows * width)
+                .map(|p| {
+                    let (r, c) = (p / width, p % width);
+                    host_src[r * cols + idx[r * (width + shift) + shift + c] as usize]
+                })
+                .collect();
+            let name = T::DTYPE.name();
+            let got = src.gather(-1, &i).unwrap();
+            assert_eq!(
+                host(&got),
+                want,
+                "{name} width {width} shift {shift} transposed {transposed}"
+            );
+            let idx32: Vec<i32> = idx.iter().map(|&v| v as i32).collect();
+            let i32_full = dev.upload(&Tensor::from_vec(&[rows, width + shift], idx32).unwrap());
+            let got = src
+                .gather(1, &i32_full.narrow(1, shift, width).unwrap())
+                .unwrap();
+            assert_eq!(host(&got), want, "{name} i32 width {width} shift {shift}");
+        }
+        // One bad value among good ones.
+        let src = dev.upload(&Tensor::from_vec(&[2, 3], (0..6).map(make).collect()).unwrap());
+        let mut idx = vec![0i64; 2 * width];
+        idx[width + 2] = 3;
+        let i = dev.upload(&Tensor::from_vec(&[2, width], idx).unwrap());
+        match src.gather(1, &i).unwrap_err() {
+            Error::Layout(LayoutError::IndexOutOfRange {
+                op,
+                index,
+                dim,
+                size,
+            }) => assert_eq!((op, index, dim, size), ("gather", 3, 1, 3)),
+            other => panic!("{other}"),
+        }
+    }
+}
+
+fn gather_last_dim_of_every_width<D>(dev: &D)
+where
+    D: TestDevice
+        + IndexBackend<u8>
+        + IndexBackend<half::f16>
+        + IndexBackend<f32>
+        + IndexBackend<f64>,
+{
+    gather_last_dim(dev, |v| (v % 251) as u8);
+    gather_last_dim(dev, |v| half::f16::from_f32((v % 1000) as f32 - 500.0));
+    gather_last_dim(dev, |v| v as f32 * 0.5 - 100.0);
+    gather_last_dim(dev, |v| v as f64 * -0.25 + 7.0);
+}
+test_device!(
+    gather_last_dim_of_every_width,
+    gather_last_dim_of_every_width_cpu,
+    gather_last_dim_of_every_width_gpu
+);
 
 fn index_select_rows_of_every_width<D>(dev: &D)
 where

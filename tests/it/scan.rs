@@ -250,3 +250,96 @@ test_device!(
     scan_into_forms_and_edges_cpu,
     scan_into_forms_and_edges_gpu
 );
+
+/// Few long rows, which the GPU scans in tiles with decoupled look-back (rows over 4096
+/// elements, fewer rows than resident blocks): 1 and 3 rows of lengths that leave a partial
+/// last tile, up to 74 tiles a row (more than one 32-tile look-back window), and one row of
+/// 2^22. Exact references: `f32` sums of integers in [-8, 8] stay below 2^24 in magnitude
+/// (exact in any grouping), `i64` sums and `i32` products wrap as the `i128` fold truncated,
+/// `cummax` / `cummin` over values with many ties (the later index wins), `logcumsumexp` within
+/// the module's bound.
+fn long_rows<D: OrderDevice>(dev: &D) {
+    let mut rng = Rng(0x1357_9bdf_2468_ace1);
+    let shapes: [&[usize]; 5] = [
+        &[1, 4097],
+        &[3, 65_549],
+        &[1, 300_001],
+        &[2, 8192],
+        &[1, 1 << 22],
+    ];
+    for shape in shapes {
+        let (rows, n) = (shape[0], shape[1]);
+        let small: Vec<i64> = (0..rows * n).map(|_| rng.below(17) as i64 - 8).collect();
+        let lanes = |v: &[i64]| v.chunks(n).map(<[i64]>::to_vec).collect::<Vec<_>>();
+        // i64 cumsum (every shape) and i32 cumprod (wrapping), exact.
+        let x = dev.upload(&typestate_tensor::Tensor::from_vec(shape, small.clone()).unwrap());
+        let got = host(&x.cumsum(-1).expect("cumsum i64"));
+        for (r, lane) in lanes(&small).iter().enumerate() {
+            let mut acc: i64 = 0;
+            for (j, &v) in lane.iter().enumerate() {
+                acc = acc.wrapping_add(v);
+                assert_eq!(got[r * n + j], acc, "i64 cumsum {shape:?} at [{r}, {j}]");
+            }
+        }
+        if n > 300_001 {
+            continue;
+        }
+        let ints: Vec<i32> = small.iter().map(|&v| v as i32 | 1).collect();
+        let x = dev.upload(&typestate_tensor::Tensor::from_vec(shape, ints.clone()).unwrap());
+        let got = host(&x.cumprod(-1).expect("cumprod i32"));
+        for r in 0..rows {
+            let mut acc: i64 = 1;
+            for j in 0..n {
+                acc = acc.wrapping_mul(i64::from(ints[r * n + j]));
+                assert_eq!(got[r * n + j], acc, "i32 cumprod {shape:?} at [{r}, {j}]");
+            }
+        }
+        let floats: Vec<f32> = small.iter().map(|&v| v as f32).collect();
+        let x = dev.upload(&typestate_tensor::Tensor::from_vec(shape, floats.clone()).unwrap());
+        let got = host(&x.cumsum(-1).expect("cumsum f32"));
+        let (vmax, imax) = x.cummax(-1).expect("cummax");
+        let (vmin, imin) = x.cummin(-1).expect("cummin");
+        let (vmax, imax, vmin, imin) = (host(&vmax), host(&imax), host(&vmin), host(&imin));
+        let lcse = host(&x.logcumsumexp(-1).expect("logcumsumexp"));
+        for r in 0..rows {
+            let (mut sum, mut hi, mut lo) =
+                (0f64, (f64::NEG_INFINITY, 0i64), (f64::INFINITY, 0i64));
+            let mut lse = f64::NEG_INFINITY;
+            for j in 0..n {
+                let p = r * n + j;
+                let v = f64::from(floats[p]);
+                sum += v;
+                if v >= hi.0 {
+                    hi = (v, j as i64);
+                }
+                if v <= lo.0 {
+                    lo = (v, j as i64);
+                }
+                lse = log_add_exp(v, lse);
+                assert_eq!(f64::from(got[p]), sum, "f32 cumsum {shape:?} at [{r}, {j}]");
+                assert_eq!(
+                    (f64::from(vmax[p]), imax[p]),
+                    hi,
+                    "cummax {shape:?} at [{r}, {j}]"
+                );
+                assert_eq!(
+                    (f64::from(vmin[p]), imin[p]),
+                    lo,
+                    "cummin {shape:?} at [{r}, {j}]"
+                );
+                let bound = 8.0 * (j + 1) as f64 * f64::from(f32::EPSILON) * (lse.abs() + 1.0);
+                let err = (f64::from(lcse[p]) - lse).abs();
+                assert!(
+                    err <= bound,
+                    "logcumsumexp {shape:?} at [{r}, {j}]: {} vs {lse}",
+                    lcse[p]
+                );
+            }
+        }
+    }
+}
+test_device!(
+    long_rows,
+    long_rows_scan_in_tiles_cpu,
+    long_rows_scan_in_tiles_gpu
+);

@@ -14,7 +14,8 @@ use crate::device::Cpu;
 use crate::element::{Element, Numeric};
 use crate::error::{LayoutError, Result};
 use crate::tensor::indexing::{
-    GatherJob, IndexElement, IndexEngine, ScatterJob, ScatterReduce, ScatterReduceEngine,
+    GatherJob, IndexCheck, IndexElement, IndexEngine, ScatterJob, ScatterReduce,
+    ScatterReduceEngine,
 };
 use crate::tensor::{TensorView, TensorViewMut};
 
@@ -89,6 +90,9 @@ fn check_shape(op: &'static str, shape: &[usize], other: &[usize], dim: usize) -
 // only at positions of `dst`'s layout. Every index is checked before the first write, and
 // every access is a bounds-checked slice index, so no index value reaches outside a view.
 unsafe impl<T: Element> IndexEngine<T> for Cpu {
+    /// `check_all` walks the index before the first write of every call.
+    const CHECKS: IndexCheck = IndexCheck::BeforeWriting;
+
     fn gather<I: IndexElement>(
         &self,
         job: &GatherJob<'_, T, I, Cpu>,

@@ -392,7 +392,9 @@ pub(crate) fn check<I: IndexElement>(
 }
 
 /// Queues a scatter (see [`ScatterJob`]) with reduction `reduce` into `dst` on `gpu`'s
-/// default stream.
+/// default stream. A job not `range_checked` has the kernel report the first out-of-range
+/// index it meets, read back after it (one synchronisation) as
+/// `LayoutError::IndexOutOfRange`; `dst` is then partly written.
 pub(crate) fn scatter<T: Element, I: IndexElement>(
     gpu: &Gpu,
     job: &ScatterJob<'_, T, I, Gpu>,
@@ -485,6 +487,13 @@ pub(crate) fn scatter<T: Element, I: IndexElement>(
     p.push(&i32::from(job.wrap).to_le_bytes());
     p.push(&i32::from(job.src.is_some()).to_le_bytes());
     p.push(&calc_bytes);
+    // An unchecked job (a destination the op made) has the kernel report a bad index.
+    let mut bad = if job.range_checked {
+        None
+    } else {
+        Some(BadIndex::new(gpu, op, stream)?)
+    };
+    p.push(&bad.as_mut().map_or(0, BadIndex::ptr).to_le_bytes());
     let mut args = LaunchArgs::new(p);
     // SAFETY: as in `gather`: the parameters match the entry point (`IndexSpec::tail`; the
     // scalar in the element's compute type, as `ScalarBytes` writes it); the calculator maps
@@ -494,6 +503,13 @@ pub(crate) fn scatter<T: Element, I: IndexElement>(
     // `v * step` only for `0 <= v < size`, a position of the destination's layout (the index
     // is no larger than it in every other dim, checked above). Atomics and plain stores touch
     // only those elements (the 16-bit CAS rewrites the neighbouring half of the aligned word
-    // unchanged, atomically). Stream order as in `gather`.
-    unsafe { queue(stream, &kernel, grid, &mut args) }
+    // unchanged, atomically). `bad`, when given, is two live `u64` only this kernel writes
+    // (ordered at its creation); null otherwise, which the kernel never dereferences. Stream
+    // order as in `gather`.
+    unsafe { queue(stream, &kernel, grid, &mut args) }?;
+    match bad {
+        // The destination is the op's own, dropped by the tensor layer on an error.
+        Some(bad) => bad.read(stream, op, dim, size),
+        None => Ok(()),
+    }
 }

@@ -6,10 +6,12 @@
 //!
 //! Out-of-range indices: a gather's kernel reports the first out-of-range index it meets in a
 //! two-word device flag read back after it (one synchronisation per gather), and
-//! `LayoutError::IndexOutOfRange` names it; a scatter's indices are checked the same way by a
-//! kernel of their own before it (one read of the index, one synchronisation), so nothing is
-//! written when one is out of range. Every kernel also skips any access whose
-//! index is out of range, so no index value can reach memory outside a view.
+//! `LayoutError::IndexOutOfRange` names it; so does a scatter into a tensor the op made
+//! itself (an out-of-place `scatter_add`, a step on a copy), whose result is then dropped.
+//! A scatter into the caller's tensor (the in-place ops) has its indices checked the same way
+//! by a kernel of their own before it (one more read of the index), so nothing is written
+//! when one is out of range. Every kernel also skips any access whose index is out of range,
+//! so no index value can reach memory outside a view.
 //!
 //! Scatter reductions run as atomics: `f32`, `f64`, `i32`, `u32`, `i64`, `u64` sums on the
 //! hardware's `atomicAdd`, integer max / min on `atomicMax` / `atomicMin`, the rest
@@ -24,7 +26,8 @@ use crate::element::Element;
 use crate::error::Result;
 use crate::runtime::Gpu;
 use crate::tensor::indexing::{
-    GatherJob, IndexElement, IndexEngine, ScatterJob, ScatterReduce, ScatterReduceEngine,
+    GatherJob, IndexCheck, IndexElement, IndexEngine, ScatterJob, ScatterReduce,
+    ScatterReduceEngine,
 };
 use crate::tensor::{TensorView, TensorViewMut};
 
@@ -34,8 +37,9 @@ use crate::tensor::{TensorView, TensorViewMut};
 // `scatter_assign` writes only destination elements. Neither reads outside a view for any
 // index value (`launch.rs`).
 unsafe impl<T: Element> IndexEngine<T> for Gpu {
-    /// The gather kernel reports the first out-of-range index it meets (`launch.rs`).
-    const GATHER_CHECKS_RANGE: bool = true;
+    /// The gather and scatter kernels report the first out-of-range index they meet
+    /// (`launch.rs`), after writing.
+    const CHECKS: IndexCheck = IndexCheck::AfterWriting;
 
     fn gather<I: IndexElement>(
         &self,

@@ -118,8 +118,9 @@ impl IndexSpec {
                 s,
                 "extern \"C\" __global__ void __launch_bounds__(TS_IDX_THREADS) {entry}(\n    \
                  {t}* out, const {t}* __restrict__ src, {c} value, const {i}* __restrict__ idx,\n    \
-                 {index} n, long long size, long long step, int wrap, int has_src, {calc} calc) {{\n  \
-                 ts_scatter<{k}, {t}, {i}, {n}, {index}, {offset}>(out, src, value, idx, n, size, step, wrap, has_src, calc);\n}}"
+                 {index} n, long long size, long long step, int wrap, int has_src, {calc} calc,\n    \
+                 unsigned long long* bad) {{\n  \
+                 ts_scatter<{k}, {t}, {i}, {n}, {index}, {offset}>(out, src, value, idx, n, size, step, wrap, has_src, calc, bad);\n}}"
             ),
             IndexKind::Check => writeln!(
                 s,

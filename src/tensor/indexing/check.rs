@@ -8,12 +8,12 @@ use crate::tensor::backend::views::TensorView;
 use crate::tensor::{Backend, Tensor, TensorViewMut};
 
 use super::engine::sealed::IndexEngine;
-use super::engine::{GatherJob, IndexElement};
+use super::engine::{GatherJob, IndexCheck, IndexElement};
 
 /// Checks that every value of `index` lies in `[0, size)` (or `[-size, size)` when `wrap`),
 /// with one min and one max reduction over it, read back: for engines without a check of
-/// their own (`IndexEngine::check_indices`, `GATHER_CHECKS_RANGE`; the GPU checks in its
-/// kernels). An empty index is always in range.
+/// their own (`IndexEngine::CHECKS`, `IndexEngine::check_indices`). An empty index is always
+/// in range.
 ///
 /// # Errors
 /// [`LayoutError::IndexOutOfRange`] naming the smallest or largest value out of range.
@@ -124,7 +124,9 @@ pub(crate) fn run_gather<T: Element, I: IndexElement, D: IndexEngine<T>>(
 ) -> Result<Tensor<T, D>> {
     let device = src.repr.device;
     device.check_device(op, index.storage())?;
-    if !<D as IndexEngine<T>>::GATHER_CHECKS_RANGE {
+    // A gather writes only the result made here, dropped on an error: an engine that finds
+    // bad indices itself, before or while writing, needs no check first.
+    if <D as IndexEngine<T>>::CHECKS == IndexCheck::Never {
         check_range(op, &index, dim, src.shape()[dim], wrap)?;
     }
     let layout = Layout::contiguous(index.shape())?;

@@ -2,7 +2,7 @@
 //! size may come from the data (a max read back, as PyTorch reads it).
 
 use super::check::{check_range, min_max, mismatch};
-use super::scatter::{reduce, Values};
+use super::scatter::{reduce, Owner, Values};
 use super::{IndexElement, ScatterBackend};
 use crate::element::Numeric;
 use crate::error::{LayoutError, Result};
@@ -31,7 +31,7 @@ impl<I: IndexElement, D: ScatterBackend<i64>, S: ReadRepr<I, D>> Tensor<I, D, S>
         check_range(OP, &index, last, classes, false)?;
         let mut out = Tensor::<i64, D>::zeros_on(&shape, self.device())?;
         let idx = index.unsqueeze(-1)?;
-        let dst = out.view_mut();
+        let dst = (out.view_mut(), Owner::Op);
         reduce(
             OP,
             dst,
@@ -56,7 +56,7 @@ impl<I: IndexElement, D: ScatterBackend<i64>, S: ReadRepr<I, D>> Tensor<I, D, S>
         let values = Values::Value(1);
         reduce(
             "bincount",
-            out.view_mut(),
+            (out.view_mut(), Owner::Op),
             0,
             index,
             values,
@@ -89,7 +89,7 @@ impl<I: IndexElement, D: ScatterBackend<i64>, S: ReadRepr<I, D>> Tensor<I, D, S>
         let values = Values::Src(weights);
         reduce(
             OP,
-            out.view_mut(),
+            (out.view_mut(), Owner::Op),
             0,
             index,
             values,

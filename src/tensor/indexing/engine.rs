@@ -3,11 +3,14 @@
 //! `scatter*`, `index_add`, `index_copy`, `index_fill`, `one_hot`, `bincount`,
 //! `masked_select`, `masked_scatter`) is built from in the tensor layer.
 //!
-//! The tensor layer checks shapes and **every index value** before it builds a job (a min /
-//! max over the index tensor, `indexing/check.rs`), so an engine sees only indices inside the
-//! indexed dim. Engines still never access memory outside a view for any index value: the CPU
-//! engine checks each index again and returns [`LayoutError::IndexOutOfRange`] before it
-//! writes anything; a GPU kernel skips an access whose index is out of range.
+//! The tensor layer checks shapes before it builds a job, and **every index value** unless
+//! the engine finds bad indices itself where that loses nothing ([`IndexCheck`]): the CPU
+//! engine checks each index before it writes anything, so its jobs are never pre-checked; the
+//! GPU's gather and its scatters into a tensor the op made itself (out-of-place ops, steps on
+//! a copy) report a bad index from the kernel that meets it, and the op drops its result;
+//! only a GPU scatter into the caller's tensor is checked first (one kernel over the index).
+//! Engines never access memory outside a view for any index value: a GPU kernel skips an
+//! access whose index is out of range.
 //!
 //! [`LayoutError::IndexOutOfRange`]: crate::error::LayoutError::IndexOutOfRange
 
@@ -116,7 +119,9 @@ pub struct GatherJob<'v, T: Element, I: IndexElement, D: Backend> {
 /// Made only by the tensor layer, after its checks:
 /// 1. `index`, `src` (when present) and the destination have one rank; `src` has `index`'s
 ///    shape (the tensor layer narrows it); the destination has it in every dim but `dim`.
-/// 2. Every index is in range as in [`GatherJob`] (rule 2).
+/// 2. When `range_checked`, every index is in range as in [`GatherJob`] (rule 2). Otherwise
+///    the engine finds out-of-range indices itself (its [`IndexCheck`] says how) and the
+///    destination is a tensor the op made, dropped unread on an error.
 /// 3. The destination holds valid values: it is read (by every reduction but `Assign`) and
 ///    written only at the positions indexed.
 pub struct ScatterJob<'v, T: Element, I: IndexElement, D: Backend> {
@@ -132,8 +137,40 @@ pub struct ScatterJob<'v, T: Element, I: IndexElement, D: Backend> {
     pub wrap: bool,
     /// How a value combines with the destination ([`ScatterReduce::Mean`] is never sent).
     pub reduce: ScatterReduce,
+    /// Whether the tensor layer checked every index (rule 2); `false` only where the
+    /// engine's [`IndexCheck`] lets it find them itself.
+    pub range_checked: bool,
     /// The public op, for errors.
     pub op: &'static str,
+}
+
+/// When an engine's gather and scatter find out-of-range indices themselves (its
+/// `IndexEngine::CHECKS`), so that the tensor layer need not read the index tensor first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexCheck {
+    /// Never: the tensor layer checks every index before each call.
+    Never,
+    /// Before anything is written: an out-of-range index is
+    /// [`LayoutError::IndexOutOfRange`] with the destination untouched, so no job needs a
+    /// check first (the CPU).
+    BeforeWriting,
+    /// While running: the call returns [`LayoutError::IndexOutOfRange`] after it, with the
+    /// destination's contents unspecified (valid values, never out-of-view writes). The
+    /// tensor layer skips its check only where the destination is a tensor the op made and
+    /// drops on an error: a gather's result, a scatter into a copy (the GPU).
+    AfterWriting,
+}
+
+impl IndexCheck {
+    /// Whether a scatter into a destination that `scratch` says the op made itself (true)
+    /// or the caller owns (false) needs the tensor layer's check first.
+    pub(crate) fn scatter_needs_check(self, scratch: bool) -> bool {
+        match self {
+            IndexCheck::Never => true,
+            IndexCheck::BeforeWriting => false,
+            IndexCheck::AfterWriting => !scratch,
+        }
+    }
 }
 
 pub(crate) mod sealed {
@@ -153,12 +190,11 @@ pub(crate) mod sealed {
     /// outputs are then unspecified but valid). Elements of `dst`'s storage outside its layout
     /// are untouched.
     pub unsafe trait IndexEngine<T: Element>: Backend {
-        /// Whether [`IndexEngine::gather`] finds every out-of-range index itself and returns
-        /// [`crate::error::LayoutError::IndexOutOfRange`] for one of them, after writing all
-        /// of `dst` (which the tensor layer then drops unread), so that the tensor layer need
-        /// not read the index tensor's range first. `false`: the tensor layer checks it
-        /// before the call.
-        const GATHER_CHECKS_RANGE: bool = false;
+        /// When [`IndexEngine::gather`] and the scatters find an out-of-range index
+        /// themselves and return [`crate::error::LayoutError::IndexOutOfRange`] for it
+        /// ([`IndexCheck`]); a gather's destination is always the op's own result, dropped
+        /// unread on an error. A scatter whose job is not `range_checked` must find them.
+        const CHECKS: IndexCheck = IndexCheck::Never;
 
         /// Runs a [`GatherJob`] into `dst`.
         ///

@@ -5,7 +5,7 @@
 //! device.
 
 use super::check::{mismatch, run_gather};
-use super::scatter::{assign, Values};
+use super::scatter::{assign, Owner, Values};
 use super::IndexBackend;
 use crate::element::Element;
 use crate::error::{LayoutError, Result};
@@ -126,7 +126,15 @@ impl<T: Element, D: IndexBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         let src = flat(&source)?;
         let mut out = flat(&self.view())?;
         let values = Values::Src(src.view().narrow(0, 0, k)?);
-        assign(OP, out.view_mut(), 0, idx.view(), values, false, false)?;
+        assign(
+            OP,
+            (out.view_mut(), Owner::Op),
+            0,
+            idx.view(),
+            values,
+            false,
+            false,
+        )?;
         Ok(out.into_reshape(self.shape())?)
     }
 }

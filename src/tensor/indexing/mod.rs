@@ -13,13 +13,14 @@
 //!   scatters with the same spread index; `one_hot` and `bincount` scatter into zeros.
 //! - **Indices out of range never reach memory.** A value out of range is
 //!   [`LayoutError::IndexOutOfRange`] (naming the op, the value, the dim and its size), and
-//!   nothing is written: the CPU reads the index tensor's min and max before the job; on the
-//!   GPU a gather's kernel reports the first bad index it meets in a device flag read back
-//!   after it (the fresh result is dropped), and a scatter's indices are checked by one
-//!   kernel before it, a synchronisation per op either way (PyTorch instead asserts in the
-//!   kernel, which kills the CUDA context). The kernels also skip any out-of-range access,
-//!   and the CPU engine checks every index again before it writes, so no index value can
-//!   make an access leave a tensor.
+//!   neither `self` nor any argument is written: the CPU engine checks every index before
+//!   it writes anything; on the GPU the kernel of a gather, or of a scatter into a result
+//!   the op made (every out-of-place op: `scatter_add`, `index_add`, `scatter`, ...), reports
+//!   the first bad index it meets in a device flag read back after it, and the result is
+//!   dropped; an in-place scatter (`scatter_add_`, ...) has its indices checked by one kernel
+//!   before it, so the caller's tensor is untouched. A synchronisation per op either way
+//!   (PyTorch instead asserts in the kernel, which kills the CUDA context). The kernels also
+//!   skip any out-of-range access, so no index value can make an access leave a tensor.
 //! - **Negative indices** are out of range as in PyTorch's `gather`, `scatter*`,
 //!   `index_select`, `index_add`, `index_copy`, `embedding`, `one_hot` and `bincount`; they
 //!   count from the end in `take` and `index_fill`, as PyTorch's do.
@@ -39,7 +40,7 @@ mod scatter;
 
 #[allow(unused_imports)] // implemented by the engines
 pub(crate) use engine::sealed::{IndexEngine, ScatterReduceEngine};
-pub(crate) use engine::{GatherJob, ScatterJob};
+pub(crate) use engine::{GatherJob, IndexCheck, ScatterJob};
 pub use engine::{IndexBackend, IndexElement, ScatterBackend, ScatterReduce};
 
 use super::repr::ReadRepr;

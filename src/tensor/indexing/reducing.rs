@@ -2,12 +2,12 @@
 //! and in place (`_`), on the types a device scatters with a reduction ([`ScatterBackend`]).
 
 use super::engine::{IndexElement, ScatterReduce};
-use super::scatter::{assign, reduce, Values};
+use super::scatter::{assign, reduce, Owner, Values};
 use super::ScatterBackend;
 use crate::element::{DType, DivRem, Numeric};
 use crate::error::Result;
 use crate::tensor::repr::{ReadRepr, WriteRepr};
-use crate::tensor::{AsView, Dim, Tensor, TensorView};
+use crate::tensor::{AsView, Dim, Tensor, TensorView, TensorViewMut};
 
 /// The value a reduction starts from where `include_self` is false.
 fn identity<T: Numeric>(r: ScatterReduce) -> T {
@@ -35,16 +35,9 @@ impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
     ) -> Result<()> {
         let values = Values::Src(src.view());
-        let (dst, dim) = (self.view_mut(), dim.to_isize());
-        reduce(
-            "scatter_add_",
-            dst,
-            dim,
-            index.view(),
-            values,
-            false,
-            ScatterReduce::Sum,
-        )
+        let dst = (self.view_mut(), Owner::Caller);
+        let (dim, sum) = (dim.to_isize(), ScatterReduce::Sum);
+        reduce("scatter_add_", dst, dim, index.view(), values, false, sum)
     }
 
     /// PyTorch's `self.scatter_reduce_(dim, index, src, reduce, include_self)`: each source
@@ -68,22 +61,17 @@ impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         T: DivRem,
     {
         const OP: &str = "scatter_reduce_";
-        let d = dim.to_isize();
-        let index = index.view();
-        if reduce_op == ScatterReduce::Assign {
-            let values = Values::Src(src.view());
-            return assign(OP, self.view_mut(), d, index, values, false, false);
-        }
-        if include_self && reduce_op != ScatterReduce::Mean {
+        let (d, index, src) = (dim.to_isize(), index.view(), src.view());
+        if one_step(reduce_op, include_self) {
             // One step, whose job is checked before anything is written.
-            let values = Values::Src(src.view());
-            return reduce(OP, self.view_mut(), d, index, values, false, reduce_op);
+            let dst = (self.view_mut(), Owner::Caller);
+            return reduce_once(OP, dst, d, index, src, reduce_op);
         }
         // Several steps (the identity written first, or a sum, a count and a division): run
         // them on a copy, so that an error in a later step (a `src` of the wrong shape, say)
         // leaves `self` unchanged.
         let mut work = self.contiguous()?;
-        reduce_steps(OP, &mut work, d, index, src.view(), reduce_op, include_self)?;
+        reduce_steps(OP, &mut work, d, index, src, reduce_op, include_self)?;
         self.copy_from(&work)
     }
 
@@ -100,18 +88,15 @@ impl<T: Numeric, D: ScatterBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
         alpha: T,
     ) -> Result<()> {
-        const OP: &str = "index_add_";
-        let scaled;
-        let src = if alpha == T::ONE {
-            src.view()
-        } else {
-            let a = Tensor::full_on(&[], alpha, self.device())?;
-            scaled = src.view().mul(&a)?;
-            scaled.view()
-        };
-        let values = Values::Src(src);
-        let (dst, dim) = (self.view_mut(), dim.to_isize());
-        reduce(OP, dst, dim, index.view(), values, true, ScatterReduce::Sum)
+        let dst = (self.view_mut(), Owner::Caller);
+        index_add_into(
+            "index_add_",
+            dst,
+            dim.to_isize(),
+            index.view(),
+            src.view(),
+            alpha,
+        )
     }
 }
 
@@ -119,7 +104,7 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
     /// [`Tensor::scatter_add_`] on a row-major copy of `self`, returned (`torch.scatter_add`).
     ///
     /// # Errors
-    /// As [`Tensor::scatter_`].
+    /// As [`Tensor::scatter_`] (`self` is never written).
     pub fn scatter_add<I: IndexElement>(
         &self,
         dim: impl Dim,
@@ -127,7 +112,11 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
     ) -> Result<Tensor<T, D>> {
         let mut out = self.contiguous()?;
-        out.scatter_add_(dim, index, src)?;
+        let values = Values::Src(src.view());
+        // The copy is this op's own (`Owner::Op`): dropped on an error.
+        let dst = (out.view_mut(), Owner::Op);
+        let (dim, sum) = (dim.to_isize(), ScatterReduce::Sum);
+        reduce("scatter_add", dst, dim, index.view(), values, false, sum)?;
         Ok(out)
     }
 
@@ -146,8 +135,14 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
     where
         T: DivRem,
     {
+        const OP: &str = "scatter_reduce";
         let mut out = self.contiguous()?;
-        out.scatter_reduce_(dim, index, src, reduce_op, include_self)?;
+        let (d, index, src) = (dim.to_isize(), index.view(), src.view());
+        if one_step(reduce_op, include_self) {
+            reduce_once(OP, (out.view_mut(), Owner::Op), d, index, src, reduce_op)?;
+        } else {
+            reduce_steps(OP, &mut out, d, index, src, reduce_op, include_self)?;
+        }
         Ok(out)
     }
 
@@ -163,15 +158,66 @@ impl<T: Numeric, D: ScatterBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         alpha: T,
     ) -> Result<Tensor<T, D>> {
         let mut out = self.contiguous()?;
-        out.index_add_(dim, index, src, alpha)?;
+        let dst = (out.view_mut(), Owner::Op);
+        index_add_into(
+            "index_add",
+            dst,
+            dim.to_isize(),
+            index.view(),
+            src.view(),
+            alpha,
+        )?;
         Ok(out)
     }
 }
 
-/// [`Tensor::scatter_reduce_`]'s steps for `include_self == false` or `Mean`, on `dst`: the
-/// identity where values land (without `self`), then the reduction; for `Mean` a sum, a
-/// count of the values summed into each element (itself included when `include_self`), and
-/// a division where the count is not 0.
+/// Whether `scatter_reduce` with `reduce_op` is one scatter (else [`reduce_steps`]).
+fn one_step(reduce_op: ScatterReduce, include_self: bool) -> bool {
+    reduce_op == ScatterReduce::Assign || (include_self && reduce_op != ScatterReduce::Mean)
+}
+
+/// `scatter_reduce` as one scatter into `dst` (see [`one_step`]).
+fn reduce_once<T: Numeric, I: IndexElement, D: ScatterBackend<T>>(
+    op: &'static str,
+    dst: (TensorViewMut<'_, T, D>, Owner),
+    d: isize,
+    index: TensorView<'_, I, D>,
+    src: TensorView<'_, T, D>,
+    reduce_op: ScatterReduce,
+) -> Result<()> {
+    let values = Values::Src(src);
+    if reduce_op == ScatterReduce::Assign {
+        return assign(op, dst, d, index, values, false, false);
+    }
+    reduce(op, dst, d, index, values, false, reduce_op)
+}
+
+/// `index_add` into `dst`: `alpha · src` (scaled first unless `alpha` is one) summed in.
+fn index_add_into<T: Numeric, I: IndexElement, D: ScatterBackend<T>>(
+    op: &'static str,
+    dst: (TensorViewMut<'_, T, D>, Owner),
+    dim: isize,
+    index: TensorView<'_, I, D>,
+    src: TensorView<'_, T, D>,
+    alpha: T,
+) -> Result<()> {
+    let scaled;
+    let src = if alpha == T::ONE {
+        src
+    } else {
+        let a = Tensor::full_on(&[], alpha, dst.0.device())?;
+        scaled = src.mul(&a)?;
+        scaled.view()
+    };
+    let values = Values::Src(src);
+    reduce(op, dst, dim, index, values, true, ScatterReduce::Sum)
+}
+
+/// [`Tensor::scatter_reduce_`]'s steps for `include_self == false` or `Mean`, on `dst`, a
+/// copy the op made (so each step may find bad indices as it writes): the identity where
+/// values land (without `self`), then the reduction; for `Mean` a sum, a count of the values
+/// summed into each element (itself included when `include_self`), and a division where the
+/// count is not 0.
 fn reduce_steps<T: DivRem, I: IndexElement, D: ScatterBackend<T>>(
     op: &'static str,
     dst: &mut Tensor<T, D>,
@@ -183,26 +229,36 @@ fn reduce_steps<T: DivRem, I: IndexElement, D: ScatterBackend<T>>(
 ) -> Result<()> {
     if !include_self {
         let v = Values::Value(identity::<T>(reduce_op));
-        assign(op, dst.view_mut(), d, index.clone(), v, false, false)?;
+        assign(
+            op,
+            (dst.view_mut(), Owner::Op),
+            d,
+            index.clone(),
+            v,
+            false,
+            false,
+        )?;
     }
     if reduce_op != ScatterReduce::Mean {
+        let values = Values::Src(src);
         return reduce(
             op,
-            dst.view_mut(),
+            (dst.view_mut(), Owner::Op),
             d,
             index,
-            Values::Src(src),
+            values,
             false,
             reduce_op,
         );
     }
     let sum = ScatterReduce::Sum;
+    let values = Values::Src(src);
     reduce(
         op,
-        dst.view_mut(),
+        (dst.view_mut(), Owner::Op),
         d,
         index.clone(),
-        Values::Src(src),
+        values,
         false,
         sum,
     )?;
@@ -212,7 +268,15 @@ fn reduce_steps<T: DivRem, I: IndexElement, D: ScatterBackend<T>>(
         dst.zeros_like()?
     };
     let ones = Values::Value(T::ONE);
-    reduce(op, count.view_mut(), d, index, ones, false, sum)?;
+    reduce(
+        op,
+        (count.view_mut(), Owner::Op),
+        d,
+        index,
+        ones,
+        false,
+        sum,
+    )?;
     let device = dst.device().clone();
     let one = Tensor::full_on(&[], T::ONE, &device)?;
     let zero = Tensor::full_on(&[], T::ZERO, &device)?;

@@ -17,13 +17,25 @@ pub(super) enum Values<'a, T: Element, D: Backend> {
     Value(T),
 }
 
+/// Whose tensor a scatter writes, which decides when its indices are checked
+/// ([`IndexCheck::scatter_needs_check`](super::engine::IndexCheck::scatter_needs_check)).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// The caller's (an in-place op): nothing may be written before every index is known to
+    /// be in range.
+    Caller,
+    /// A tensor the op made and drops on an error (an out-of-place op's result, a step on a
+    /// copy): an engine may find bad indices while it writes.
+    Op,
+}
+
 /// Checks a scatter of `index` (and `src`) into `dst` along `dim` and builds its job. `spread`
 /// says the index is 1-D and spreads over `src`'s shape (or, for a scalar, over `dst`'s shape
 /// with `dim` of the index's length): the `index_*` ops.
 #[allow(clippy::too_many_arguments)]
 fn job<'a, T: Element, I: IndexElement, D: IndexEngine<T>>(
     op: &'static str,
-    dst: &TensorViewMut<'_, T, D>,
+    (dst, owner): (&TensorViewMut<'_, T, D>, Owner),
     dim: isize,
     index: TensorView<'a, I, D>,
     values: Values<'a, T, D>,
@@ -84,7 +96,8 @@ fn job<'a, T: Element, I: IndexElement, D: IndexEngine<T>>(
         }
         Values::Value(v) => (None, v),
     };
-    if !device.check_indices(op, &index, dim, dst_shape[dim], wrap)? {
+    let range_checked = <D as IndexEngine<T>>::CHECKS.scatter_needs_check(owner == Owner::Op);
+    if range_checked && !device.check_indices(op, &index, dim, dst_shape[dim], wrap)? {
         check_range(op, &index, dim, dst_shape[dim], wrap)?;
     }
     Ok(ScatterJob {
@@ -94,6 +107,7 @@ fn job<'a, T: Element, I: IndexElement, D: IndexEngine<T>>(
         dim,
         wrap,
         reduce,
+        range_checked,
         op,
     })
 }
@@ -112,7 +126,7 @@ fn dst_1d<'a, T: Element, D: Backend>(
 /// Runs an assigning scatter into `dst`.
 pub(super) fn assign<T: Element, I: IndexElement, D: IndexEngine<T>>(
     op: &'static str,
-    dst: TensorViewMut<'_, T, D>,
+    (dst, owner): (TensorViewMut<'_, T, D>, Owner),
     dim: isize,
     index: TensorView<'_, I, D>,
     values: Values<'_, T, D>,
@@ -122,7 +136,7 @@ pub(super) fn assign<T: Element, I: IndexElement, D: IndexEngine<T>>(
     let mut dst = dst_1d(dst)?;
     let job = job(
         op,
-        &dst,
+        (&dst, owner),
         dim,
         index,
         values,
@@ -138,7 +152,7 @@ pub(super) fn assign<T: Element, I: IndexElement, D: IndexEngine<T>>(
 #[allow(clippy::too_many_arguments)]
 pub(super) fn reduce<T: Numeric, I: IndexElement, D: ScatterReduceEngine<T>>(
     op: &'static str,
-    dst: TensorViewMut<'_, T, D>,
+    (dst, owner): (TensorViewMut<'_, T, D>, Owner),
     dim: isize,
     index: TensorView<'_, I, D>,
     values: Values<'_, T, D>,
@@ -146,7 +160,7 @@ pub(super) fn reduce<T: Numeric, I: IndexElement, D: ScatterReduceEngine<T>>(
     reduce: ScatterReduce,
 ) -> Result<()> {
     let mut dst = dst_1d(dst)?;
-    let job = job(op, &dst, dim, index, values, spread, false, reduce)?;
+    let job = job(op, (&dst, owner), dim, index, values, spread, false, reduce)?;
     let device = dst.repr.device;
     device.scatter_reduce(&job, &mut dst)
 }
@@ -168,9 +182,10 @@ impl<T: Element, D: IndexBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
     ) -> Result<()> {
         let values = Values::Src(src.view());
+        let dst = (self.view_mut(), Owner::Caller);
         assign(
             "scatter_",
-            self.view_mut(),
+            dst,
             dim.to_isize(),
             index.view(),
             values,
@@ -190,9 +205,10 @@ impl<T: Element, D: IndexBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         value: T,
     ) -> Result<()> {
         let values = Values::Value(value);
+        let dst = (self.view_mut(), Owner::Caller);
         assign(
             "scatter_",
-            self.view_mut(),
+            dst,
             dim.to_isize(),
             index.view(),
             values,
@@ -214,9 +230,10 @@ impl<T: Element, D: IndexBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         src: &impl AsView<T, D>,
     ) -> Result<()> {
         let values = Values::Src(src.view());
+        let dst = (self.view_mut(), Owner::Caller);
         assign(
             "index_copy_",
-            self.view_mut(),
+            dst,
             dim.to_isize(),
             index.view(),
             values,
@@ -237,9 +254,10 @@ impl<T: Element, D: IndexBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
         value: T,
     ) -> Result<()> {
         let values = Values::Value(value);
+        let dst = (self.view_mut(), Owner::Caller);
         assign(
             "index_fill_",
-            self.view_mut(),
+            dst,
             dim.to_isize(),
             index.view(),
             values,
@@ -250,19 +268,35 @@ impl<T: Element, D: IndexBackend<T>, S: WriteRepr<T, D>> Tensor<T, D, S> {
 }
 
 impl<T: Element, D: IndexBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
+    /// An assigning scatter into a row-major copy of `self`, returned. The copy is the op's
+    /// own until it returns ([`Owner::Op`]), so an engine may find a bad index while it
+    /// writes the copy, which is then dropped.
+    fn assign_copy<I: IndexElement>(
+        &self,
+        op: &'static str,
+        dim: impl Dim,
+        index: &impl AsView<I, D>,
+        values: Values<'_, T, D>,
+        (spread, wrap): (bool, bool),
+    ) -> Result<Tensor<T, D>> {
+        let mut out = self.contiguous()?;
+        let dst = (out.view_mut(), Owner::Op);
+        assign(op, dst, dim.to_isize(), index.view(), values, spread, wrap)?;
+        Ok(out)
+    }
+
     /// [`Tensor::scatter_`] on a row-major copy of `self`, returned (`torch.scatter`).
     ///
     /// # Errors
-    /// As [`Tensor::scatter_`].
+    /// As [`Tensor::scatter_`] (`self` is never written).
     pub fn scatter<I: IndexElement>(
         &self,
         dim: impl Dim,
         index: &impl AsView<I, D>,
         src: &impl AsView<T, D>,
     ) -> Result<Tensor<T, D>> {
-        let mut out = self.contiguous()?;
-        out.scatter_(dim, index, src)?;
-        Ok(out)
+        let values = Values::Src(src.view());
+        self.assign_copy("scatter", dim, index, values, (false, false))
     }
 
     /// [`Tensor::scatter_value_`] on a copy (`torch.scatter(self, dim, index, value)`).
@@ -275,9 +309,8 @@ impl<T: Element, D: IndexBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         index: &impl AsView<I, D>,
         value: T,
     ) -> Result<Tensor<T, D>> {
-        let mut out = self.contiguous()?;
-        out.scatter_value_(dim, index, value)?;
-        Ok(out)
+        let values = Values::Value(value);
+        self.assign_copy("scatter", dim, index, values, (false, false))
     }
 
     /// [`Tensor::index_copy_`] on a copy (`torch.index_copy`).
@@ -290,9 +323,8 @@ impl<T: Element, D: IndexBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         index: &impl AsView<I, D>,
         src: &impl AsView<T, D>,
     ) -> Result<Tensor<T, D>> {
-        let mut out = self.contiguous()?;
-        out.index_copy_(dim, index, src)?;
-        Ok(out)
+        let values = Values::Src(src.view());
+        self.assign_copy("index_copy", dim, index, values, (true, false))
     }
 
     /// [`Tensor::index_fill_`] on a copy (`torch.index_fill`).
@@ -305,8 +337,7 @@ impl<T: Element, D: IndexBackend<T>, S: ReadRepr<T, D>> Tensor<T, D, S> {
         index: &impl AsView<I, D>,
         value: T,
     ) -> Result<Tensor<T, D>> {
-        let mut out = self.contiguous()?;
-        out.index_fill_(dim, index, value)?;
-        Ok(out)
+        let values = Values::Value(value);
+        self.assign_copy("index_fill", dim, index, values, (true, true))
     }
 }
