@@ -113,13 +113,26 @@ fn spec_of(
     })
 }
 
-/// The kernel of `spec` on `gpu` and its grid for `n` elements (capped at the resident blocks:
-/// the kernels loop over the rest).
+/// The kernel of `spec` on `gpu` and its grid for `n` positions. A gather moving words
+/// ([`IndexSpec::covers_in_one_pass`]) gets enough blocks to cover them in one pass, four
+/// words a thread, as the pointwise engine's launches do: 2890 against 2734 GB/s for
+/// `index_select` of 2^20 rows of 1024 `f32` on the H100 (1.02x PyTorch, from 0.96x). Every
+/// other kernel keeps a grid capped at the resident blocks and loops over the rest: the
+/// element-form gather along the last dim measured slower with a full grid (2394 against
+/// 2614 GB/s), the random source reads of nearby rows staying in cache when fewer blocks
+/// sweep the tensor.
 fn kernel_and_grid(gpu: &Gpu, spec: &IndexSpec, n: usize) -> Result<(Arc<LoadedKernel>, u32)> {
     let kernel = KERNELS.kernel(gpu.context(), spec, spec)?;
-    let blocks = n.div_ceil(THREADS as usize).max(1);
-    let cap = (kernel.max_blocks as usize).max(1);
-    let grid = u32::try_from(blocks.min(cap)).unwrap_or(u32::MAX);
+    let blocks = if spec.covers_in_one_pass() {
+        n.div_ceil(THREADS as usize * 4).max(1)
+    } else {
+        n.div_ceil(THREADS as usize)
+            .max(1)
+            .min((kernel.max_blocks as usize).max(1))
+    };
+    // The kernels loop over positions past the grid, so clamping to the driver's limit of
+    // 2^31 - 1 blocks stays correct.
+    let grid = u32::try_from(blocks.min(i32::MAX as usize)).unwrap_or(1);
     Ok((kernel, grid))
 }
 

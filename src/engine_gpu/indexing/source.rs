@@ -76,6 +76,13 @@ impl IndexSpec {
         )
     }
 
+    /// Whether the launch covers every position in one pass of four a thread (the word-form
+    /// gather, whose loop keeps four loads in flight) rather than a grid capped at the
+    /// resident blocks (`launch.rs`, `kernel_and_grid`).
+    pub fn covers_in_one_pass(&self) -> bool {
+        self.kind == IndexKind::Gather && self.moves_words()
+    }
+
     /// Whether a thread moves a word of [`Self::unit`] bytes rather than one element.
     fn moves_words(&self) -> bool {
         usize::from(self.unit) != self.elem.dtype.size_in_bytes() && unit_type(self.unit).is_some()
