@@ -678,18 +678,33 @@ where
     }
 }
 
-fn gather_last_dim_of_every_width<D>(dev: &D)
-where
+/// Runs `$case(dev, make)` for 1-, 2-, 4- and 8-byte element types (`u8`, `f16`, `f32`,
+/// `f64`), each made from a position by its own formula.
+macro_rules! every_width {
+    ($case:ident, $dev:expr) => {{
+        $case($dev, |v| (v % 251) as u8);
+        $case($dev, |v| half::f16::from_f32((v % 1000) as f32 - 500.0));
+        $case($dev, |v| v as f32 * 0.5 - 100.0);
+        $case($dev, |v| v as f64 * -0.25 + 7.0);
+    }};
+}
+
+/// The element types of [`every_width`].
+trait WidthsDevice:
+    TestDevice + IndexBackend<u8> + IndexBackend<half::f16> + IndexBackend<f32> + IndexBackend<f64>
+{
+}
+impl<D> WidthsDevice for D where
     D: TestDevice
         + IndexBackend<u8>
         + IndexBackend<half::f16>
         + IndexBackend<f32>
-        + IndexBackend<f64>,
+        + IndexBackend<f64>
 {
-    gather_last_dim(dev, |v| (v % 251) as u8);
-    gather_last_dim(dev, |v| half::f16::from_f32((v % 1000) as f32 - 500.0));
-    gather_last_dim(dev, |v| v as f32 * 0.5 - 100.0);
-    gather_last_dim(dev, |v| v as f64 * -0.25 + 7.0);
+}
+
+fn gather_last_dim_of_every_width<D: WidthsDevice>(dev: &D) {
+    every_width!(gather_last_dim, dev);
 }
 test_device!(
     gather_last_dim_of_every_width,
@@ -697,18 +712,8 @@ test_device!(
     gather_last_dim_of_every_width_gpu
 );
 
-fn index_select_rows_of_every_width<D>(dev: &D)
-where
-    D: TestDevice
-        + IndexBackend<u8>
-        + IndexBackend<half::f16>
-        + IndexBackend<f32>
-        + IndexBackend<f64>,
-{
-    index_select_rows(dev, |v| (v % 251) as u8);
-    index_select_rows(dev, |v| half::f16::from_f32((v % 1000) as f32 - 500.0));
-    index_select_rows(dev, |v| v as f32 * 0.5 - 100.0);
-    index_select_rows(dev, |v| v as f64 * -0.25 + 7.0);
+fn index_select_rows_of_every_width<D: WidthsDevice>(dev: &D) {
+    every_width!(index_select_rows, dev);
 }
 test_device!(
     index_select_rows_of_every_width,
