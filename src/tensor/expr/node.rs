@@ -365,14 +365,13 @@ impl<D: Backend, A: Node<D>, O: UnaryOp<A::Out>> NodeImpl<D> for Unary<O, A> {
     fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
     }
+
     fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
-        self.a.row_stages(out, found)?;
-        Ok(())
+        self.a.row_stages(out, found)
     }
 
     fn prepare(&self, fuse: bool) -> Result<()> {
-        self.a.prepare(fuse)?;
-        Ok(())
+        self.a.prepare(fuse)
     }
 }
 
@@ -429,14 +428,13 @@ impl<D: Backend, A: Node<D>, U: Element> NodeImpl<D> for CastTo<U, A> {
     fn current_reads(&self, reads: &mut CurrentReads) {
         self.a.current_reads(reads);
     }
+
     fn row_stages(&self, out: &[usize], found: &mut RowStages) -> Result<()> {
-        self.a.row_stages(out, found)?;
-        Ok(())
+        self.a.row_stages(out, found)
     }
 
     fn prepare(&self, fuse: bool) -> Result<()> {
-        self.a.prepare(fuse)?;
-        Ok(())
+        self.a.prepare(fuse)
     }
 }
 
