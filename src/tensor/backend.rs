@@ -296,6 +296,23 @@ pub unsafe trait Backend: Device + Transfer + sealed::FusedBackend {
     }
 }
 
+/// New storage of `len` elements, every one `value`: one write pass ([`Backend::fill`] over
+/// uninitialised memory), where zeros then a fill would write twice.
+pub(crate) fn full_storage<T: Element, D: Backend>(
+    device: &D,
+    len: usize,
+    value: T,
+) -> Result<D::Storage<T>> {
+    let layout = Layout::contiguous(&[len])?;
+    // SAFETY: `fill` returning `Ok` has written every element of `layout`, which covers the
+    // whole storage, without reading it (the trait's safety contract); on error the storage
+    // is dropped unread.
+    let mut out = unsafe { device.alloc_uninit(len)? };
+    let mut view = TensorViewMut::new(D::slice_mut(&mut out), layout, device)?;
+    device.fill(&mut view, value)?;
+    Ok(out)
+}
+
 pub(crate) mod sealed {
     use super::*;
 

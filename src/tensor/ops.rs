@@ -21,8 +21,9 @@
 
 use super::operand::{materialize, Held, Operand};
 use super::{AsView, AsViewMut, ReadRepr, Tensor, TensorView, TensorViewMut, WriteRepr};
-use crate::element::{Element, FloatElement, Numeric, Signed};
+use crate::element::{DType, Element, FloatElement, Numeric, Signed};
 // Integer, bitwise, logical and float-predicate ops (issue 26).
+use super::backend::full_storage;
 use crate::element::{Bitwise, DivRem, Integer};
 use crate::error::{LayoutError, Result};
 use crate::layout::{broadcast_shapes, Dims, Layout};
@@ -90,9 +91,20 @@ pub fn map<T: Element, D: Backend, O: UnaryOp<T>>(
     a: &TensorView<'_, T, D>,
 ) -> Result<Tensor<O::Output, D>> {
     let device = a.device();
-    let storage = device.unary_new(op, a)?;
     let layout = Layout::contiguous(a.shape())?;
+    let storage = match input_free::<T, O>() {
+        Some(value) => full_storage(device, layout.numel(), value)?,
+        None => device.unary_new(op, a)?,
+    };
     Ok(Tensor::from_contiguous(storage, layout, device.clone()))
+}
+
+/// The value `op` takes on every element of type `T` when it does not depend on it (`isinf`
+/// and its kin on integers: [`input_free_value`]), so the eager op writes it without
+/// reading its input, as PyTorch does.
+fn input_free<T: Element, O: UnaryOp<T>>() -> Option<O::Output> {
+    let v = input_free_value(O::NAME, T::DTYPE)?;
+    (O::Output::DTYPE == DType::Bool).then(|| O::Output::from_f64(if v { 1.0 } else { 0.0 }))
 }
 
 /// `op(a, b)` as a new row-major tensor of the broadcast shape.
@@ -131,6 +143,12 @@ pub fn map_into<T: Element, D: Backend, O: UnaryOp<T>>(
     out: &mut TensorViewMut<'_, O::Output, D>,
 ) -> Result<()> {
     fit_to(O::NAME, out.shape(), &[a.shape()])?;
+    if let Some(value) = input_free::<T, O>() {
+        // Not read, but still an operand: one from another device is refused as before.
+        let device = out.device_ref();
+        device.check_device(O::NAME, a.storage())?;
+        return device.fill(out, value);
+    }
     let a = expand(a, out.shape())?;
     out.device_ref().unary(op, &a, out)
 }

@@ -7,7 +7,7 @@ use crate::error::{Handback, Result};
 use crate::layout::Layout;
 
 use super::backend::views::{TensorView, TensorViewMut};
-use super::backend::Backend;
+use super::backend::{full_storage, Backend};
 use super::base::{OwnedRepr, Tensor};
 
 impl<T: Element, D: Device> Tensor<T, D> {
@@ -63,9 +63,9 @@ impl<T: Element, D: Backend> Tensor<T, D> {
 
     /// A new row-major tensor with every element `value`, on `device`.
     pub fn full_on(shape: &[usize], value: T, device: &D) -> Result<Self> {
-        let mut t = Self::zeros_on(shape, device)?;
-        t.fill_(value)?;
-        Ok(t)
+        let layout = Layout::contiguous(shape)?;
+        let storage = full_storage(device, layout.numel(), value)?;
+        Ok(Tensor::owned(storage, layout, device.clone()))
     }
 
     /// Gives the tensor another layout over the same storage, without copying (e.g.

@@ -5,6 +5,8 @@
 //! Entries in the grammar of the table's module docs, one macro per list; each macro
 //! appends its entries to the ones it is given and passes them on ([`super::chain`]).
 
+use crate::element::DType;
+
 /// The unary entries of this group.
 macro_rules! int_logic_unary {
     ([$($next:ident)*] $m:ident { $($acc:tt)* }) => {
@@ -125,3 +127,23 @@ macro_rules! int_logic_binary {
     };
 }
 pub(crate) use int_logic_binary;
+
+/// The value the float predicates of this group (`isnan`, `isinf`, `isposinf`, `isneginf`,
+/// `isfinite`, `signbit`) take on *every* element of an element type that has no NaN, no
+/// infinity or no sign, or `None` where the op depends on its input. The eager ops then write
+/// it without reading the input (PyTorch's `isinf` and kin write `zeros_like` / `ones_like`
+/// for integers the same way); a unit test checks each answer against the op's own CPU
+/// definition.
+pub(crate) fn input_free_value(op: &str, dtype: DType) -> Option<bool> {
+    let float = matches!(dtype, DType::F32 | DType::F64 | DType::F16 | DType::BF16);
+    let unsigned = matches!(
+        dtype,
+        DType::U8 | DType::U16 | DType::U32 | DType::U64 | DType::Bool
+    );
+    match op {
+        "isnan" | "isinf" | "isposinf" | "isneginf" if !float => Some(false),
+        "isfinite" if !float => Some(true),
+        "signbit" if unsigned => Some(false),
+        _ => None,
+    }
+}

@@ -121,7 +121,7 @@ mod tests;
 pub(crate) use activations::{activations_binary, activations_unary};
 pub(crate) use basic::{basic_binary, basic_ternary, basic_unary};
 pub(crate) use float_ops::{float_ops_binary, float_ops_ternary, float_ops_unary};
-pub(crate) use int_logic::{int_logic_binary, int_logic_unary};
+pub(crate) use int_logic::{input_free_value, int_logic_binary, int_logic_unary};
 pub(crate) use {chain, for_each_binary_op, for_each_ternary_op, for_each_unary_op};
 
 use define::pad_scalars;

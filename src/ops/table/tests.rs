@@ -124,3 +124,82 @@ fn activation_edges() {
         f16::from_f32(3.0)
     );
 }
+
+/// `input_free_value` against each predicate's own CPU definition: where it names a value,
+/// the op gives that value on every input tried (the type's extremes, zero, one, and values
+/// between), so writing it without reading the input changes no result.
+#[test]
+fn input_free_values_agree_with_the_ops() {
+    use crate::element::DType;
+    fn check<T: Element, O: UnaryOp<T, Output = bool>>(op: O, name: &str, claimed: &mut usize) {
+        let Some(v) = input_free_value(name, T::DTYPE) else {
+            return;
+        };
+        *claimed += 1;
+        let values = [
+            T::ZERO,
+            T::ONE,
+            // Saturating: the type's extremes.
+            T::from_f64(-1e300),
+            T::from_f64(1e300),
+            T::from_f64(-1.0),
+            T::from_f64(17.0),
+            T::from_f64(-100.0),
+        ];
+        for x in values {
+            assert_eq!(op.cpu(x), v, "{name} on {x:?} of {}", T::DTYPE);
+        }
+    }
+    macro_rules! each {
+        ($($t:ty),*) => {{
+            let mut claimed = 0;
+            $(
+                check::<$t, _>(IsNan, "isnan", &mut claimed);
+                check::<$t, _>(IsInf, "isinf", &mut claimed);
+                check::<$t, _>(IsPosInf, "isposinf", &mut claimed);
+                check::<$t, _>(IsNegInf, "isneginf", &mut claimed);
+                check::<$t, _>(IsFinite, "isfinite", &mut claimed);
+            )*
+            claimed
+        }};
+    }
+    let claimed = each!(
+        f32,
+        f64,
+        f16,
+        half::bf16,
+        i8,
+        i16,
+        i32,
+        i64,
+        u8,
+        u16,
+        u32,
+        u64,
+        bool
+    );
+    // Five predicates on the nine types without NaN or infinity.
+    assert_eq!(claimed, 5 * 9);
+    let mut signbit = 0;
+    macro_rules! signbit {
+        ($($t:ty),*) => {$( check::<$t, _>(SignBit, "signbit", &mut signbit); )*};
+    }
+    signbit!(
+        f32,
+        f64,
+        f16,
+        half::bf16,
+        i8,
+        i16,
+        i32,
+        i64,
+        u8,
+        u16,
+        u32,
+        u64
+    );
+    assert_eq!(signbit, 4, "the unsigned types");
+    for d in DType::ALL {
+        assert_eq!(input_free_value("exp", d), None);
+    }
+}
