@@ -7,8 +7,10 @@ use std::fmt::Write as _;
 use crate::element::DType;
 use crate::engine_gpu::compile::{Arch, Fnv128, KernelKey};
 use crate::engine_gpu::kernel::cache::OPTIONS;
-use crate::engine_gpu::kernel::form::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
-use crate::engine_gpu::kernel::source::{headers, write_entry, Entry, KernelSource, Operand};
+use crate::engine_gpu::kernel::form::{Form, IndexWidth, VECTOR_BLOCK};
+use crate::engine_gpu::kernel::source::{
+    self, headers, write_entry, Entry, KernelSource, Operand, EXACT_HALF_NANS,
+};
 use crate::error::GpuError;
 use crate::tensor::expr::program::{Instr, ScalarValue};
 
@@ -80,7 +82,7 @@ impl FusedSpec {
         let hash = Fnv128::hash(self.signature.as_bytes()) as u64;
         let mut name = format!("ts_fused_{hash:016x}__{}", self.form);
         if self.form.is_contiguous_vec() {
-            let _ = write!(name, "_w{VECTOR_WORK}_b{VECTOR_BLOCK}");
+            let _ = write!(name, "_w{}_b{VECTOR_BLOCK}", self.work_per_thread());
         }
         let _ = write!(name, "_{}", self.index);
         name
@@ -89,7 +91,11 @@ impl FusedSpec {
     /// The complete NVRTC program: the `kernels/` headers, then the generated tail.
     #[cfg(test)]
     pub fn source(&self, body: &FusedBody<'_>) -> String {
-        let mut s = headers();
+        let mut s = String::new();
+        if shows_half_nan_bits(body.instrs) {
+            s.push_str(EXACT_HALF_NANS);
+        }
+        s.push_str(&headers());
         write_tail(&mut s, self, body);
         s
     }
@@ -120,6 +126,9 @@ impl KernelSource for FusedKernel<'_, '_> {
     }
 
     fn write_source(&self, s: &mut String) {
+        if shows_half_nan_bits(self.body.instrs) {
+            s.push_str(EXACT_HALF_NANS);
+        }
         s.push_str(&headers());
         write_tail(s, self.spec, &self.body);
     }
@@ -152,6 +161,22 @@ pub(super) fn storage(t: DType) -> &'static str {
 ///
 /// # Errors
 /// [`GpuError::UntrustedOp`] naming the op.
+/// Whether a fused program shows the bits of a 16-bit float NaN in a result
+/// ([`EXACT_HALF_NANS`]): it has an op that reads them (`signbit`, `copysign`) of an `f16` or
+/// `bf16` value, or it widens such a value to `f32` / `f64`.
+fn shows_half_nan_bits(instrs: &[Instr]) -> bool {
+    instrs.iter().any(|i| match i {
+        Instr::Op { name, args, .. } => {
+            let dtypes: Vec<DType> = args.iter().map(|&(_, t)| t).collect();
+            source::shows_half_nan_bits(name, &dtypes)
+        }
+        Instr::Cast { from, to, .. } => {
+            matches!(from, DType::F16 | DType::BF16) && matches!(to, DType::F32 | DType::F64)
+        }
+        _ => false,
+    })
+}
+
 pub(super) fn check_ops(instrs: &[Instr]) -> Result<(), GpuError> {
     for i in instrs {
         if let Instr::Op { name, cuda, .. } = i {

@@ -19,6 +19,14 @@ pub const VECTOR_BLOCK: u32 = 128;
 pub const SCALAR_WORK: u32 = 4;
 /// Vectors each thread handles per grid-stride step in the vectorised forms.
 pub const VECTOR_WORK: u32 = 2;
+/// Vectors each thread of a contiguous pointwise kernel of two or more inputs handles per
+/// step where a vector holds 16 elements (the widest operand is 1 byte; the pointwise
+/// `KernelSpec::work_per_thread` applies it). Measured on an H200 in the all-ops benchmark
+/// (2^26 elements, against PyTorch): `i8` add 0.89x with 2 vectors a thread and 1.07x with
+/// 1, `u8` eq 0.91x and 1.09x, `where` on `i8` 0.74x and 1.05x (unpacking 16 narrow
+/// elements of several inputs is ALU work, which more threads hide better); but a copy, a
+/// fill or a one-input op of `u8` about 10 % slower with 1, so those keep [`VECTOR_WORK`].
+pub const NARROW_VECTOR_WORK: u32 = 1;
 /// Bytes of the widest operand moved by one vector load or store.
 pub const VECTOR_BYTES: usize = 16;
 /// Smallest edge of a tile of [`Form::Tiled`], and the smallest size of its two dims: below

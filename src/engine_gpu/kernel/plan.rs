@@ -23,7 +23,9 @@
 //!   holds (PyTorch's `can_vectorize_up_to`); 1, that is no vectors, for launches too small to
 //!   give one vector to each thread of one block. The tiled form has its own width,
 //!   [`tiled_vec`](super::tiled::tiled_vec): 4 bytes per access for 1- and 2-byte elements where the layout allows.
-//! - **Launch shape** of the contiguous vector form: [`VECTOR_WORK`](super::form::VECTOR_WORK) vectors per thread,
+//! - **Launch shape** of the contiguous vector form: [`VECTOR_WORK`](super::form::VECTOR_WORK) vectors per thread
+//!   ([`NARROW_VECTOR_WORK`](super::form::NARROW_VECTOR_WORK) for pointwise kernels of two or more inputs
+//!   whose vectors hold 16 one-byte elements),
 //!   [`VECTOR_BLOCK`](super::form::VECTOR_BLOCK) threads per block, and a grid that covers the tensor in one pass
 //!   ([`Form::grid_cap`]); every other form has [`BLOCK`] threads and a grid capped at the
 //!   device's resident blocks.

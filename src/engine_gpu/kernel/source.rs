@@ -74,6 +74,20 @@ pub fn write_headers(s: &mut String, templates: &str) {
     }
 }
 
+/// What a program whose result shows the bits of a 16-bit float NaN defines before the
+/// headers: `kernels/half.cuh` then widens `f16` and `bf16` as the `half` crate does (a NaN
+/// keeps its sign and payload, quieted) rather than with the bare `cvt` (the canonical NaN)
+/// and no quieting, at a compare and a select per loaded element. Written by the pointwise
+/// and fused generators for `signbit`, `copysign`, and conversions to a wider float.
+pub const EXACT_HALF_NANS: &str = "#define TS_EXACT_HALF_NANS\n";
+
+/// Whether an op named `op` (a table name or `cast_*`) over operands of `dtypes` shows the
+/// bits of an `f16` or `bf16` NaN in its result ([`EXACT_HALF_NANS`]).
+pub fn shows_half_nan_bits(op: &str, dtypes: &[DType]) -> bool {
+    dtypes.iter().any(|d| matches!(d, DType::F16 | DType::BF16))
+        && matches!(op, "signbit" | "copysign" | "cast_f32" | "cast_f64")
+}
+
 /// The headers of every Apply program ([`write_headers`] with `kernels/apply.cuh`).
 pub fn headers() -> String {
     let mut src = String::with_capacity(96 * 1024);

@@ -6,10 +6,13 @@
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
+use crate::element::DType;
 use crate::engine_gpu::compile::{Arch, KernelKey};
 use crate::engine_gpu::kernel::cache::OPTIONS;
-use crate::engine_gpu::kernel::form::{Form, IndexWidth, VECTOR_BLOCK, VECTOR_WORK};
-use crate::engine_gpu::kernel::source::{headers, write_entry, Entry, KernelSource, Operand};
+use crate::engine_gpu::kernel::form::{Form, IndexWidth, NARROW_VECTOR_WORK, VECTOR_BLOCK};
+use crate::engine_gpu::kernel::source::{
+    headers, shows_half_nan_bits, write_entry, Entry, KernelSource, Operand, EXACT_HALF_NANS,
+};
 use crate::error::GpuError;
 
 /// The most inputs a pointwise kernel takes (THC's Apply3 has an output and two inputs; our
@@ -70,9 +73,14 @@ impl KernelSpec {
         self.form.block()
     }
 
-    /// Elements (or vectors) each thread handles per grid-stride step.
+    /// Elements (or vectors) each thread handles per grid-stride step: the form's, except
+    /// that a contiguous kernel of two or more inputs whose vectors hold 16 one-byte elements
+    /// gives each thread one vector ([`NARROW_VECTOR_WORK`]).
     pub fn work_per_thread(&self) -> u32 {
-        self.form.work_per_thread()
+        match self.form {
+            Form::Contiguous { vec } if vec >= 16 && self.n_inputs >= 2 => NARROW_VECTOR_WORK,
+            form => form.work_per_thread(),
+        }
     }
 
     /// The `extern "C"` entry point's name: stable for a spec and readable in a profiler,
@@ -93,7 +101,7 @@ impl KernelSpec {
         let _ = write!(name, "__{}", self.form);
         if self.form.is_contiguous_vec() {
             // The vector form's launch shape, named as in profiles (and disk caches) before.
-            let _ = write!(name, "_w{VECTOR_WORK}_b{VECTOR_BLOCK}");
+            let _ = write!(name, "_w{}_b{VECTOR_BLOCK}", self.work_per_thread());
         }
         let _ = write!(name, "_{}", self.index);
         name
@@ -200,6 +208,10 @@ impl KernelSource for KernelSpec {
 
     /// [`headers`], then the generated tail (the aliases, the functor and the entry point).
     fn write_source(&self, s: &mut String) {
+        let dtypes: Vec<DType> = self.used_inputs().iter().map(|o| o.dtype).collect();
+        if shows_half_nan_bits(self.op, &dtypes) {
+            s.push_str(EXACT_HALF_NANS);
+        }
         s.push_str(&headers());
         self.write_tail(s);
     }

@@ -6,9 +6,9 @@
 //!   (`cast_*`), in a form that rotates through all forms and index widths;
 //! - every form (contiguous, vectorised, strided ranks 1 to 6, inner-vectorised strided ranks
 //!   1 to 6, tiled) at both index widths, for copy, add, where and fill over their types;
-//! - the contiguous vector form (its own launch shape: `VECTOR_WORK` vectors per thread,
-//!   `VECTOR_BLOCK` threads) for the benchmark's contiguous cases, at both widths, as PTX and
-//!   `sm_90` CUBIN;
+//! - the contiguous vector form (its own launch shape: `VECTOR_WORK` vectors per thread, one
+//!   for 16-element vectors, `VECTOR_BLOCK` threads) for the benchmark's contiguous cases, at
+//!   both widths, as PTX and `sm_90` CUBIN;
 //! - the conversions again for `sm_90` (CUBIN, through ptxas: checks the inline PTX);
 //! - `#[ignore]`d: the whole product of ops, types, forms and widths (`--ignored`, minutes).
 //!
@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use crate::engine_gpu::compile::arch::Target;
 use crate::engine_gpu::compile::nvrtc::{self, compile};
 use crate::engine_gpu::kernel::cache::OPTIONS;
-use crate::engine_gpu::kernel::form::{Form, IndexWidth, TileShape, VECTOR_BLOCK, VECTOR_WORK};
+use crate::engine_gpu::kernel::form::{Form, IndexWidth, TileShape, VECTOR_BLOCK};
 use crate::engine_gpu::kernel::source::{headers, KernelSource, Operand};
 use crate::engine_gpu::kernel::tiled::tile_shape;
 use crate::engine_gpu::pointwise::source::{KernelSpec, MAX_INPUTS};
@@ -443,9 +443,15 @@ fn the_vector_launch_shape_compiles() {
         .iter()
         .flat_map(|inst| WIDTHS.map(|w| inst.spec(Form::Contiguous { vec: max_vec(inst) }, w)))
         .collect();
+    // One 16-byte vector a thread only for several 1-byte inputs (`NARROW_VECTOR_WORK`).
+    let work: Vec<u32> = specs.iter().map(|s| s.work_per_thread()).collect();
+    assert_eq!(work, [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1]);
+    let copy_u8 = instance(copy, DType::U8, &[DType::U8], DType::U8);
+    let spec = copy_u8.spec(Form::Contiguous { vec: 16 }, IndexWidth::Bits32);
+    assert_eq!(spec.work_per_thread(), 2);
     for spec in &specs {
         let tail = spec.tail();
-        let (b, w) = (VECTOR_BLOCK, VECTOR_WORK);
+        let (b, w) = (VECTOR_BLOCK, spec.work_per_thread());
         assert!(tail.contains(&format!("__launch_bounds__({b})")), "{tail}");
         assert!(
             tail.contains(&format!("ts_apply_contiguous_vec<{b}, {w}, ")),
@@ -642,4 +648,53 @@ fn fused_sources_compile_in_every_form() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
     println!("{} fused kernels compiled", sources.len());
+}
+
+/// 16-bit float kernels widen NaNs with their sign and payload only where a result shows
+/// them (`kernels/half.cuh`, `TS_EXACT_HALF_NANS`): those sources define it, the others do
+/// not, and both compile.
+#[test]
+fn exact_half_nans_only_where_a_result_shows_them() {
+    use crate::engine_gpu::kernel::source::EXACT_HALF_NANS;
+    let unary = |n: &str| *UNARY_OPS.iter().find(|o| o.name == n).unwrap();
+    let binary = |n: &str| *BINARY_OPS.iter().find(|o| o.name == n).unwrap();
+    let f16 = DType::F16;
+    let cast = |to: DType| OpInfo {
+        name: cast_name(to),
+        bound: "Element",
+        cuda: "a",
+    };
+    let signed = [
+        instance(&unary("signbit"), DType::Bool, &[f16], f16),
+        instance(&binary("copysign"), f16, &[f16, f16], f16),
+        instance(&cast(DType::F32), DType::F32, &[f16], f16),
+        instance(&cast(DType::F64), DType::F64, &[f16], f16),
+        instance(&unary("signbit"), DType::Bool, &[DType::BF16], DType::BF16),
+        instance(&cast(DType::F32), DType::F32, &[DType::BF16], DType::BF16),
+    ];
+    let plain = [
+        instance(&unary("erfc"), f16, &[f16], f16),
+        instance(&unary("tanh"), DType::BF16, &[DType::BF16], DType::BF16),
+        instance(&binary("add"), f16, &[f16, f16], f16),
+        instance(&cast(DType::F16), f16, &[DType::F32], DType::F32),
+        instance(&unary("signbit"), DType::Bool, &[DType::F32], DType::F32),
+    ];
+    let form = Form::Contiguous { vec: 8 };
+    for inst in &signed {
+        let src = inst.spec(form, IndexWidth::Bits32).source();
+        assert!(src.starts_with(EXACT_HALF_NANS), "{}", inst.name);
+    }
+    for inst in &plain {
+        let src = inst.spec(form, IndexWidth::Bits32).source();
+        assert!(!src.contains("#define TS_EXACT_HALF_NANS"), "{}", inst.name);
+    }
+    if !nvrtc_present() {
+        return;
+    }
+    for inst in signed.iter().chain(&plain) {
+        let spec = inst.spec(form, IndexWidth::Bits32);
+        if let Err(e) = compile(&spec.entry_name(), &spec.source(), PTX, &OPTIONS) {
+            panic!("{}: {e}", spec.entry_name());
+        }
+    }
 }

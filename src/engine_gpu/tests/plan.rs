@@ -584,6 +584,11 @@ fn grid_covers_the_work_up_to_the_device() {
     assert_eq!(grid_size(1024 * 3, v, IndexWidth::Bits32, 1000), 3);
     assert_eq!(v.block(), VECTOR_BLOCK);
     assert_eq!(v.work_per_thread(), VECTOR_WORK);
+    // 16 one-byte elements per vector: the form keeps two vectors a thread (4096 elements
+    // per block step); the pointwise spec of two or more inputs takes one (below).
+    let narrow = Form::Contiguous { vec: 16 };
+    assert_eq!(narrow.work_per_thread(), VECTOR_WORK);
+    assert_eq!(grid_size(4096 * 5, narrow, IndexWidth::Bits32, 1000), 5);
     assert_eq!(v.grid_cap(1000), None);
     assert_eq!(f.grid_cap(1000), Some(1000));
     // A huge device cannot push a 32-bit step past 2^31.
