@@ -150,41 +150,24 @@ fn input_free_values_agree_with_the_ops() {
             assert_eq!(op.cpu(x), v, "{name} on {x:?} of {}", T::DTYPE);
         }
     }
-    macro_rules! each {
-        ($($t:ty),*) => {{
-            let mut claimed = 0;
-            $(
-                check::<$t, _>(IsNan, "isnan", &mut claimed);
-                check::<$t, _>(IsInf, "isinf", &mut claimed);
-                check::<$t, _>(IsPosInf, "isposinf", &mut claimed);
-                check::<$t, _>(IsNegInf, "isneginf", &mut claimed);
-                check::<$t, _>(IsFinite, "isfinite", &mut claimed);
-            )*
-            claimed
-        }};
+    let (mut claimed, mut signbit) = (0, 0);
+    macro_rules! predicates {
+        ($t:ty) => {
+            check::<$t, _>(IsNan, "isnan", &mut claimed);
+            check::<$t, _>(IsInf, "isinf", &mut claimed);
+            check::<$t, _>(IsPosInf, "isposinf", &mut claimed);
+            check::<$t, _>(IsNegInf, "isneginf", &mut claimed);
+            check::<$t, _>(IsFinite, "isfinite", &mut claimed);
+        };
     }
-    let claimed = each!(
-        f32,
-        f64,
-        f16,
-        half::bf16,
-        i8,
-        i16,
-        i32,
-        i64,
-        u8,
-        u16,
-        u32,
-        u64,
-        bool
-    );
-    // Five predicates on the nine types without NaN or infinity.
-    assert_eq!(claimed, 5 * 9);
-    let mut signbit = 0;
-    macro_rules! signbit {
-        ($($t:ty),*) => {$( check::<$t, _>(SignBit, "signbit", &mut signbit); )*};
+    // `signbit` takes numbers only; the predicates every type.
+    macro_rules! numeric {
+        ($($t:ty),*) => {$(
+            predicates!($t);
+            check::<$t, _>(SignBit, "signbit", &mut signbit);
+        )*};
     }
-    signbit!(
+    numeric!(
         f32,
         f64,
         f16,
@@ -198,6 +181,9 @@ fn input_free_values_agree_with_the_ops() {
         u32,
         u64
     );
+    predicates!(bool);
+    // Five predicates on the nine types without NaN or infinity; `signbit` on the unsigned.
+    assert_eq!(claimed, 5 * 9);
     assert_eq!(signbit, 4, "the unsigned types");
     for d in DType::ALL {
         assert_eq!(input_free_value("exp", d), None);
