@@ -156,11 +156,6 @@ pub(super) fn storage(t: DType) -> &'static str {
     Operand::from_dtype(t).cuda
 }
 
-/// Re-checks every op's name and expression of `instrs` against the op table's rules
-/// (before each compile of a fused kernel).
-///
-/// # Errors
-/// [`GpuError::UntrustedOp`] naming the op.
 /// Whether a fused program shows the bits of a 16-bit float NaN in a result
 /// ([`EXACT_HALF_NANS`]): it has an op that reads them (`signbit`, `copysign`) of an `f16` or
 /// `bf16` value, or it widens such a value to `f32` / `f64`.
@@ -177,6 +172,11 @@ fn shows_half_nan_bits(instrs: &[Instr]) -> bool {
     })
 }
 
+/// Re-checks every op's name and expression of `instrs` against the op table's rules
+/// (before each compile of a fused kernel).
+///
+/// # Errors
+/// [`GpuError::UntrustedOp`] naming the op.
 pub(super) fn check_ops(instrs: &[Instr]) -> Result<(), GpuError> {
     for i in instrs {
         if let Instr::Op { name, cuda, .. } = i {

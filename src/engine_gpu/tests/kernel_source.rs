@@ -698,3 +698,40 @@ fn exact_half_nans_only_where_a_result_shows_them() {
         }
     }
 }
+
+/// Fused programs define `TS_EXACT_HALF_NANS` only where a result shows a 16-bit float NaN's
+/// bits: a `signbit` of an `f16` value or a widening cast of a half value, not a chain of
+/// arithmetic on them.
+#[test]
+fn fused_exact_half_nans_only_where_a_result_shows_them() {
+    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec};
+    use crate::engine_gpu::kernel::source::EXACT_HALF_NANS;
+    use crate::tensor::expr::program::Program;
+    use typestate_tensor::tensor::Tensor;
+    use typestate_tensor::Cpu;
+    fn shows(p: &Program<'_, Cpu>) -> bool {
+        let leaves: Vec<DType> = p.leaves.iter().map(|l| l.dtype).collect();
+        let types: Vec<DType> = (0..p.instrs.len()).map(|v| p.dtype(v)).collect();
+        let instrs = p.instrs_with_currents_as_leaves();
+        let body = FusedBody {
+            leaves: &leaves,
+            scalars: &p.scalars,
+            instrs: &instrs,
+            results: &p.results,
+            types: &types,
+        };
+        let spec = FusedSpec {
+            signature: p.signature(),
+            form: Form::Contiguous { vec: 4 },
+            index: IndexWidth::Bits32,
+        };
+        spec.source(&body).starts_with(EXACT_HALF_NANS)
+    }
+    let h = Tensor::<half::f16>::zeros(&[4, 4]).unwrap();
+    let b = Tensor::<half::bf16>::zeros(&[4, 4]).unwrap();
+    assert!(shows(&(h.lazy() * &h).signbit().program()));
+    assert!(shows(&(h.lazy() * &h).cast::<f32>().program()));
+    assert!(shows(&b.lazy().abs().cast::<f64>().program()));
+    assert!(!shows(&(h.lazy() * &h).exp().program()));
+    assert!(!shows(&b.lazy().tanh().cast::<half::f16>().program()));
+}
