@@ -20,16 +20,19 @@ use std::sync::Mutex;
 
 use crate::engine_gpu::compile::arch::Target;
 use crate::engine_gpu::compile::nvrtc::{self, compile};
+use crate::engine_gpu::fused::source::FusedBody;
 use crate::engine_gpu::kernel::cache::OPTIONS;
 use crate::engine_gpu::kernel::form::{Form, IndexWidth, TileShape, VECTOR_BLOCK};
 use crate::engine_gpu::kernel::source::{headers, KernelSource, Operand};
 use crate::engine_gpu::kernel::tiled::tile_shape;
 use crate::engine_gpu::pointwise::source::{KernelSpec, MAX_INPUTS};
+use crate::tensor::expr::program::{Instr, Program};
 use typestate_tensor::element::DType;
 use typestate_tensor::ops::cast::cast_name;
 use typestate_tensor::ops::table::NextAfter;
 use typestate_tensor::ops::table::{OpInfo, BINARY_OPS, TERNARY_OPS, UNARY_OPS};
 use typestate_tensor::ops::BinaryOp;
+use typestate_tensor::Cpu;
 
 const PTX: Target = Target::Ptx("compute_90");
 const CUBIN: Target = Target::Cubin("sm_90");
@@ -496,22 +499,46 @@ fn the_whole_product_compiles() {
     assert_compiles(&specs, PTX);
 }
 
+/// What a [`FusedBody`] of a program borrows, owned: its leaves, then the outputs it reads in
+/// place as extra leaves (as the launch reads them), every value's element type, and the
+/// instructions with those current values as leaves.
+struct FusedParts {
+    leaves: Vec<DType>,
+    types: Vec<DType>,
+    instrs: Vec<Instr>,
+}
+
+impl FusedParts {
+    fn of(p: &Program<'_, Cpu>) -> Self {
+        let leaves = p.leaves.iter().map(|l| l.dtype);
+        let currents = p.currents.iter().map(|&(_, t)| t);
+        FusedParts {
+            leaves: leaves.chain(currents).collect(),
+            types: (0..p.instrs.len()).map(|v| p.dtype(v)).collect(),
+            instrs: p.instrs_with_currents_as_leaves(),
+        }
+    }
+
+    fn body<'a>(&'a self, p: &'a Program<'_, Cpu>) -> FusedBody<'a> {
+        FusedBody {
+            leaves: &self.leaves,
+            scalars: &p.scalars,
+            instrs: &self.instrs,
+            results: &p.results,
+            types: &self.types,
+        }
+    }
+}
+
 /// Fused kernels of several structures (one and three outputs, casts, selects, scalars,
 /// every element type of the float chain) compile in every form and index width.
 #[test]
 fn fused_sources_compile_in_every_form() {
-    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec};
-    use crate::tensor::expr::{self, program::Program};
+    use crate::engine_gpu::fused::source::FusedSpec;
+    use crate::tensor::expr;
     use typestate_tensor::tensor::Tensor;
-    use typestate_tensor::Cpu;
     if !nvrtc_present() {
         return;
-    }
-    // Outputs read in place are extra leaves after the leaves, as the launch reads them.
-    fn body_of(p: &Program<'_, Cpu>) -> (Vec<DType>, String) {
-        let leaves = p.leaves.iter().map(|l| l.dtype);
-        let currents = p.currents.iter().map(|&(_, t)| t);
-        (leaves.chain(currents).collect(), p.signature())
     }
     let a = Tensor::<f32>::zeros(&[4, 4]).unwrap();
     let h = Tensor::<half::f16>::zeros(&[4, 4]).unwrap();
@@ -574,17 +601,9 @@ fn fused_sources_compile_in_every_form() {
     }
     let mut sources = Vec::new();
     for p in &programs {
-        let (leaves, signature) = body_of(p);
-        let types: Vec<DType> = (0..p.instrs.len()).map(|v| p.dtype(v)).collect();
-        let instrs = p.instrs_with_currents_as_leaves();
-        let body = FusedBody {
-            leaves: &leaves,
-            scalars: &p.scalars,
-            instrs: &instrs,
-            results: &p.results,
-            types: &types,
-        };
-        let n = p.results.len() + leaves.len();
+        let (parts, signature) = (FusedParts::of(p), p.signature());
+        let body = parts.body(p);
+        let n = p.results.len() + parts.leaves.len();
         let forms = [
             Form::Contiguous { vec: 1 },
             Form::Contiguous { vec: 4 },
@@ -704,22 +723,12 @@ fn exact_half_nans_only_where_a_result_shows_them() {
 /// arithmetic on them.
 #[test]
 fn fused_exact_half_nans_only_where_a_result_shows_them() {
-    use crate::engine_gpu::fused::source::{FusedBody, FusedSpec};
+    use crate::engine_gpu::fused::source::FusedSpec;
     use crate::engine_gpu::kernel::source::EXACT_HALF_NANS;
-    use crate::tensor::expr::program::Program;
     use typestate_tensor::tensor::Tensor;
-    use typestate_tensor::Cpu;
     fn shows(p: &Program<'_, Cpu>) -> bool {
-        let leaves: Vec<DType> = p.leaves.iter().map(|l| l.dtype).collect();
-        let types: Vec<DType> = (0..p.instrs.len()).map(|v| p.dtype(v)).collect();
-        let instrs = p.instrs_with_currents_as_leaves();
-        let body = FusedBody {
-            leaves: &leaves,
-            scalars: &p.scalars,
-            instrs: &instrs,
-            results: &p.results,
-            types: &types,
-        };
+        let parts = FusedParts::of(p);
+        let body = parts.body(p);
         let spec = FusedSpec {
             signature: p.signature(),
             form: Form::Contiguous { vec: 4 },
